@@ -1,0 +1,21 @@
+// Summary statistics of per-iteration times, as the reference reports them: median and population
+// standard deviation (numpy's np.median / np.std), plus min and max.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace kbench {
+
+struct Statistics {
+  double median = 0;
+  double std = 0;  // population standard deviation (divide by n)
+  double min = 0;
+  double max = 0;
+  std::size_t count = 0;
+};
+
+// Throws std::invalid_argument on an empty sample.
+[[nodiscard]] Statistics summarize(std::span<const double> samples);
+
+}  // namespace kbench

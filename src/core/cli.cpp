@@ -1,0 +1,322 @@
+#include "core/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "core/shell_words.hpp"
+#include "core/usage_error.hpp"
+
+namespace kbench {
+namespace {
+
+std::string dashed(const FlagSpec& spec) { return "--" + spec.name; }
+
+std::vector<FlagSpec> flags_for(const Routine* routine) {
+  std::vector<FlagSpec> flags = shared_flags();
+  if (routine == nullptr) {
+    // The outer flags of a testlist: every shared flag, none required.
+    for (auto& f : flags) f.required = false;
+    return flags;
+  }
+  for (FlagSpec f : routine->flags()) flags.push_back(std::move(f));
+  return flags;
+}
+
+void validate_value(const FlagSpec& spec, const std::string& value) {
+  if (spec.kind == FlagKind::integer) {
+    int64_t parsed = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (ec != std::errc() || end != value.data() + value.size()) {
+      throw UsageError(dashed(spec) + ": '" + value + "' is not an integer");
+    }
+  } else if (spec.kind == FlagKind::real) {
+    char* end = nullptr;
+    const double parsed = std::strtod(value.c_str(), &end);
+    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(parsed)) {
+      throw UsageError(dashed(spec) + ": '" + value + "' is not a finite number");
+    }
+  }
+  if (!spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), value) == spec.choices.end()) {
+    std::string options;
+    for (const auto& c : spec.choices) options += (options.empty() ? "" : ", ") + c;
+    throw UsageError(dashed(spec) + ": invalid choice '" + value + "' (choose from " + options + ")");
+  }
+}
+
+// Rules on shared flags that hold for every routine.
+void validate_shared(const CaseArgs& args) {
+  if (args.has("num_iters") && args.integer("num_iters") < 1) {
+    throw UsageError("--num_iters: must be at least 1, got " + args.display("num_iters"));
+  }
+  if (args.has("dry_run_iters") && args.integer("dry_run_iters") < 0) {
+    throw UsageError("--dry_run_iters: must be 0 or more, got " + args.display("dry_run_iters"));
+  }
+  const auto& known = known_backend_names();
+  for (const auto& b : args.list("backends")) {
+    if (std::find(known.begin(), known.end(), b) == known.end()) {
+      std::string names;
+      for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+      throw UsageError("--backends: unknown backend '" + b + "' (known: " + names + ")");
+    }
+  }
+}
+
+CaseArgs parse_flags(std::span<const std::string> tokens, const std::string& routine, std::vector<FlagSpec> specs) {
+  CLI::App app{"kbench"};
+  app.set_help_flag();  // help is handled before parsing
+  app.allow_extras(false);
+  std::vector<CLI::Option*> options;
+  for (const FlagSpec& spec : specs) {
+    const std::string names = (spec.short_name.empty() ? "" : "-" + spec.short_name + ",") + dashed(spec);
+    CLI::Option* opt = nullptr;
+    switch (spec.kind) {
+      case FlagKind::boolean:
+      case FlagKind::count: opt = app.add_flag(names); break;
+      case FlagKind::text_list:
+        opt = app.add_option(names)
+                  ->expected(1, CLI::detail::expected_max_vector_size)
+                  ->allow_extra_args()
+                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        break;
+      default:
+        // argparse semantics: a flag given twice keeps its last value.
+        opt = app.add_option(names)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        break;
+    }
+    options.push_back(opt);
+  }
+  std::vector<std::string> reversed(tokens.rbegin(), tokens.rend());  // CLI11 parses a reversed vector
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ExtrasError& e) {
+    throw UsageError(std::string("unrecognized arguments: ") + e.what() +
+                     (routine.empty() ? "" : " (kbench --routine " + routine + " --help lists its flags)"));
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(e.what());
+  }
+
+  CaseArgs args(routine, std::move(specs));
+  for (std::size_t i = 0; i < args.flags().size(); ++i) {
+    const FlagSpec& spec = args.flags()[i];
+    CLI::Option* opt = options[i];
+    const bool given = opt->count() > 0;
+    if (spec.kind == FlagKind::boolean) {
+      args.set(spec.name, {given ? "true" : "false"}, given);
+    } else if (spec.kind == FlagKind::count) {
+      args.set(spec.name, {std::to_string(opt->count())}, given);
+    } else if (given) {
+      std::vector<std::string> values = opt->results();
+      if (spec.kind != FlagKind::text_list) values = {values.back()};
+      for (const auto& v : values) validate_value(spec, v);
+      args.set(spec.name, std::move(values), true);
+    } else if (spec.required && spec.name != "routine") {
+      throw UsageError((routine.empty() ? std::string("kbench") : routine) + ": missing required flag " + dashed(spec));
+    } else if (spec.default_value) {
+      args.set(spec.name, {*spec.default_value}, false);
+    }
+  }
+  validate_shared(args);
+  return args;
+}
+
+bool is_help(const std::string& t) { return t == "-h" || t == "--help"; }
+
+// The value of --routine/-R or --testlist, found before the routine's own flags are known.
+std::optional<std::string> prescan(std::span<const std::string> tokens, std::string_view long_name,
+                                   std::string_view short_name) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (t == long_name || (!short_name.empty() && t == short_name)) {
+      if (i + 1 >= tokens.size()) throw UsageError(std::string(long_name) + " expects a value");
+      return tokens[i + 1];
+    }
+    const std::string prefix = std::string(long_name) + "=";
+    if (t.rfind(prefix, 0) == 0) return t.substr(prefix.size());
+  }
+  return std::nullopt;
+}
+
+std::string kind_word(FlagKind kind) {
+  switch (kind) {
+    case FlagKind::integer: return " INT";
+    case FlagKind::real: return " FLOAT";
+    case FlagKind::text: return " TEXT";
+    case FlagKind::text_list: return " NAME...";
+    default: return "";
+  }
+}
+
+void describe_flags(std::ostringstream& out, const std::vector<FlagSpec>& flags) {
+  for (const FlagSpec& f : flags) {
+    std::string names = (f.short_name.empty() ? "    " : "-" + f.short_name + ", ") + dashed(f) + kind_word(f.kind);
+    if (names.size() < 34) names.resize(34, ' ');
+    std::string detail;
+    if (f.required) {
+      detail = "required";
+    } else if (f.kind != FlagKind::boolean && f.kind != FlagKind::count) {
+      detail = "default: " + f.default_value.value_or("None");
+    }
+    if (!f.choices.empty()) {
+      std::string c;
+      for (const auto& v : f.choices) c += (c.empty() ? "" : ", ") + v;
+      detail += (detail.empty() ? "" : "; ") + std::string("one of ") + c;
+    }
+    out << "  " << names << f.help << (detail.empty() ? "" : " [" + detail + "]") << "\n";
+  }
+}
+
+// Levenshtein distance, for suggesting the routine a typo meant.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string unknown_routine_message(const std::string& name, const RoutineRegistry& registry) {
+  std::string message = "unknown routine '" + name + "'";
+  std::string similar;
+  for (const auto& r : registry.all()) {
+    if (edit_distance(r->name(), name) <= 2) similar += (similar.empty() ? "" : ", ") + std::string(r->name());
+  }
+  if (!similar.empty()) message += " (did you mean: " + similar + "?)";
+  return message + "; kbench --help lists the routines";
+}
+
+}  // namespace
+
+CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& registry) {
+  const auto routine_name = prescan(tokens, "--routine", "-R");
+  if (!routine_name) throw UsageError("--routine is required (kbench --help lists the routines)");
+  const Routine* routine = registry.find(*routine_name);
+  if (routine == nullptr) throw UsageError(unknown_routine_message(*routine_name, registry));
+  if (prescan(tokens, "--testlist", "")) throw UsageError("--testlist cannot be combined with --routine");
+  return parse_flags(tokens, *routine_name, flags_for(routine));
+}
+
+Invocation parse_invocation(std::span<const std::string> tokens, const RoutineRegistry& registry) {
+  Invocation inv;
+  if (std::find(tokens.begin(), tokens.end(), "--list") != tokens.end()) {
+    if (tokens.size() > 1) throw UsageError("--list takes no other flags");
+    inv.command = Command::list;
+    return inv;
+  }
+  if (std::any_of(tokens.begin(), tokens.end(), is_help)) {
+    inv.command = Command::help;
+    const auto routine_name = prescan(tokens, "--routine", "-R");
+    if (!routine_name) {
+      inv.help_text = top_level_help(registry);
+    } else if (const Routine* r = registry.find(*routine_name)) {
+      inv.help_text = routine_help(*r);
+    } else {
+      throw UsageError(unknown_routine_message(*routine_name, registry));
+    }
+    return inv;
+  }
+  if (tokens.empty()) throw UsageError("no routine given: use --routine NAME, --testlist FILE or --list (kbench --help)");
+  if (prescan(tokens, "--testlist", "")) {
+    if (prescan(tokens, "--routine", "-R")) throw UsageError("--testlist cannot be combined with --routine");
+    inv.command = Command::run_testlist;
+    inv.args = parse_flags(tokens, "", flags_for(nullptr));
+    return inv;
+  }
+  inv.command = Command::run_case;
+  inv.args = parse_case(tokens, registry);
+  return inv;
+}
+
+CaseArgs apply_outer_flags(CaseArgs line_case, const CaseArgs& outer) {
+  for (const FlagSpec& spec : shared_flags()) {
+    if (!outer.given(spec.name) || spec.name == "testlist") continue;
+    if (spec.name == "output_path") {
+      line_case.set(spec.name, {outer.text(spec.name)}, true);
+    } else if (spec.kind == FlagKind::boolean) {
+      line_case.set(spec.name, {"true"}, true);
+    } else if (spec.kind == FlagKind::count) {
+      const int v = std::max(outer.count(spec.name), line_case.count(spec.name));
+      line_case.set(spec.name, {std::to_string(v)}, true);
+    } else if (!line_case.given(spec.name)) {
+      // Valued flags (-n, --random_seed, --backends, ...) fill in what a line leaves unsaid.
+      line_case.set(spec.name, spec.kind == FlagKind::text_list ? outer.list(spec.name)
+                                                                : std::vector<std::string>{outer.display(spec.name)},
+                    true);
+    }
+  }
+  return line_case;
+}
+
+std::string top_level_help(const RoutineRegistry& registry) {
+  std::ostringstream out;
+  out << "kbench " << KBENCH_VERSION
+      << ": benchmarks of LLM-inference GPU kernels, with flashinfer_benchmark.py's command lines.\n\n"
+      << "usage: kbench --routine ROUTINE [flags]          run one case\n"
+      << "       kbench --testlist FILE [--output_path CSV] run every case of a testlist\n"
+      << "       kbench --list                            routine x backend matrix for this GPU\n"
+      << "       kbench --routine ROUTINE --help          a routine's flags and defaults\n\nRoutines:\n";
+  std::string family;
+  for (const auto& r : registry.all()) {
+    if (r->family() != family) {
+      family = r->family();
+      out << "  " << family << ":\n";
+    }
+    std::string name(r->name());
+    if (name.size() < 28) name.resize(28, ' ');
+    out << "    " << name << r->description() << "\n";
+  }
+  out << "\nShared flags:\n";
+  describe_flags(out, shared_flags());
+  return out.str();
+}
+
+std::string routine_help(const Routine& routine) {
+  std::ostringstream out;
+  out << "usage: kbench --routine " << routine.name() << " [flags]\n" << routine.description() << "\n\nBackends: ";
+  const auto backends = routine.backends();
+  for (std::size_t i = 0; i < backends.size(); ++i) out << (i ? ", " : "") << backends[i];
+  out << " (default:";
+  for (const auto& b : routine.default_backends()) out << " " << b;
+  out << ")\n\n" << routine.name() << " flags:\n";
+  describe_flags(out, routine.flags());
+  out << "\nShared flags:\n";
+  describe_flags(out, shared_flags());
+  return out.str();
+}
+
+std::string repro_command(const CaseArgs& args) {
+  std::vector<std::string> words = {"kbench", "--routine", args.routine()};
+  for (const FlagSpec& spec : args.flags()) {
+    if (spec.name == "routine" || spec.name == "testlist" || !args.given(spec.name)) continue;
+    switch (spec.kind) {
+      case FlagKind::boolean:
+        if (args.flag(spec.name)) words.push_back(dashed(spec));
+        break;
+      case FlagKind::count:
+        for (int i = 0; i < args.count(spec.name); ++i) words.push_back(dashed(spec));
+        break;
+      case FlagKind::text_list:
+        words.push_back(dashed(spec));
+        for (const auto& v : args.list(spec.name)) words.push_back(v);
+        break;
+      default:
+        words.push_back(dashed(spec));
+        words.push_back(args.display(spec.name));
+        break;
+    }
+  }
+  return join_shell_words(words);
+}
+
+}  // namespace kbench

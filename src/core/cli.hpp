@@ -1,0 +1,44 @@
+// The kbench command line: FlashInfer's flashinfer_benchmark.py command lines, verbatim.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/case_args.hpp"
+#include "core/registry.hpp"
+
+namespace kbench {
+
+enum class Command {
+  run_case,      // --routine X [flags]
+  run_testlist,  // --testlist FILE [shared flags that apply to every line]
+  list,          // --list: the routine x backend matrix for the GPU present
+  help,          // --help, or --routine X --help
+};
+
+struct Invocation {
+  Command command = Command::help;
+  CaseArgs args;          // run_case: the case; run_testlist: the outer shared flags
+  std::string help_text;  // help
+};
+
+// Parses a whole command line (without the program name). Throws UsageError.
+[[nodiscard]] Invocation parse_invocation(std::span<const std::string> tokens, const RoutineRegistry& registry);
+
+// Parses one case (a command line or a testlist line) that names its routine. Throws UsageError.
+[[nodiscard]] CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& registry);
+
+// A testlist line's case with the outer command line's flags applied: the outer --output_path
+// replaces the line's, and outer switches (--refcheck, -v, --generate_repro_command, ...) add to it.
+[[nodiscard]] CaseArgs apply_outer_flags(CaseArgs line_case, const CaseArgs& outer);
+
+[[nodiscard]] std::string top_level_help(const RoutineRegistry& registry);
+[[nodiscard]] std::string routine_help(const Routine& routine);
+
+// The shell-quoted command line that reproduces a case: "kbench --routine X" and every flag the
+// user gave, in a canonical order. parse_case() of it gives back an equal CaseArgs.
+[[nodiscard]] std::string repro_command(const CaseArgs& args);
+
+}  // namespace kbench

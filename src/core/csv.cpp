@@ -1,0 +1,145 @@
+#include "core/csv.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+#include "core/usage_error.hpp"
+
+namespace kbench {
+namespace {
+
+// flashinfer_benchmark_utils.output_column_dict, families kbench covers, in the reference's order.
+const std::vector<std::string>& reference_columns() {
+  static const std::vector<std::string> columns = {
+      // perf
+      "routine", "median_time", "std_time", "tflops", "tb_per_sec", "backend", "resolved_backend",
+      // attention
+      "s_qo", "s_kv", "head_dim_qk", "head_dim_vo", "head_dim_ckv", "head_dim_kpe", "causal", "q_dtype", "kv_dtype",
+      "avg_actual_seq_len", "random_actual_seq_len",
+      // gemm
+      "n", "group_size", "tile_size", "scale_major_mode", "mma_sm", "use_128x4_sf_layout", "use_nvfp4", "bias",
+      // moe
+      "num_tokens", "intermediate_size", "num_experts", "top_k", "n_group", "topk_group", "routed_scaling_factor",
+      "local_expert_offset", "local_num_experts", "routing_method", "use_shuffled_weight", "weight_layout",
+      "use_routing_bias", "use_routing_scales_on_input", "weight_dtype", "activation_type", "fp4_mode",
+      "cutlass_variant", "quantized_input", "tp_size", "tp_rank", "ep_size", "ep_rank",
+      // norm
+      "num_heads", "scale", "eps", "use_global_scale",
+      // quantization
+      "alignment", "global_scale", "sf_layout", "do_shuffle", "sf_vec_size",
+      // sampling (top_k already above)
+      "vocab_size", "top_p", "min_p", "temperature", "num_speculate_tokens", "filter_apply_order", "max_len",
+      "num_rows",
+      // rope
+      "seq_len", "head_dim", "rotary_dim", "no_rope_dim", "rope_theta", "rope_scale", "interleave", "kv_layout",
+      // general
+      "batch_size", "hidden_size", "input_dtype", "out_dtype", "quant_dtype", "m", "k", "num_qo_heads",
+      "num_kv_heads", "page_size", "enable_pdl", "is_sf_swizzled_layout", "refcheck", "no_cuda_graph", "use_cupti",
+      "allow_output_mismatch", "random_seed", "case_tag", "generate_repro_command", "repro_command"};
+  return columns;
+}
+
+// What kbench adds: the timer that really ran, the spread, and the refcheck verdict.
+const std::vector<std::string>& kbench_columns() {
+  static const std::vector<std::string> columns = {"timer",      "calls_per_graph", "min_time", "max_time",
+                                                   "num_samples", "gpu_name",        "refcheck_status"};
+  return columns;
+}
+
+}  // namespace
+
+std::vector<std::string> csv_columns(const RoutineRegistry& registry) {
+  std::vector<std::string> columns = reference_columns();
+  columns.insert(columns.end(), kbench_columns().begin(), kbench_columns().end());
+  std::set<std::string, std::less<>> present(columns.begin(), columns.end());
+  for (const auto& routine : registry.all()) {
+    for (const FlagSpec& flag : routine->flags()) {
+      if (present.insert(flag.name).second) columns.push_back(flag.name);
+    }
+  }
+  return columns;
+}
+
+std::string csv_escape(std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(field);
+  std::string quoted = "\"";
+  for (char c : field) {
+    if (c == '"') quoted.push_back('"');
+    quoted.push_back(c);
+  }
+  quoted.push_back('"');
+  return quoted;
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  std::string line;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line.push_back(',');
+    line += csv_escape(fields[i]);
+  }
+  return line;
+}
+
+std::vector<std::string> parse_csv_line(std::string_view line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back().push_back('"');
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back().push_back(c);
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back().push_back(c);
+    }
+  }
+  return fields;
+}
+
+CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
+    : path_(path), columns_(std::move(columns)) {
+  std::string existing_header;
+  {
+    std::ifstream in(path);
+    if (in) std::getline(in, existing_header);
+  }
+  out_.open(path, std::ios::app);
+  if (!out_) throw UsageError("--output_path: cannot write '" + path + "': " + std::strerror(errno));
+  const std::string header = csv_line(columns_);
+  if (existing_header.empty()) {
+    out_ << header << '\n' << std::flush;
+  } else if (existing_header != header) {
+    header_mismatch_ = true;
+  }
+  if (!out_) throw UsageError("--output_path: cannot write '" + path + "'");
+}
+
+void CsvWriter::write_row(const CsvRow& row) {
+  for (const auto& [key, value] : row) {
+    if (std::find(columns_.begin(), columns_.end(), key) == columns_.end()) {
+      throw std::logic_error("CSV row has a key that is not a column: " + key);
+    }
+  }
+  std::vector<std::string> fields;
+  fields.reserve(columns_.size());
+  for (const auto& column : columns_) {
+    const auto it = row.find(column);
+    fields.push_back(it == row.end() ? std::string() : it->second);
+  }
+  out_ << csv_line(fields) << '\n' << std::flush;
+  if (!out_) throw std::runtime_error("writing a row to " + path_ + " failed: " + std::strerror(errno));
+}
+
+}  // namespace kbench

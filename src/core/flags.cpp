@@ -1,0 +1,34 @@
+#include "core/flags.hpp"
+
+namespace kbench {
+
+const std::vector<FlagSpec>& shared_flags() {
+  static const std::vector<FlagSpec> flags = {
+      {"routine", FlagKind::text, std::nullopt, "Routine to run (kbench --help lists them).", {}, true, "R"},
+      {"backends", FlagKind::text_list, std::nullopt, "Backends to test, space separated (default: the routine's).", {}, false, ""},
+      {"num_iters", FlagKind::integer, "30", "Measured iterations.", {}, false, "n"},
+      {"dry_run_iters", FlagKind::integer, "5", "Warm-up iterations, never measured.", {}, false, "d"},
+      {"no_cuda_graph", FlagKind::boolean, "false", "Launch calls directly instead of replaying a CUDA graph.", {}, false, ""},
+      {"use_cupti", FlagKind::boolean, "false", "Accepted for compatibility: CUPTI is kbench's default timer.", {}, false, ""},
+      {"use_cuda_events", FlagKind::boolean, "false", "Time with CUDA events instead of CUPTI.", {}, false, ""},
+      {"refcheck", FlagKind::boolean, "false", "Check every backend against kbench's fp32 reference.", {}, false, ""},
+      {"allow_output_mismatch", FlagKind::boolean, "false", "Report refcheck mismatches without failing.", {}, false, ""},
+      {"random_seed", FlagKind::integer, "42", "Seed of the random inputs.", {}, false, ""},
+      {"verbose", FlagKind::count, "0", "More output; -vv prints every tensor.", {}, false, "v"},
+      {"output_path", FlagKind::text, std::nullopt, "Append one CSV row per backend to this file.", {}, false, ""},
+      {"testlist", FlagKind::text, std::nullopt, "Run every case listed in this file, one per line.", {}, false, ""},
+      {"case_tag", FlagKind::text, std::nullopt, "A tag for this case, written to the CSV.", {}, false, ""},
+      {"generate_repro_command", FlagKind::boolean, "false", "Print (and write to the CSV) a command that reproduces the case.", {}, false, ""},
+      {"enable_pdl", FlagKind::boolean, "false", "Launch with programmatic dependent launch (sm_90+).", {}, false, ""},
+  };
+  return flags;
+}
+
+const std::vector<std::string>& known_backend_names() {
+  static const std::vector<std::string> names = {"fa2",     "fa2_tc",     "fa3",           "auto",   "cudnn",
+                                                 "cudnn-native", "cutlass", "trtllm",   "trtllm-gen",
+                                                 "trtllm-native", "cublas", "cuda",     "cute-dsl"};
+  return names;
+}
+
+}  // namespace kbench

@@ -1,0 +1,13 @@
+#include "routines/builtin_routines.hpp"
+
+#include "routines/norm/norm_routines.hpp"
+
+namespace kbench {
+
+RoutineRegistry make_builtin_registry() {
+  RoutineRegistry registry;
+  register_norm_routines(registry);
+  return registry;
+}
+
+}  // namespace kbench

@@ -1,0 +1,133 @@
+#include "routines/norm/norm_routines.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "routines/norm/norm_case.hpp"
+
+namespace kbench {
+namespace {
+
+// Tensors beyond 2^40 elements are a typo, not a benchmark.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+struct VariantInfo {
+  NormVariant variant;
+  const char* name;
+  const char* test_name;
+  const char* description;
+};
+
+constexpr VariantInfo kVariants[] = {
+    {NormVariant::rmsnorm, "rmsnorm", "testRmsnorm", "RMSNorm: out = x / rms(x) * w."},
+    {NormVariant::fused_add_rmsnorm, "fused_add_rmsnorm", "testFusedAddRmsnorm",
+     "Residual add + RMSNorm, in place: r += x; x = r / rms(r) * w."},
+    {NormVariant::gemma_rmsnorm, "gemma_rmsnorm", "testGemmaRmsnorm", "Gemma RMSNorm: out = x / rms(x) * (1 + w)."},
+    {NormVariant::rmsnorm_quant, "rmsnorm_quant", "testRmsnormQuant",
+     "RMSNorm with FP8 output: out = fp8(x / rms(x) * w * scale)."},
+    {NormVariant::fused_add_rmsnorm_quant, "fused_add_rmsnorm_quant", "testFusedAddRmsnormQuant",
+     "Residual add + RMSNorm with FP8 output: r += x; out = fp8(r / rms(r) * w * scale)."},
+};
+
+bool is_quant(NormVariant v) { return v == NormVariant::rmsnorm_quant || v == NormVariant::fused_add_rmsnorm_quant; }
+
+int64_t positive(const CaseArgs& args, const char* flag) {
+  const int64_t v = args.integer(flag);
+  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
+  return v;
+}
+
+class NormRoutine final : public Routine {
+ public:
+  explicit NormRoutine(const VariantInfo& info) : info_(info) {}
+
+  [[nodiscard]] std::string_view name() const override { return info_.name; }
+  [[nodiscard]] std::string_view family() const override { return "norm"; }
+  [[nodiscard]] std::string_view description() const override { return info_.description; }
+  [[nodiscard]] std::string_view test_name() const override { return info_.test_name; }
+
+  [[nodiscard]] std::vector<FlagSpec> flags() const override {
+    // The reference's norm parser: every norm routine accepts the same flags.
+    const bool quant = is_quant(info_.variant);
+    return {
+        {"batch_size", FlagKind::integer, std::nullopt, "Batch size (rows).", {}, true, ""},
+        {"hidden_size", FlagKind::integer, std::nullopt, "Hidden dimension (normalised).", {}, true, ""},
+        {"num_heads", FlagKind::integer, std::nullopt, "Heads, for a 3-D input (batch, heads, hidden).", {}, false, ""},
+        {"input_dtype", FlagKind::text, "bfloat16", "Input, residual and weight dtype.", {"bfloat16", "float16"}, false, ""},
+        {"eps", FlagKind::real, "1e-06", "Epsilon added to the mean square.", {}, false, ""},
+        {"scale", FlagKind::real, "1.0", quant ? "Multiplies the output before FP8 conversion." : "Quant routines only.", {}, false, ""},
+        {"out_dtype", FlagKind::text, "fp8_e4m3",
+         quant ? "FP8 output dtype." : "Quant routines only (this routine writes --input_dtype).",
+         {"fp8_e4m3", "fp8_e5m2", "nvfp4", "mxfp4"}, false, ""},
+        {"use_global_scale", FlagKind::boolean, "false", "FP4 routines only; accepted for compatibility.", {}, false, ""},
+        {"is_sf_swizzled_layout", FlagKind::boolean, "false", "FP4 routines only; accepted for compatibility.", {}, false, ""},
+    };
+  }
+
+  [[nodiscard]] std::vector<std::string> backends() const override { return {"cuda"}; }
+  [[nodiscard]] std::vector<std::string> default_backends() const override { return {"cuda"}; }
+
+  [[nodiscard]] BackendSupport support(std::string_view backend, const DeviceInfo& device) const override {
+    if (backend != "cuda") return {false, "kbench has no " + std::string(backend) + " backend for this routine"};
+    if (kernels::rmsnorm_kernel_available() != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {false, "this build has no kernel image for sm_" + std::to_string(device.cc_major * 10 + device.cc_minor) +
+                         "; rebuild with CMAKE_CUDA_ARCHITECTURES including it"};
+    }
+    return {true, ""};
+  }
+
+  [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
+    NormProblem p;
+    p.variant = info_.variant;
+    p.batch_size = positive(args, "batch_size");
+    p.hidden_size = positive(args, "hidden_size");
+    if (args.has("num_heads")) p.num_heads = positive(args, "num_heads");
+    const double rows = static_cast<double>(p.batch_size) * static_cast<double>(std::max<int64_t>(p.num_heads, 1));
+    if (rows * static_cast<double>(p.hidden_size) > static_cast<double>(kMaxElements)) {
+      throw CaseError("--batch_size " + std::to_string(p.batch_size) +
+                      (p.num_heads ? " x --num_heads " + std::to_string(p.num_heads) : std::string()) +
+                      " x --hidden_size " + std::to_string(p.hidden_size) + " is over 2^40 elements");
+    }
+    if (p.hidden_size > std::numeric_limits<int32_t>::max()) {
+      throw CaseError("--hidden_size " + std::to_string(p.hidden_size) + " is over 2^31 - 1");
+    }
+    p.input_dtype = *parse_dtype(args.text("input_dtype"));
+    const double eps = args.real("eps");
+    if (eps < 0) throw CaseError("--eps must be 0 or more, got " + args.display("eps"));
+    p.eps = static_cast<float>(eps);
+    p.enable_pdl = args.flag("enable_pdl");
+    if (is_quant(info_.variant)) {
+      const std::string& out = args.text("out_dtype");
+      const auto out_dtype = parse_dtype(out);
+      if (!out_dtype || !is_fp8(*out_dtype)) {
+        throw CaseError("--out_dtype " + out + " is an FP4 format: " + info_.name +
+                        " writes fp8_e4m3 or fp8_e5m2 (FP4 outputs are the rmsnorm_fp4quant routines)");
+      }
+      p.out_dtype = *out_dtype;
+      const double scale = args.real("scale");
+      if (!(scale > 0)) throw CaseError("--scale must be positive, got " + args.display("scale"));
+      p.scale = static_cast<float>(scale);
+    } else {
+      p.out_dtype = p.input_dtype;
+      for (const char* flag : {"scale", "out_dtype"}) {
+        if (args.given(flag)) p.ignored_flags.emplace_back(flag);
+      }
+    }
+    for (const char* flag : {"use_global_scale", "is_sf_swizzled_layout"}) {
+      if (args.flag(flag)) p.ignored_flags.emplace_back(flag);
+    }
+    return std::make_unique<NormCase>(std::move(p));
+  }
+
+ private:
+  VariantInfo info_;
+};
+
+}  // namespace
+
+void register_norm_routines(RoutineRegistry& registry) {
+  for (const VariantInfo& info : kVariants) registry.add(std::make_unique<NormRoutine>(info));
+}
+
+}  // namespace kbench

@@ -1,0 +1,154 @@
+#include <gtest/gtest.h>
+
+#include "core/cli.hpp"
+#include "core/shell_words.hpp"
+#include "core/usage_error.hpp"
+#include "routines/builtin_routines.hpp"
+
+namespace kbench {
+namespace {
+
+class Cli : public ::testing::Test {
+ protected:
+  RoutineRegistry registry = make_builtin_registry();
+
+  CaseArgs parse(const std::string& line) {
+    const auto words = split_shell_words(line);
+    return parse_case(words, registry);
+  }
+  std::string usage_error(const std::string& line) {
+    const auto words = split_shell_words(line);
+    try {
+      (void)parse_invocation(words, registry);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no usage error for: " << line;
+    return {};
+  }
+};
+
+TEST_F(Cli, ParsesTheSeedRmsnormQuantCommand) {
+  const CaseArgs a = parse(
+      "--routine rmsnorm_quant --batch_size 32 --hidden_size 4096 --input_dtype bfloat16 --out_dtype fp8_e4m3 "
+      "--scale 1.0 --refcheck -vv --generate_repro_command --case_tag \"rmsnorm_quant_fp8_e4m3\"");
+  EXPECT_EQ(a.routine(), "rmsnorm_quant");
+  EXPECT_EQ(a.integer("batch_size"), 32);
+  EXPECT_EQ(a.integer("hidden_size"), 4096);
+  EXPECT_EQ(a.text("out_dtype"), "fp8_e4m3");
+  EXPECT_DOUBLE_EQ(a.real("scale"), 1.0);
+  EXPECT_TRUE(a.flag("refcheck"));
+  EXPECT_TRUE(a.flag("generate_repro_command"));
+  EXPECT_EQ(a.count("verbose"), 2);
+  EXPECT_EQ(a.text("case_tag"), "rmsnorm_quant_fp8_e4m3");
+}
+
+TEST_F(Cli, SharedFlagDefaultsMatchTheReference) {
+  const CaseArgs a = parse("-R rmsnorm --batch_size 1 --hidden_size 8");
+  EXPECT_EQ(a.integer("num_iters"), 30);
+  EXPECT_EQ(a.integer("dry_run_iters"), 5);
+  EXPECT_EQ(a.integer("random_seed"), 42);
+  EXPECT_EQ(a.count("verbose"), 0);
+  EXPECT_FALSE(a.flag("refcheck"));
+  EXPECT_FALSE(a.flag("no_cuda_graph"));
+  EXPECT_FALSE(a.flag("enable_pdl"));
+  EXPECT_FALSE(a.has("output_path"));
+  EXPECT_FALSE(a.has("case_tag"));
+  EXPECT_FALSE(a.has("backends"));
+  EXPECT_FALSE(a.has("num_heads"));
+  EXPECT_EQ(a.text("input_dtype"), "bfloat16");
+  EXPECT_DOUBLE_EQ(a.real("eps"), 1e-6);
+}
+
+TEST_F(Cli, ShortFlagsEqualsFormsAndRepeats) {
+  const CaseArgs a = parse("--routine=rmsnorm --batch_size=8 --hidden_size 16 -n 7 -d 0 -v -v --batch_size 9");
+  EXPECT_EQ(a.integer("batch_size"), 9);  // last one wins, as with argparse
+  EXPECT_EQ(a.integer("num_iters"), 7);
+  EXPECT_EQ(a.integer("dry_run_iters"), 0);
+  EXPECT_EQ(a.count("verbose"), 2);
+}
+
+TEST_F(Cli, SeveralBackends) {
+  const CaseArgs a = parse("--routine rmsnorm --backends cuda cute-dsl --batch_size 1 --hidden_size 8");
+  EXPECT_EQ(a.list("backends"), (std::vector<std::string>{"cuda", "cute-dsl"}));
+}
+
+TEST_F(Cli, NegativeNumbersAreValues) {
+  // Parsed as values, then rejected by the routine's own validation (not as unknown flags).
+  const CaseArgs a = parse("--routine rmsnorm --batch_size -4 --hidden_size 8");
+  EXPECT_EQ(a.integer("batch_size"), -4);
+}
+
+TEST_F(Cli, Commands) {
+  EXPECT_EQ(parse_invocation(std::vector<std::string>{"--list"}, registry).command, Command::list);
+  EXPECT_EQ(parse_invocation(std::vector<std::string>{"--help"}, registry).command, Command::help);
+  const auto routine_help = parse_invocation(std::vector<std::string>{"--routine", "rmsnorm", "--help"}, registry);
+  EXPECT_EQ(routine_help.command, Command::help);
+  EXPECT_NE(routine_help.help_text.find("--hidden_size"), std::string::npos);
+  EXPECT_NE(routine_help.help_text.find("default: bfloat16"), std::string::npos);
+  EXPECT_NE(routine_help.help_text.find("-n, --num_iters"), std::string::npos);
+  const auto testlist = parse_invocation(
+      std::vector<std::string>{"--testlist", "t.txt", "--output_path", "o.csv", "--refcheck"}, registry);
+  EXPECT_EQ(testlist.command, Command::run_testlist);
+  EXPECT_EQ(testlist.args.text("output_path"), "o.csv");
+}
+
+TEST_F(Cli, TopLevelHelpListsEveryRoutine) {
+  const std::string help = top_level_help(registry);
+  for (const auto& r : registry.all()) EXPECT_NE(help.find(std::string(r->name())), std::string::npos) << r->name();
+}
+
+TEST_F(Cli, UsageErrorsNameTheProblemAndTheValue) {
+  EXPECT_NE(usage_error("--routine rmsnorn --batch_size 1").find("unknown routine 'rmsnorn'"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorn --batch_size 1").find("did you mean: rmsnorm"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --bogus 3").find("--bogus"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --hidden_size 8").find("missing required flag --batch_size"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size abc --hidden_size 8").find("'abc' is not an integer"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --eps x").find("'x' is not a finite number"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --input_dtype int8").find("invalid choice 'int8'"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --backends nope").find("unknown backend 'nope'"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -n 0").find("--num_iters"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -d -1").find("--dry_run_iters"), std::string::npos);
+  EXPECT_NE(usage_error("--batch_size 1").find("--routine is required"), std::string::npos);
+  EXPECT_NE(usage_error("").find("no routine given"), std::string::npos);
+  EXPECT_NE(usage_error("--routine").find("expects a value"), std::string::npos);
+  EXPECT_NE(usage_error("--testlist t.txt --routine rmsnorm").find("cannot be combined"), std::string::npos);
+  EXPECT_NE(usage_error("--testlist t.txt --batch_size 3").find("--batch_size"), std::string::npos);
+}
+
+TEST_F(Cli, ReproCommandRoundTrips) {
+  for (const std::string line : {
+           "--routine rmsnorm_quant --batch_size 32 --hidden_size 4096 --input_dtype bfloat16 --out_dtype fp8_e4m3 "
+           "--scale 1.0 --refcheck -vv --generate_repro_command --case_tag \"rmsnorm_quant_fp8_e4m3\"",
+           "-R fused_add_rmsnorm --batch_size 3 --num_heads 5 --hidden_size 1000 --eps 1e-5 --case_tag \"a, b 'c'\" "
+           "--backends cuda --enable_pdl --no_cuda_graph -n 3 -d 1 --output_path 'my results.csv'",
+           "--routine gemma_rmsnorm --batch_size 1 --hidden_size 7 --random_seed 7 --use_cuda_events"}) {
+    const CaseArgs original = parse(line);
+    const std::string repro = repro_command(original);
+    EXPECT_EQ(repro.rfind("kbench --routine ", 0), 0u) << repro;
+    const auto words = split_shell_words(repro);
+    const std::vector<std::string> args(words.begin() + 1, words.end());
+    EXPECT_EQ(parse_case(args, registry), original) << repro;
+  }
+}
+
+TEST_F(Cli, ReproCommandQuotesForTheShell) {
+  const CaseArgs a = parse("--routine rmsnorm --batch_size 1 --hidden_size 8 --case_tag \"x y;rm -rf /\"");
+  EXPECT_NE(repro_command(a).find("--case_tag 'x y;rm -rf /'"), std::string::npos) << repro_command(a);
+}
+
+TEST_F(Cli, OuterTestlistFlagsApplyToEveryLine) {
+  const auto outer = parse_invocation(
+      std::vector<std::string>{"--testlist", "t.txt", "--output_path", "all.csv", "--refcheck", "-v", "-n", "9"},
+      registry).args;
+  const CaseArgs line = parse("--routine rmsnorm --batch_size 1 --hidden_size 8 --output_path mine.csv -n 4");
+  const CaseArgs merged = apply_outer_flags(line, outer);
+  EXPECT_EQ(merged.text("output_path"), "all.csv");  // the outer path wins
+  EXPECT_TRUE(merged.flag("refcheck"));
+  EXPECT_EQ(merged.count("verbose"), 1);
+  EXPECT_EQ(merged.integer("num_iters"), 4);  // the line's own value stays
+  EXPECT_FALSE(merged.has("testlist"));
+}
+
+}  // namespace
+}  // namespace kbench

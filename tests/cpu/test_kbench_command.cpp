@@ -1,0 +1,119 @@
+// The kbench binary as a user runs it: help, list, and every bad input that needs no GPU.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "run_command.hpp"
+
+namespace kbench {
+namespace {
+
+using testing::run_kbench;
+
+bool gpu_present() {
+  int n = 0;
+  const bool present = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  (void)cudaGetLastError();
+  return present;
+}
+
+int count_lines_starting(const std::string& text, const std::string& prefix) {
+  int n = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    if (text.compare(pos, prefix.size(), prefix) == 0) ++n;
+    pos = text.find('\n', pos);
+    if (pos == std::string::npos) break;
+    ++pos;
+  }
+  return n;
+}
+
+TEST(KbenchCommand, HelpListsRoutines) {
+  const auto r = run_kbench("--help");
+  EXPECT_EQ(r.exit_status, 0);
+  for (const char* routine : {"rmsnorm", "fused_add_rmsnorm", "gemma_rmsnorm", "rmsnorm_quant", "fused_add_rmsnorm_quant"}) {
+    EXPECT_NE(r.output.find(routine), std::string::npos) << routine;
+  }
+}
+
+TEST(KbenchCommand, RoutineHelpListsFlagsWithDefaults) {
+  const auto r = run_kbench("--routine rmsnorm_quant --help");
+  EXPECT_EQ(r.exit_status, 0);
+  EXPECT_NE(r.output.find("--scale FLOAT"), std::string::npos);
+  EXPECT_NE(r.output.find("default: 1.0"), std::string::npos);
+  EXPECT_NE(r.output.find("default: fp8_e4m3"), std::string::npos);
+}
+
+TEST(KbenchCommand, ListShowsEveryRoutineAndBackend) {
+  const auto r = run_kbench("--list");
+  EXPECT_EQ(r.exit_status, 0);
+  EXPECT_NE(r.output.find("fused_add_rmsnorm_quant"), std::string::npos);
+  if (!gpu_present()) {
+    EXPECT_NE(r.output.find("no CUDA device"), std::string::npos);
+  }
+}
+
+struct BadInput {
+  const char* arguments;
+  const char* message;
+};
+
+TEST(KbenchCommand, UsageErrorsExitTwoWithOneClearLine) {
+  const BadInput cases[] = {
+      {"--routine nosuch", "[ERROR] unknown routine 'nosuch'"},
+      {"--routine rmsnorm --batch_size 1 --hidden_size 8 --frobnicate", "--frobnicate"},
+      {"--routine rmsnorm --batch_size 1 --hidden_size 8 --backends cuda bogus", "unknown backend 'bogus'"},
+      {"--routine rmsnorm --hidden_size 8", "missing required flag --batch_size"},
+      {"--routine rmsnorm --batch_size 1 --hidden_size 8 --input_dtype fp64", "invalid choice 'fp64'"},
+      {"--routine rmsnorm --batch_size 1e3 --hidden_size 8", "'1e3' is not an integer"},
+      {"--testlist /nonexistent/list.txt", "cannot read '/nonexistent/list.txt'"},
+      {"--routine rmsnorm --batch_size 1 --hidden_size 8 --output_path /nonexistent-dir/out.csv",
+       "cannot write '/nonexistent-dir/out.csv'"},
+      {"", "no routine given"},
+  };
+  for (const BadInput& c : cases) {
+    const auto r = run_kbench(c.arguments);
+    EXPECT_EQ(r.exit_status, 2) << c.arguments << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.arguments << "\n" << r.output;
+    EXPECT_EQ(count_lines_starting(r.output, "[ERROR]"), 1) << r.output;
+  }
+}
+
+TEST(KbenchCommand, NoDeviceIsSaidClearly) {
+  if (gpu_present()) GTEST_SKIP() << "a CUDA device is present";
+  const auto r = run_kbench("--routine rmsnorm --batch_size 32 --hidden_size 4096");
+  EXPECT_EQ(r.exit_status, 3) << r.output;
+  EXPECT_NE(r.output.find("[ERROR] No CUDA device is present"), std::string::npos) << r.output;
+}
+
+TEST(KbenchCommand, BadValuesAreReportedAsAFailedCase) {
+  if (!gpu_present()) GTEST_SKIP() << "cases only run with a CUDA device";
+  const auto r = run_kbench("--routine rmsnorm --batch_size 0 --hidden_size 8");
+  EXPECT_EQ(r.exit_status, 1) << r.output;
+  EXPECT_NE(r.output.find("--batch_size must be positive, got 0"), std::string::npos) << r.output;
+}
+
+TEST(KbenchCommand, SampleTestlistsParse) {
+  // Every line of the shipped samples is a valid command line (checked without a GPU: --help of
+  // its routine must accept the line's flags is not enough, so parse through a dry --help run).
+  for (const char* name : {"quickstart.txt", "sample_testlist.txt"}) {
+    const std::string path = std::string(KBENCH_SOURCE_DIR) + "/samples/" + name;
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      ++lines;
+      const auto r = run_kbench(line + " --help");
+      EXPECT_EQ(r.exit_status, 0) << line << "\n" << r.output;
+    }
+    EXPECT_GT(lines, 0) << path;
+  }
+}
+
+}  // namespace
+}  // namespace kbench

@@ -1,0 +1,166 @@
+// kbench on a GPU, end to end, as a user runs it: the seed's commands, testlists with bad lines,
+// the CSV, repro commands, timers, and cases too large for the GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "core/csv.hpp"
+#include "gpu_test_support.hpp"
+#include "run_command.hpp"
+
+namespace kbench {
+namespace {
+
+using testing::run_command;
+using testing::run_kbench;
+
+std::string temp_file(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kbench_e2e_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / name;
+  std::filesystem::remove(path);
+  return path.string();
+}
+
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  [[nodiscard]] std::string at(std::size_t row, const std::string& column) const {
+    const auto it = std::find(header.begin(), header.end(), column);
+    EXPECT_NE(it, header.end()) << column;
+    return rows.at(row).at(static_cast<std::size_t>(it - header.begin()));
+  }
+};
+
+Csv read_csv(const std::string& path) {
+  std::ifstream in(path);
+  Csv csv;
+  std::string line;
+  if (std::getline(in, line)) csv.header = parse_csv_line(line);
+  while (std::getline(in, line)) {
+    csv.rows.push_back(parse_csv_line(line));
+    EXPECT_EQ(csv.rows.back().size(), csv.header.size()) << line;
+  }
+  return csv;
+}
+
+const std::regex kPerfLine(
+    R"(\[PERF\] cuda           :: median time \d+\.\d{3} ms; std \d+\.\d{3} ms; achieved tflops \d+\.\d{3} TFLOPs/sec; achieved tb_per_sec \d+\.\d{3} TB/sec)");
+
+TEST(EndToEnd, SeedRmsnormQuantCommandRunsUnchanged) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine rmsnorm_quant --batch_size 32 --hidden_size 4096 --input_dtype bfloat16 --out_dtype fp8_e4m3 "
+      "--scale 1.0 --refcheck -vv --generate_repro_command --case_tag \"rmsnorm_quant_fp8_e4m3\"");
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, kPerfLine)) << r.output;
+  EXPECT_NE(r.output.find("[INFO] Running testRmsnormQuant"), std::string::npos);
+  EXPECT_NE(r.output.find("[VVERBOSE] gpu_name = '"), std::string::npos);
+  EXPECT_NE(r.output.find("[VVERBOSE] input_tensor.shape = torch.Size([32, 4096])"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[VVERBOSE] out_tensor.dtype = torch.float8_e4m3fn"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+
+  // The printed repro command reproduces the case.
+  const std::string marker = "[INFO] To reproduce this test case, run the following command: ";
+  const auto at = r.output.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  std::string repro = r.output.substr(at + marker.size(), r.output.find('\n', at) - at - marker.size());
+  ASSERT_EQ(repro.rfind("kbench ", 0), 0u) << repro;
+  const auto again = run_command(std::string(KBENCH_BINARY) + repro.substr(6));
+  EXPECT_EQ(again.exit_status, 0) << again.output;
+  EXPECT_TRUE(std::regex_search(again.output, kPerfLine)) << again.output;
+}
+
+TEST(EndToEnd, TestlistReportsBadLinesAndRunsTheRest) {
+  KBENCH_REQUIRE_GPU();
+  const std::string list = temp_file("list.txt");
+  const std::string csv_path = temp_file("results.csv");
+  std::ofstream(list) << "# comment\n"
+                         "--routine rmsnorm --batch_size 33 --hidden_size 1000 --refcheck --case_tag \"tag, with comma\"\n"
+                         "--routine no_such_routine --batch_size 1\n"
+                         "--routine rmsnorm --batch_size 0 --hidden_size 8\n"
+                         "--routine rmsnorm --batch_size 1 --hidden_size 8 --case_tag 'unterminated\n"
+                         "--routine rmsnorm --batch_size 4 --hidden_size 64 --backends cute-dsl\n"
+                         "\n"
+                         "--routine fused_add_rmsnorm_quant --batch_size 7 --hidden_size 4099 --out_dtype fp8_e5m2 --refcheck --backends cuda cute-dsl\n";
+  const auto r = run_kbench("--testlist " + list + " --output_path " + csv_path + " --generate_repro_command");
+  EXPECT_EQ(r.exit_status, 1) << r.output;
+  EXPECT_NE(r.output.find("[ERROR] Error running test: --routine no_such_routine --batch_size 1"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[ERROR] Error running test: --routine rmsnorm --batch_size 0 --hidden_size 8"),
+            std::string::npos);
+  EXPECT_NE(r.output.find("--batch_size must be positive, got 0"), std::string::npos);
+  EXPECT_NE(r.output.find("unterminated single quote"), std::string::npos);
+  EXPECT_NE(r.output.find("[WARNING] cute-dsl for routine rmsnorm is not supported on compute capability"),
+            std::string::npos);
+  EXPECT_NE(r.output.find("Skipping."), std::string::npos);
+  EXPECT_NE(r.output.find("[INFO] Testlist summary: 6 cases run, 3 failed, 1 skipped"), std::string::npos) << r.output;
+
+  const Csv csv = read_csv(csv_path);
+  ASSERT_EQ(csv.rows.size(), 2u);
+  EXPECT_EQ(csv.at(0, "routine"), "rmsnorm");
+  EXPECT_EQ(csv.at(0, "case_tag"), "tag, with comma");
+  EXPECT_EQ(csv.at(0, "batch_size"), "33");
+  EXPECT_EQ(csv.at(0, "refcheck_status"), "passed");
+  EXPECT_EQ(csv.at(0, "timer"), "cupti");
+  EXPECT_EQ(csv.at(0, "use_cupti"), "True");
+  EXPECT_EQ(csv.at(0, "calls_per_graph"), "10");
+  EXPECT_EQ(csv.at(0, "num_samples"), "30");
+  EXPECT_GT(std::stod(csv.at(0, "median_time")), 0.0);
+  EXPECT_LE(std::stod(csv.at(0, "min_time")), std::stod(csv.at(0, "median_time")));
+  EXPECT_GE(std::stod(csv.at(0, "max_time")), std::stod(csv.at(0, "median_time")));
+  EXPECT_EQ(csv.at(1, "routine"), "fused_add_rmsnorm_quant");
+  EXPECT_EQ(csv.at(1, "out_dtype"), "fp8_e5m2");
+  EXPECT_EQ(csv.at(1, "refcheck_status"), "passed");
+  // The repro command in the CSV is the case's own, and it parses.
+  const std::string repro = csv.at(1, "repro_command");
+  EXPECT_NE(repro.find("--routine fused_add_rmsnorm_quant"), std::string::npos) << repro;
+  EXPECT_NE(repro.find("--hidden_size 4099"), std::string::npos) << repro;
+}
+
+TEST(EndToEnd, CsvIsAppendedNeverRewritten) {
+  KBENCH_REQUIRE_GPU();
+  const std::string csv_path = temp_file("append.csv");
+  for (int run = 0; run < 2; ++run) {
+    const auto r = run_kbench("--routine gemma_rmsnorm --batch_size 3 --num_heads 2 --hidden_size 96 -n 5 --output_path " + csv_path);
+    ASSERT_EQ(r.exit_status, 0) << r.output;
+  }
+  const Csv csv = read_csv(csv_path);
+  EXPECT_EQ(csv.rows.size(), 2u);
+  EXPECT_EQ(csv.at(1, "num_heads"), "2");
+  EXPECT_EQ(csv.at(1, "num_samples"), "5");
+}
+
+TEST(EndToEnd, TimerColumnSaysWhatReallyTimed) {
+  KBENCH_REQUIRE_GPU();
+  struct Mode {
+    const char* flags;
+    const char* timer;
+    const char* calls_per_graph;
+  };
+  for (const Mode& m : {Mode{"", "cupti", "10"}, Mode{"--no_cuda_graph", "cupti", "0"},
+                        Mode{"--use_cuda_events", "cuda_graph", "10"},
+                        Mode{"--use_cuda_events --no_cuda_graph", "cuda_events", "0"}}) {
+    const std::string csv_path = temp_file("timer.csv");
+    const auto r = run_kbench(std::string("--routine rmsnorm --batch_size 64 --hidden_size 2048 -n 8 ") + m.flags +
+                              " --output_path " + csv_path);
+    ASSERT_EQ(r.exit_status, 0) << r.output;
+    const Csv csv = read_csv(csv_path);
+    ASSERT_EQ(csv.rows.size(), 1u);
+    EXPECT_EQ(csv.at(0, "timer"), m.timer) << m.flags;
+    EXPECT_EQ(csv.at(0, "calls_per_graph"), m.calls_per_graph) << m.flags;
+    EXPECT_EQ(csv.at(0, "use_cupti"), std::string(m.timer) == "cupti" ? "True" : "False") << m.flags;
+  }
+}
+
+TEST(EndToEnd, CaseTooLargeForTheGpuIsReported) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench("--routine rmsnorm --batch_size 10000000 --hidden_size 100000");
+  EXPECT_EQ(r.exit_status, 1) << r.output;
+  EXPECT_NE(r.output.find("case too large for GPU memory"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace kbench
