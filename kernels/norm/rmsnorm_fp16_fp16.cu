@@ -1,0 +1,11 @@
+// RMSNorm instantiations: input float16 -> output float16 (fused add on/off; register path with 1, 4 or 8
+// vectors per thread; vector and scalar loop paths).
+#include "kernels/norm/rmsnorm_kernel.cuh"
+
+namespace kbench::kernels::rmsnorm_detail {
+
+cudaError_t launch_fp16_fp16(const Args& args, const Plan& plan, bool fused, bool pdl, cudaStream_t stream) {
+  return launch_typed<__half, __half>(args, plan, fused, pdl, stream);
+}
+
+}  // namespace kbench::kernels::rmsnorm_detail
