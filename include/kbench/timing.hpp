@@ -16,7 +16,8 @@
 //    per-call time = replay time / calls. (With CUPTI on, graph replays are timed by CUPTI and the
 //    timer is cupti.)
 // Cold L2: before each measured iteration (a call, or a graph replay) a buffer of 2x the L2 size
-// is written, outside the measured window. Inside a graph, the calls rotate over `num_copies`
+// is read, outside the measured window (read, not written: the L2 is left clean, as Nsight
+// Compute's cache flush leaves it, so the timed work never pays for write-backs of the flush). Inside a graph, the calls rotate over `num_copies`
 // copies of the inputs (the launch callable receives the copy index) so no call starts on a copy
 // that an earlier call of the same replay left warm; cold_l2_copies() says how many to make.
 //

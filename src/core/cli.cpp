@@ -303,8 +303,8 @@ std::string repro_command(const CaseArgs& args) {
       case FlagKind::boolean:
         if (args.flag(spec.name)) words.push_back(dashed(spec));
         break;
-      case FlagKind::count:
-        for (int i = 0; i < args.count(spec.name); ++i) words.push_back(dashed(spec));
+      case FlagKind::count:  // -vv, as users write it
+        if (args.count(spec.name) > 0) words.push_back("-" + std::string(args.count(spec.name), spec.short_name.at(0)));
         break;
       case FlagKind::text_list:
         words.push_back(dashed(spec));

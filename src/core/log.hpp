@@ -14,6 +14,11 @@ namespace kbench {
 [[nodiscard]] std::string format_perf_line(std::string_view backend, double median_ms, double std_ms,
                                            double tflops, double tb_per_sec);
 
+// A float as Python's repr() writes it (shortest round trip, "1.0" not "1"), for [VVERBOSE] lines.
+// A float prints its own shortest form (1e-06f is "1e-06", not 9.99999997e-07).
+[[nodiscard]] std::string python_float(double value);
+[[nodiscard]] std::string python_float(float value);
+
 class Log {
  public:
   explicit Log(std::ostream& out, int verbosity = 0) : out_(&out), verbosity_(verbosity) {}

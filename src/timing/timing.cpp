@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cupti_activity_timer.hpp"
+#include "l2_flush.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
 #include "kbench/device_buffer.hpp"
@@ -65,6 +66,8 @@ void validate(const TimingOptions& options) {
     int l2_bytes = 0;
     KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
     found = buffers.emplace(device, DeviceBuffer(2 * static_cast<std::size_t>(l2_bytes))).first;
+    // Zeroed once, so the flush never reads uninitialised memory.
+    KBENCH_CUDA_CHECK(cudaMemset(found->second.get(), 0, found->second.bytes()));
   }
   return found->second;
 }
@@ -152,7 +155,7 @@ template <IterationClock Clock>
     // Before the clock opens: the flush is stream-ordered ahead of the start event, and launched
     // outside the CUPTI correlation scope so its memset record is never attributed.
     if (loop.l2_flush != nullptr && loop.l2_flush->bytes() > 0) {
-      KBENCH_CUDA_CHECK(cudaMemsetAsync(loop.l2_flush->get(), 0, loop.l2_flush->bytes(), loop.stream));
+      KBENCH_CUDA_CHECK(detail::launch_l2_flush(loop.l2_flush->get(), loop.l2_flush->bytes(), loop.stream));
     }
     clock.begin(i);
     loop.run(i);

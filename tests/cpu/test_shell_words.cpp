@@ -41,3 +41,38 @@ TEST(ShellWords, QuoteAndSplitRoundTrip) {
 
 }  // namespace
 }  // namespace kbench
+
+#include <sstream>
+
+#include "core/log.hpp"
+
+namespace kbench {
+namespace {
+
+TEST(Log, PerfLineIsByteForByteTheReference) {
+  EXPECT_EQ(format_perf_line("cuda", 0.0030720, 0.0000412, 0.229, 0.1404),
+            "[PERF] cuda           :: median time 0.003 ms; std 0.000 ms; achieved tflops 0.229 TFLOPs/sec; "
+            "achieved tb_per_sec 0.140 TB/sec");
+  // Long names are not cut (the reference pads to max(15, len)).
+  EXPECT_EQ(format_perf_line("auto(fa2_tc_long)", 1, 2, 3, 4).substr(0, 26), "[PERF] auto(fa2_tc_long)::");
+}
+
+TEST(Log, PythonFloatRepr) {
+  EXPECT_EQ(python_float(1.0), "1.0");
+  EXPECT_EQ(python_float(1e-6f), "1e-06");
+  EXPECT_EQ(python_float(0.07216878364870323), "0.07216878364870323");
+  EXPECT_EQ(python_float(448.0f), "448.0");
+}
+
+TEST(Log, VerbosityGatesTheTaggedLines) {
+  std::ostringstream out;
+  Log log(out, 1);
+  log.info_v("a");
+  log.verbose("b");
+  log.vverbose("c");
+  log.warning("d");
+  EXPECT_EQ(out.str(), "[INFO] a\n[VERBOSE] b\n[WARNING] d\n");
+}
+
+}  // namespace
+}  // namespace kbench

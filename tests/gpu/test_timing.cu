@@ -192,3 +192,69 @@ TEST(TimeGpu, CallableRotatesOverEveryCopy) {
 }
 
 }  // namespace
+
+namespace {
+
+// Reads `count` 16-byte words: a kernel whose time depends on where its data sits.
+__global__ void read_buffer_kernel(const uint4* data, std::size_t count, unsigned* sink) {
+  unsigned acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    acc ^= data[i].x ^ data[i].w;
+  }
+  if (acc == 0xFFFFFFFFu) *sink = acc;
+}
+
+void launch_read(cudaStream_t stream, const kbench::DeviceBuffer& buffer, const kbench::DeviceBuffer& sink) {
+  read_buffer_kernel<<<264, 512, 0, stream>>>(buffer.as<const uint4>(), buffer.bytes() / sizeof(uint4),
+                                              sink.as<unsigned>());
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+TEST(TimeGpu, ColdL2IsReallyCold) {
+  KBENCH_REQUIRE_GPU();
+  // 16 MiB fits in the L2 of every GPU kbench targets: warm reads come from the L2, cold ones
+  // from DRAM, which is several times slower at this size.
+  const kbench::DeviceBuffer data(16u << 20);
+  const kbench::DeviceBuffer sink(sizeof(unsigned));
+  KBENCH_CUDA_CHECK(cudaMemset(data.get(), 0, data.bytes()));
+  const auto time = [&](bool cold) {
+    return kbench::time_gpu([&](cudaStream_t s, int) { launch_read(s, data, sink); },
+                            {.num_iters = 30, .use_cupti = true, .use_cuda_graph = false, .cold_l2 = cold});
+  };
+  const kbench::TimingResult warm = time(false);
+  const kbench::TimingResult cold = time(true);
+  ASSERT_EQ(cold.timer, kbench::Timer::cupti) << warnings_of(cold);
+  EXPECT_GT(cold.stats.median, 1.3 * warm.stats.median)
+      << "cold " << cold.stats.median << " ms, warm " << warm.stats.median << " ms";
+}
+
+TEST(TimeGpu, GraphCallsRotateOntoColdCopies) {
+  KBENCH_REQUIRE_GPU();
+  int device = 0;
+  int l2_bytes = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  constexpr std::size_t kBytes = 16u << 20;
+  constexpr int kCalls = 10;
+  const int copies = kbench::cold_l2_copies(kBytes, kCalls, static_cast<std::size_t>(l2_bytes));
+  ASSERT_GT(copies, 1);
+  std::vector<kbench::DeviceBuffer> data;
+  for (int i = 0; i < copies; ++i) {
+    data.emplace_back(kBytes);
+    KBENCH_CUDA_CHECK(cudaMemset(data.back().get(), 0, kBytes));
+  }
+  const kbench::DeviceBuffer sink(sizeof(unsigned));
+  const auto time = [&](int num_copies) {
+    return kbench::time_gpu([&](cudaStream_t s, int copy) { launch_read(s, data.at(copy), sink); },
+                            {.num_iters = 20, .use_cupti = true, .use_cuda_graph = true,
+                             .calls_per_graph = kCalls, .cold_l2 = true, .num_copies = num_copies});
+  };
+  const kbench::TimingResult one_copy = time(1);     // calls 2..10 of a replay find it warm
+  const kbench::TimingResult rotated = time(copies);  // every call starts cold
+  ASSERT_EQ(rotated.calls_per_graph, kCalls) << warnings_of(rotated);
+  EXPECT_GT(rotated.stats.median, 1.3 * one_copy.stats.median)
+      << "rotated " << rotated.stats.median << " ms, one copy " << one_copy.stats.median << " ms";
+}
+
+}  // namespace

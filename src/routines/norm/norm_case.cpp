@@ -77,8 +77,8 @@ std::vector<TensorInfo> NormCase::tensors() const {
 
 void NormCase::describe(const Log& log) const {
   for (const auto& flag : p_.ignored_flags) log.warning("--" + flag + " does not apply to this routine and is ignored");
-  if (p_.quantized()) log.vverbose("scale = " + std::to_string(p_.scale));
-  log.vverbose("eps = " + std::to_string(p_.eps));
+  if (p_.quantized()) log.vverbose("scale = " + python_float(p_.scale));
+  log.vverbose("eps = " + python_float(p_.eps));
 }
 
 void NormCase::fill_inputs(int copy, cudaStream_t stream) {
