@@ -8,7 +8,8 @@
 
 namespace kbench {
 
-enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2 };
+// int32 describes index tensors (page tables); kernels never take it as a data type.
+enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32 };
 
 // The names used on the command line and in the CSV ("bfloat16", "fp8_e4m3", ...).
 [[nodiscard]] constexpr std::string_view dtype_name(DType t) {
@@ -18,6 +19,7 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2 };
     case DType::float32: return "float32";
     case DType::fp8_e4m3: return "fp8_e4m3";
     case DType::fp8_e5m2: return "fp8_e5m2";
+    case DType::int32: return "int32";
   }
   return "?";
 }
@@ -30,12 +32,13 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2 };
     case DType::float32: return "torch.float32";
     case DType::fp8_e4m3: return "torch.float8_e4m3fn";
     case DType::fp8_e5m2: return "torch.float8_e5m2";
+    case DType::int32: return "torch.int32";
   }
   return "?";
 }
 
 [[nodiscard]] constexpr std::optional<DType> parse_dtype(std::string_view name) {
-  for (DType t : {DType::bfloat16, DType::float16, DType::float32, DType::fp8_e4m3, DType::fp8_e5m2}) {
+  for (DType t : {DType::bfloat16, DType::float16, DType::float32, DType::fp8_e4m3, DType::fp8_e5m2, DType::int32}) {
     if (name == dtype_name(t)) return t;
   }
   return std::nullopt;
@@ -45,7 +48,8 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2 };
   switch (t) {
     case DType::bfloat16:
     case DType::float16: return 2;
-    case DType::float32: return 4;
+    case DType::float32:
+    case DType::int32: return 4;
     case DType::fp8_e4m3:
     case DType::fp8_e5m2: return 1;
   }

@@ -1,5 +1,5 @@
 // Summary statistics of per-iteration times, as the reference reports them: median and population
-// standard deviation (numpy's np.median / np.std), plus min and max.
+// standard deviation (numpy's np.median / np.std), plus the mean, min and max.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +9,7 @@ namespace kbench {
 
 struct Statistics {
   double median = 0;
+  double mean = 0;
   double std = 0;  // population standard deviation (divide by n)
   double min = 0;
   double max = 0;

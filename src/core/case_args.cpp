@@ -27,6 +27,11 @@ bool CaseArgs::has(std::string_view name) const {
   return it != values_.end() && !it->second.empty();
 }
 
+std::vector<std::string> CaseArgs::values(std::string_view name) const {
+  const auto it = values_.find(name);
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
 int64_t CaseArgs::integer(std::string_view name) const {
   const auto value = optional_integer(name);
   if (!value) throw std::logic_error("flag --" + std::string(name) + " has no value");
@@ -36,12 +41,14 @@ int64_t CaseArgs::integer(std::string_view name) const {
 std::optional<int64_t> CaseArgs::optional_integer(std::string_view name) const {
   const auto& v = values_of(name, FlagKind::integer);
   if (v.empty()) return std::nullopt;
+  if (v.size() > 1) throw std::logic_error("flag --" + std::string(name) + " still holds a sweep: expand_sweep first");
   return std::stoll(v.front());
 }
 
 double CaseArgs::real(std::string_view name) const {
   const auto& v = values_of(name, FlagKind::real);
   if (v.empty()) throw std::logic_error("flag --" + std::string(name) + " has no value");
+  if (v.size() > 1) throw std::logic_error("flag --" + std::string(name) + " still holds a sweep: expand_sweep first");
   return std::stod(v.front());
 }
 

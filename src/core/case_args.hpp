@@ -25,6 +25,8 @@ class CaseArgs {
   // Values are validated when set (CLI parsing), so the typed getters below only throw
   // std::logic_error for a flag the routine does not declare or a kind mismatch.
   [[nodiscard]] bool has(std::string_view name) const;  // a value (given or default) exists
+  // Every value of a flag (several for a sweep before expand_sweep); empty when it has none.
+  [[nodiscard]] std::vector<std::string> values(std::string_view name) const;
   [[nodiscard]] int64_t integer(std::string_view name) const;
   [[nodiscard]] std::optional<int64_t> optional_integer(std::string_view name) const;
   [[nodiscard]] double real(std::string_view name) const;

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 
 #include "core/shell_words.hpp"
@@ -50,12 +51,15 @@ void validate_value(const FlagSpec& spec, const std::string& value) {
 
 // Rules on shared flags that hold for every routine.
 void validate_shared(const CaseArgs& args) {
-  if (args.has("num_iters") && args.integer("num_iters") < 1) {
-    throw UsageError("--num_iters: must be at least 1, got " + args.display("num_iters"));
+  for (const CaseArgs& one : expand_sweep(args)) {
+    if (one.has("num_iters") && one.integer("num_iters") < 1) {
+      throw UsageError("--num_iters: must be at least 1, got " + one.display("num_iters"));
+    }
+    if (one.has("dry_run_iters") && one.integer("dry_run_iters") < 0) {
+      throw UsageError("--dry_run_iters: must be 0 or more, got " + one.display("dry_run_iters"));
+    }
   }
-  if (args.has("dry_run_iters") && args.integer("dry_run_iters") < 0) {
-    throw UsageError("--dry_run_iters: must be 0 or more, got " + args.display("dry_run_iters"));
-  }
+  if (args.has("baseline_csv") && !args.has("baseline")) throw UsageError("--baseline_csv needs --baseline BACKEND");
   const auto& known = known_backend_names();
   for (const auto& b : args.list("backends")) {
     if (std::find(known.begin(), known.end(), b) == known.end()) {
@@ -66,7 +70,55 @@ void validate_shared(const CaseArgs& args) {
   }
 }
 
-CaseArgs parse_flags(std::span<const std::string> tokens, const std::string& routine, std::vector<FlagSpec> specs) {
+bool looks_like_number(const std::string& t) {
+  char* end = nullptr;
+  (void)std::strtod(t.c_str(), &end);
+  return !t.empty() && end == t.c_str() + t.size();
+}
+
+// argparse keeps the last occurrence of a flag given twice; CLI11 would merge multi-value flags'
+// occurrences. So every earlier occurrence of a valued flag (with its values) is dropped first.
+std::vector<std::string> keep_last_occurrences(std::span<const std::string> tokens, const std::vector<FlagSpec>& specs) {
+  const auto spec_of = [&](const std::string& token) -> const FlagSpec* {
+    const std::string name = token.substr(0, token.find('='));
+    for (const FlagSpec& f : specs) {
+      if (name == "--" + f.name || (!f.short_name.empty() && name == "-" + f.short_name)) return &f;
+    }
+    return nullptr;
+  };
+  // Each token's occurrence: the flag that owns it (or null) and where that occurrence starts.
+  std::vector<std::pair<const FlagSpec*, std::size_t>> owner(tokens.size(), {nullptr, 0});
+  const FlagSpec* current = nullptr;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (t.rfind("-", 0) == 0 && !looks_like_number(t)) {
+      current = spec_of(t);
+      start = i;
+      const bool takes_values = current != nullptr && current->kind != FlagKind::boolean && current->kind != FlagKind::count;
+      if (!takes_values || t.find('=') != std::string::npos) {
+        owner[i] = {current, i};
+        current = nullptr;
+        continue;
+      }
+    }
+    owner[i] = {current, start};
+  }
+  std::map<const FlagSpec*, std::size_t> last_start;
+  for (const auto& [spec, begin] : owner) {
+    if (spec != nullptr && spec->kind != FlagKind::boolean && spec->kind != FlagKind::count) last_start[spec] = begin;
+  }
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const auto& [spec, begin] = owner[i];
+    const auto it = last_start.find(spec);
+    if (spec == nullptr || it == last_start.end() || it->second == begin) kept.push_back(tokens[i]);
+  }
+  return kept;
+}
+
+CaseArgs parse_flags(std::span<const std::string> all_tokens, const std::string& routine, std::vector<FlagSpec> specs) {
+  const std::vector<std::string> tokens = keep_last_occurrences(all_tokens, specs);
   CLI::App app{"kbench"};
   app.set_help_flag();  // help is handled before parsing
   app.allow_extras(false);
@@ -77,7 +129,10 @@ CaseArgs parse_flags(std::span<const std::string> tokens, const std::string& rou
     switch (spec.kind) {
       case FlagKind::boolean:
       case FlagKind::count: opt = app.add_flag(names); break;
+      case FlagKind::integer:
+      case FlagKind::real:
       case FlagKind::text_list:
+        // Numeric flags take several values (a sweep); so does --backends.
         opt = app.add_option(names)
                   ->expected(1, CLI::detail::expected_max_vector_size)
                   ->allow_extra_args()
@@ -111,7 +166,7 @@ CaseArgs parse_flags(std::span<const std::string> tokens, const std::string& rou
       args.set(spec.name, {std::to_string(opt->count())}, given);
     } else if (given) {
       std::vector<std::string> values = opt->results();
-      if (spec.kind != FlagKind::text_list) values = {values.back()};
+      if (spec.kind == FlagKind::text) values = {values.back()};
       for (const auto& v : values) validate_value(spec, v);
       args.set(spec.name, std::move(values), true);
     } else if (spec.required && spec.name != "routine") {
@@ -198,6 +253,26 @@ std::string unknown_routine_message(const std::string& name, const RoutineRegist
 
 }  // namespace
 
+std::vector<CaseArgs> expand_sweep(const CaseArgs& args) {
+  std::vector<CaseArgs> cases = {args};
+  for (const FlagSpec& spec : args.flags()) {
+    if (spec.kind != FlagKind::integer && spec.kind != FlagKind::real) continue;
+    const std::vector<std::string> values = args.values(spec.name);
+    if (values.size() < 2) continue;
+    std::vector<CaseArgs> expanded;
+    expanded.reserve(cases.size() * values.size());
+    for (const CaseArgs& c : cases) {
+      for (const std::string& v : values) {
+        CaseArgs one = c;
+        one.set(spec.name, {v}, c.given(spec.name));
+        expanded.push_back(std::move(one));
+      }
+    }
+    cases = std::move(expanded);
+  }
+  return cases;
+}
+
 CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& registry) {
   const auto routine_name = prescan(tokens, "--routine", "-R");
   if (!routine_name) throw UsageError("--routine is required (kbench --help lists the routines)");
@@ -250,9 +325,7 @@ CaseArgs apply_outer_flags(CaseArgs line_case, const CaseArgs& outer) {
       line_case.set(spec.name, {std::to_string(v)}, true);
     } else if (!line_case.given(spec.name)) {
       // Valued flags (-n, --random_seed, --backends, ...) fill in what a line leaves unsaid.
-      line_case.set(spec.name, spec.kind == FlagKind::text_list ? outer.list(spec.name)
-                                                                : std::vector<std::string>{outer.display(spec.name)},
-                    true);
+      line_case.set(spec.name, outer.values(spec.name), true);
     }
   }
   return line_case;

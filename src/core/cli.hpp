@@ -30,6 +30,10 @@ struct Invocation {
 // Parses one case (a command line or a testlist line) that names its routine. Throws UsageError.
 [[nodiscard]] CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& registry);
 
+// The cases of a sweep: one CaseArgs for every combination of the values of multi-valued numeric
+// flags (earlier flags vary slowest); a case without such flags is its own single case.
+[[nodiscard]] std::vector<CaseArgs> expand_sweep(const CaseArgs& args);
+
 // A testlist line's case with the outer command line's flags applied: the outer --output_path
 // replaces the line's, and outer switches (--refcheck, -v, --generate_repro_command, ...) add to it.
 [[nodiscard]] CaseArgs apply_outer_flags(CaseArgs line_case, const CaseArgs& outer);

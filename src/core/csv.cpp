@@ -45,7 +45,7 @@ const std::vector<std::string>& reference_columns() {
 // What kbench adds: the timer that really ran, the spread, and the refcheck verdict.
 const std::vector<std::string>& kbench_columns() {
   static const std::vector<std::string> columns = {"timer",      "calls_per_graph", "min_time", "max_time",
-                                                   "num_samples", "gpu_name",        "refcheck_status"};
+                                                   "num_samples", "gpu_name",        "refcheck_status", "baseline", "speedup_over_baseline"};
   return columns;
 }
 

@@ -9,8 +9,8 @@
 namespace kbench {
 
 enum class FlagKind {
-  integer,    // one integer value
-  real,       // one floating-point value
+  integer,    // an integer; several values sweep (kbench runs every combination)
+  real,       // a floating-point number; several values sweep
   text,       // one string value (choices may restrict it)
   text_list,  // one or more strings (--backends fa2 cudnn)
   boolean,    // present or not (store_true)

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/case_args.hpp"
@@ -41,6 +42,13 @@ class CaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A backend that turns out, while preparing a case, not to take it (e.g. a vendor library finds
+// no engine): the runner skips that backend with the reference's warning and goes on.
+class BackendUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // One configured problem of a routine, owning its device memory.
 class Case {
  public:
@@ -57,8 +65,17 @@ class Case {
   // Extra [VVERBOSE] lines (scales, lengths) after the tensors.
   virtual void describe(const Log& log) const = 0;
 
+  // Whether `backend` can run this case (dtypes, shapes); the routine's support() already said
+  // the backend runs on this GPU.
+  [[nodiscard]] virtual BackendSupport support(std::string_view /*backend*/) const { return {true, ""}; }
+  // Columns of the CSV this case fills itself (e.g. avg_actual_seq_len), by name.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> result_columns() const { return {}; }
+
   // Allocates `copies` input/output sets filled with random data from `seed`.
   virtual void allocate(int copies, uint64_t seed, cudaStream_t stream) = 0;
+  // Planning and workspace for `backend` (FlashInfer's plan()): after allocate, before any call
+  // of that backend, never timed.
+  virtual void prepare(std::string_view /*backend*/, cudaStream_t /*stream*/) {}
   // One call of `backend` on input set `copy`: no host synchronisation, capturable in a graph.
   virtual void launch(std::string_view backend, cudaStream_t stream, int copy) = 0;
   // Restores input set 0, poisons its outputs, runs `backend` once and the fp32 reference, and
@@ -81,6 +98,11 @@ class Routine {
   [[nodiscard]] virtual BackendSupport support(std::string_view backend, const DeviceInfo& device) const = 0;
   // Validates the values and builds the case (no device memory yet); throws CaseError.
   [[nodiscard]] virtual std::unique_ptr<Case> make_case(const CaseArgs& args) const = 0;
+  // The configuration columns of --baseline_csv (the vLLM decode sweep's CSV), after batch_size and
+  // the timings; empty when the routine has no such report.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> baseline_report(const CaseArgs& /*args*/) const {
+    return {};
+  }
 };
 
 }  // namespace kbench

@@ -135,6 +135,31 @@ CaseOutcome Runner::run_case(const CaseArgs& args) {
   }
 }
 
+std::vector<std::string> Runner::runnable_backends(const Routine& routine, const Case& problem,
+                                                   const CaseArgs& args) const {
+  std::vector<std::string> backends = args.has("backends") ? args.list("backends") : routine.default_backends();
+  const auto implemented = routine.backends();
+  std::erase_if(backends, [&](const std::string& b) {
+    BackendSupport support{false, "kbench has no " + b + " backend for this routine"};
+    if (std::find(implemented.begin(), implemented.end(), b) != implemented.end()) {
+      support = routine.support(b, device_);
+      if (support.supported) support = problem.support(b);
+    }
+    if (!support.supported) log_.warning(unsupported_warning(b, routine.name(), device_, support.reason));
+    return !support.supported;
+  });
+  // The baseline runs first, so every other backend's row can carry its speedup.
+  if (const auto baseline = args.optional_text("baseline")) {
+    const auto it = std::find(backends.begin(), backends.end(), *baseline);
+    if (it == backends.end()) {
+      log_.warning("--baseline " + *baseline + " is not among the backends that run; no speedups reported");
+    } else {
+      std::rotate(backends.begin(), it, it + 1);
+    }
+  }
+  return backends;
+}
+
 CaseOutcome Runner::run_checked(const CaseArgs& args) {
   const Routine& routine = *registry_.find(args.routine());
   log_.set_verbosity(args.count("verbose"));
@@ -150,18 +175,7 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   CsvWriter* writer = output_path ? &csv(*output_path) : nullptr;
 
   std::unique_ptr<Case> problem = routine.make_case(args);
-
-  std::vector<std::string> backends = args.has("backends") ? args.list("backends") : routine.default_backends();
-  const auto implemented = routine.backends();
-  std::erase_if(backends, [&](const std::string& b) {
-    if (std::find(implemented.begin(), implemented.end(), b) == implemented.end()) {
-      log_.warning(unsupported_warning(b, routine.name(), device_, "kbench has no " + b + " backend for this routine"));
-      return true;
-    }
-    const BackendSupport support = routine.support(b, device_);
-    if (!support.supported) log_.warning(unsupported_warning(b, routine.name(), device_, support.reason));
-    return !support.supported;
-  });
+  const std::vector<std::string> backends = runnable_backends(routine, *problem, args);
   if (backends.empty()) {
     log_.error("No backends to test. Exiting.");
     return {CaseStatus::skipped, "no backend of this case runs on this GPU"};
@@ -199,10 +213,17 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   problem->describe(log_);
 
   CaseOutcome outcome;
+  std::optional<Statistics> baseline;
   for (const std::string& backend : backends) {
     const std::string resolved = problem->resolved_backend(backend);
     const std::string label = backend == "auto" ? "auto(" + resolved + ")" : backend;
     std::string refcheck_status = "not_run";
+    try {
+      problem->prepare(backend, stream.get());
+    } catch (const BackendUnavailable& e) {
+      log_.warning(unsupported_warning(backend, routine.name(), device_, e.what()));
+      continue;
+    }
     if (refcheck) {
       const RefcheckResult result = problem->check(backend, stream.get());
       refcheck_status = result.passed() ? "passed" : "failed";
@@ -222,21 +243,36 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
     const TimingResult timed = time_gpu(
         [&](cudaStream_t s, int copy) { problem->launch(backend, s, copy); }, timing);
     for (const std::string& w : timed.warnings) log_.warning(w);
-    const double median = timed.stats.median;
-    const double tflops = problem->flops() / (1e9 * median);
-    const double tb_per_sec = problem->bytes() / (1e9 * median);
-    log_.perf(label, median, timed.stats.std, tflops, tb_per_sec);
+    const Statistics& stats = timed.stats;
+    const double tflops = problem->flops() / (1e9 * stats.median);
+    const double tb_per_sec = problem->bytes() / (1e9 * stats.median);
+    log_.perf(label, stats.median, stats.std, tflops, tb_per_sec);
+
+    const bool is_baseline = args.has("baseline") && backend == args.text("baseline");
+    std::string speedup;
+    if (is_baseline) {
+      baseline = stats;
+    } else if (baseline) {
+      speedup = number(baseline->median / stats.median);
+      char line[200];
+      std::snprintf(line, sizeof line, "%s speedup over %s: %.3fx (median %.4f ms vs %.4f ms)", label.c_str(),
+                    args.text("baseline").c_str(), baseline->median / stats.median, stats.median, baseline->median);
+      log_.info(line);
+      if (const auto path = args.optional_text("baseline_csv")) {
+        write_baseline_row(*path, routine, args, backend, stats, *baseline);
+      }
+    }
 
     if (writer != nullptr) {
       CsvRow row;
       for (const FlagSpec& spec : routine.flags()) row[spec.name] = args.display(spec.name);
       for (const char* shared : {"refcheck", "no_cuda_graph", "allow_output_mismatch", "random_seed", "case_tag",
-                                 "generate_repro_command", "enable_pdl"}) {
+                                 "generate_repro_command", "enable_pdl", "baseline"}) {
         row[shared] = args.display(shared);
       }
       row["routine"] = args.routine();
-      row["median_time"] = number(median);
-      row["std_time"] = number(timed.stats.std);
+      row["median_time"] = number(stats.median);
+      row["std_time"] = number(stats.std);
       row["tflops"] = number(tflops);
       row["tb_per_sec"] = number(tb_per_sec);
       row["backend"] = backend;
@@ -245,15 +281,45 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
       row["repro_command"] = args.flag("generate_repro_command") ? repro : "";
       row["timer"] = std::string(timer_name(timed.timer));
       row["calls_per_graph"] = std::to_string(timed.calls_per_graph);
-      row["min_time"] = number(timed.stats.min);
-      row["max_time"] = number(timed.stats.max);
-      row["num_samples"] = std::to_string(timed.stats.count);
+      row["min_time"] = number(stats.min);
+      row["max_time"] = number(stats.max);
+      row["num_samples"] = std::to_string(stats.count);
       row["gpu_name"] = device_.gpu_name();
       row["refcheck_status"] = refcheck_status;
+      row["speedup_over_baseline"] = speedup;
+      for (const auto& [column, value] : problem->result_columns()) row[column] = value;
       writer->write_row(row);
     }
   }
   return outcome;
+}
+
+void Runner::write_baseline_row(const std::string& path, const Routine& routine, const CaseArgs& args,
+                                const std::string& candidate, const Statistics& stats, const Statistics& baseline) {
+  const auto config = routine.baseline_report(args);
+  if (config.empty()) throw CaseError("--baseline_csv: routine " + args.routine() + " has no baseline report");
+  // The vLLM decode sweep's columns: batch_size, <candidate>_mean/_std, baseline_mean/_std,
+  // speedup_percent = (baseline - candidate) / baseline (a fraction, as that script writes it).
+  std::vector<std::string> columns = {"batch_size", candidate + "_mean", candidate + "_std", "baseline_mean",
+                                      "baseline_std", "speedup_percent"};
+  CsvRow row = {{"batch_size", args.display("batch_size")},
+                {candidate + "_mean", number(stats.mean)},
+                {candidate + "_std", number(stats.std)},
+                {"baseline_mean", number(baseline.mean)},
+                {"baseline_std", number(baseline.std)},
+                {"speedup_percent", number((baseline.mean - stats.mean) / baseline.mean)}};
+  for (const auto& [column, value] : config) {
+    columns.push_back(column);
+    row[column] = value;
+  }
+  const std::string key = path + "\n" + csv_line(columns);
+  auto it = baseline_writers_.find(key);
+  if (it == baseline_writers_.end()) {
+    auto w = std::make_unique<CsvWriter>(path, columns);
+    if (w->header_mismatch()) log_.warning("existing CSV " + path + " has a different header; appending anyway");
+    it = baseline_writers_.emplace(key, std::move(w)).first;
+  }
+  it->second->write_row(row);
 }
 
 int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& registry, std::ostream& out) {
@@ -294,22 +360,30 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
 
   Runner runner(registry, *device, out);
   if (invocation.command == Command::run_case) {
-    const CaseOutcome outcome = runner.run_case(args);
-    runner.count(outcome);
-    if (outcome.status == CaseStatus::failed) log.error(outcome.reason);
+    for (const CaseArgs& one : expand_sweep(args)) {
+      const CaseOutcome outcome = runner.run_case(one);
+      runner.count(outcome);
+      if (outcome.status == CaseStatus::failed) log.error(outcome.reason);
+    }
   } else {
     for (const TestlistLine& line : lines) {
-      CaseOutcome outcome;
+      std::vector<CaseArgs> cases;
       try {
         const std::vector<std::string> words = split_shell_words(line.text);
-        outcome = runner.run_case(apply_outer_flags(parse_case(words, registry), args));
+        cases = expand_sweep(apply_outer_flags(parse_case(words, registry), args));
       } catch (const UsageError& e) {
-        outcome = {CaseStatus::failed, e.what()};
-      }
-      runner.count(outcome);
-      if (outcome.status == CaseStatus::failed) {
+        runner.count({CaseStatus::failed, e.what()});
         log.error("Error running test: " + line.text);
-        log.error("line " + std::to_string(line.number) + ": " + outcome.reason);
+        log.error("line " + std::to_string(line.number) + ": " + e.what());
+        continue;
+      }
+      for (const CaseArgs& one : cases) {
+        const CaseOutcome outcome = runner.run_case(one);
+        runner.count(outcome);
+        if (outcome.status == CaseStatus::failed) {
+          log.error("Error running test: " + line.text);
+          log.error("line " + std::to_string(line.number) + ": " + outcome.reason);
+        }
       }
     }
     const RunSummary& s = runner.summary();

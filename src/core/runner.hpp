@@ -13,6 +13,7 @@
 #include "core/device_info.hpp"
 #include "core/log.hpp"
 #include "core/registry.hpp"
+#include "kbench/statistics.hpp"
 
 namespace kbench {
 
@@ -51,11 +52,18 @@ class Runner {
 
  private:
   CaseOutcome run_checked(const CaseArgs& args);
+  // The requested (or default) backends that can run this case, the baseline first; warns for
+  // each one skipped.
+  [[nodiscard]] std::vector<std::string> runnable_backends(const Routine& routine, const Case& problem,
+                                                           const CaseArgs& args) const;
+  void write_baseline_row(const std::string& path, const Routine& routine, const CaseArgs& args,
+                          const std::string& candidate, const Statistics& stats, const Statistics& baseline);
   const RoutineRegistry& registry_;
   DeviceInfo device_;
   Log log_;
   std::vector<std::string> columns_;
   std::map<std::string, std::unique_ptr<CsvWriter>> writers_;
+  std::map<std::string, std::unique_ptr<CsvWriter>> baseline_writers_;  // by path and header
   RunSummary summary_;
 };
 

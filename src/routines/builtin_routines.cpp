@@ -1,11 +1,13 @@
 #include "routines/builtin_routines.hpp"
 
+#include "routines/attention/attention_routines.hpp"
 #include "routines/norm/norm_routines.hpp"
 
 namespace kbench {
 
 RoutineRegistry make_builtin_registry() {
   RoutineRegistry registry;
+  register_attention_routines(registry);
   register_norm_routines(registry);
   return registry;
 }

@@ -23,6 +23,7 @@ Statistics summarize(std::span<const double> samples) {
 
   return Statistics{
       .median = median,
+      .mean = mean,
       .std = std::sqrt(squared_deviations / static_cast<double>(n)),
       .min = sorted.front(),
       .max = sorted.back(),

@@ -61,8 +61,12 @@ TEST_F(Cli, SharedFlagDefaultsMatchTheReference) {
 }
 
 TEST_F(Cli, ShortFlagsEqualsFormsAndRepeats) {
-  const CaseArgs a = parse("--routine=rmsnorm --batch_size=8 --hidden_size 16 -n 7 -d 0 -v -v --batch_size 9");
-  EXPECT_EQ(a.integer("batch_size"), 9);  // last one wins, as with argparse
+  const CaseArgs a = parse("--routine=rmsnorm --batch_size=8 --hidden_size 16 -n 7 -d 0 -v -v --input_dtype float16 "
+                           "--input_dtype bfloat16 --batch_size 9 10 --batch_size=11");
+  EXPECT_EQ(a.integer("batch_size"), 11);  // a flag given twice keeps its last occurrence, as with argparse
+  EXPECT_EQ(a.text("input_dtype"), "bfloat16");
+  EXPECT_EQ(parse("-R rmsnorm --batch_size 1 2 --hidden_size 8 --batch_size 3 4").values("batch_size"),
+            (std::vector<std::string>{"3", "4"}));
   EXPECT_EQ(a.integer("num_iters"), 7);
   EXPECT_EQ(a.integer("dry_run_iters"), 0);
   EXPECT_EQ(a.count("verbose"), 2);
@@ -71,6 +75,36 @@ TEST_F(Cli, ShortFlagsEqualsFormsAndRepeats) {
 TEST_F(Cli, SeveralBackends) {
   const CaseArgs a = parse("--routine rmsnorm --backends cuda cute-dsl --batch_size 1 --hidden_size 8");
   EXPECT_EQ(a.list("backends"), (std::vector<std::string>{"cuda", "cute-dsl"}));
+}
+
+TEST_F(Cli, NumericFlagsSweepEveryCombination) {
+  const CaseArgs a = parse("-R rmsnorm --batch_size 1 2 3 --hidden_size 64 128 --eps 1e-5 --num_heads 4");
+  const auto cases = expand_sweep(a);
+  ASSERT_EQ(cases.size(), 6u);
+  // Earlier flags vary slowest.
+  EXPECT_EQ(cases[0].integer("batch_size"), 1);
+  EXPECT_EQ(cases[0].integer("hidden_size"), 64);
+  EXPECT_EQ(cases[1].integer("batch_size"), 1);
+  EXPECT_EQ(cases[1].integer("hidden_size"), 128);
+  EXPECT_EQ(cases[5].integer("batch_size"), 3);
+  EXPECT_EQ(cases[5].integer("hidden_size"), 128);
+  for (const CaseArgs& c : cases) {
+    EXPECT_EQ(c.integer("num_heads"), 4);
+    EXPECT_TRUE(c.given("batch_size"));
+    // Each case's repro command names its own single values.
+    const auto words = split_shell_words(repro_command(c));
+    const std::vector<std::string> args(words.begin() + 1, words.end());
+    EXPECT_EQ(expand_sweep(parse_case(args, registry)).size(), 1u);
+  }
+  EXPECT_THROW((void)a.integer("batch_size"), std::logic_error);  // unexpanded
+  EXPECT_EQ(expand_sweep(parse("-R rmsnorm --batch_size 1 --hidden_size 8")).size(), 1u);
+}
+
+TEST_F(Cli, SweepValuesAreEachValidated) {
+  EXPECT_NE(usage_error("-R rmsnorm --batch_size 1 x --hidden_size 8").find("'x' is not an integer"), std::string::npos);
+  EXPECT_NE(usage_error("-R rmsnorm --batch_size 1 --hidden_size 8 -n 5 0").find("--num_iters"), std::string::npos);
+  EXPECT_NE(usage_error("-R rmsnorm --batch_size 1 --hidden_size 8 --baseline_csv x.csv").find("needs --baseline"),
+            std::string::npos);
 }
 
 TEST_F(Cli, NegativeNumbersAreValues) {

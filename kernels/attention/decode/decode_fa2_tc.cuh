@@ -1,0 +1,811 @@
+// kbench's tensor-core decode-attention kernel ("fa2_tc", FlashInfer's tensor-core decode in the
+// FlashAttention-2 style on mma.sync). Private to kernels/attention/decode: the public entry is
+// launch_decode(DecodeKernel::fa2_tc, ...); decode_fa2_tc_launch.cu validates and dispatches to the
+// per-KV-dtype translation units decode_fa2_tc_<kv>.cu, each of which instantiates the kernel for
+// head_dim 64, 128 and 256.
+//
+// One CTA (4 warps, 128 threads) per (work item, M tile of 16 query heads): blockIdx.x is the work
+// item, blockIdx.y the M tile (groups of up to 16 query heads need one; larger groups re-read the
+// item's KV, mostly from L2). The `group` query heads of the kv head are the M rows of
+// mma.sync.m16n8k16 (padded with zero rows to 16), so every K/V element is read from HBM once for
+// all of them.
+//
+// Main loop, per tile of 64 tokens (kTileTokens):
+//  * Loads: K and V rows of the tile go to shared memory by 16-byte cp.async.cg (L2 only) into a
+//    kStages-deep ring of stages; the ring keeps up to kStages - 1 tiles in flight while one is
+//    consumed (one __syncthreads per tile). The address of every token's K row (page-table lookup:
+//    any page size, NHD or HND; its V row is a constant offset away) is computed by threads 0..63
+//    kStages tiles ahead and kept in shared memory; the page-index load for tile j + kStages is
+//    issued at the top of iteration j and consumed at its end, so its latency hides behind the
+//    tile's math. Rows past the end of the range load the range's last token (finite data; their
+//    logits are masked to -inf, so P = 0): the loader needs no predicate and no zero fill.
+//  * Shared-memory layout: [64 tokens][head_dim * sizeof(kv)] per K / V tile, 16-byte chunks XOR
+//    swizzled by the row (chunk ^ (row & 7); fp8 head_dim 64 rows are 4 chunks: chunk ^ ((row >> 1)
+//    & 3)), so cp.async stores and ldmatrix loads are bank-conflict free.
+//  * Math: warp w owns tokens [16 w, 16 w + 16) of every tile and keeps its own online-softmax
+//    state (row max, partial row sums, O accumulators 16 x head_dim fp32 in registers). S = Q K^T:
+//    Q fragments (A, 16 x head_dim) stay in registers; K fragments (B) come by ldmatrix.x4 (tokens
+//    on N). P = exp2(S * scale - m) is converted in registers into the A operand of P V (tokens on
+//    K); V fragments by ldmatrix.x4.trans (head_dim on N). O is rescaled only when a row max of the
+//    warp moved.
+//  * fp8 KV (e4m3 / e5m2): shared memory holds the fp8 bytes (half the traffic); ldmatrix loads
+//    them as if they were 16-bit pairs and the registers are converted to fp16 (exact for both
+//    formats: cvt.rn.f16x2.e4m3x2 on sm_89+, a bit trick plus one multiply on sm_80; e5m2 is a
+//    byte permute). The head_dim positions that ldmatrix hands a thread for K are permuted within
+//    each 16-dim block; the Q fragments use the same permutation. For V, an 8x8 transpose of byte
+//    pairs gives every thread two tokens x two dims; a byte permute splits them into the B
+//    fragments of the even and odd dims (two n tiles), so the O columns are permuted likewise and
+//    un-permuted at the end. fp8 KV uses fp16 MMAs (bf16 / fp16 KV: MMAs of the KV type); q is
+//    converted to the MMA type when loaded; k_scale, q_scale and sm_scale fold into the logit scale,
+//    v_scale into the output.
+//  * End: the four warps' (m, l, O) merge through shared memory (reusing the stage ring); the
+//    item writes either the final output (out_dtype; fp8: o / out_scale, RNE, saturated) or its
+//    normalised partial output and log-sum-exp (workspace, fp32; partial_lse starts after
+//    merge_indptr[batch * num_kv_heads] slots of partial_o).
+//
+// Shared memory per CTA and resident CTAs per H100 SM (228 KB), kStages by the tile's K + V bytes;
+// registers (sm_90a) in brackets, no spills:
+//   head_dim 64,  fp8:  8 KB tiles, 6 stages,  54 KB: 4 CTAs  (~111 regs)
+//   head_dim 64,  16b: 16 KB tiles, 4 stages,  69 KB: 3 CTAs  (~114 regs)
+//   head_dim 128, fp8: 16 KB tiles, 4 stages,  71 KB: 3 CTAs  (~158 regs)
+//   head_dim 128, 16b: 32 KB tiles, 3 stages, 102 KB: 2 CTAs  (~176 regs)
+//   head_dim 256, fp8: 32 KB tiles, 3 stages, 106 KB: 2 CTAs  (~241 regs)
+//   head_dim 256, 16b: 64 KB tiles, 3 stages, 202 KB: 1 CTA   (~255 regs); 2 stages (138 KB) where a
+//                      block may not have 202 KB (A100: 163 KB).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "kernels/attention/decode/decode_internal.hpp"
+
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#endif
+
+namespace kbench::kernels::decode_tc_detail {
+
+// Element codes of q and out (runtime: the conversion is cheap and happens once per element).
+enum ElemCode : int { kBf16 = 0, kF16 = 1, kE4m3 = 2, kE5m2 = 3 };
+
+// Kernel arguments (by value). Byte offsets and strides into the cache.
+struct TcArgs {
+  const void* q;
+  void* out;
+  const uint8_t* kv;                 // cache base
+  const int32_t* indptr;
+  const int32_t* indices;
+  const DecodeWorkItem* items;
+  const int32_t* merge_indptr;       // its last entry is the number of partial slots
+  float* partial_o;                  // workspace base (partial_o, then partial_lse)
+  int64_t page_stride;               // bytes between pages
+  int64_t slot_stride;               // bytes between slots of a page
+  int64_t head_stride;               // bytes between kv heads
+  int64_t v_offset;                  // bytes from a K row to its V row
+  int page_size;
+  int batch;
+  int num_kv_heads;
+  int num_qo_heads;
+  int group;
+  int q_code;
+  int out_code;
+  float scale_log2;                  // sm_scale * q_scale * k_scale * log2(e)
+  float v_scale;
+  float out_scale;
+};
+
+// One per translation unit decode_fa2_tc_<kv>.cu. max_smem: the device's opt-in shared memory
+// per block (bytes).
+#define KBENCH_FA2_TC_DECLARE(NAME)                                                                   \
+  [[nodiscard]] cudaError_t launch_##NAME(const TcArgs& args, int head_dim, int num_items, int m_tiles, \
+                                          int max_smem, int device, bool pdl, cudaStream_t stream)
+KBENCH_FA2_TC_DECLARE(bf16);
+KBENCH_FA2_TC_DECLARE(fp16);
+KBENCH_FA2_TC_DECLARE(e4m3);
+KBENCH_FA2_TC_DECLARE(e5m2);
+#undef KBENCH_FA2_TC_DECLARE
+
+// ------------------------------------------------------------------------------------------------
+// Configuration and the shared-memory geometry (host and device: the CPU sanity check uses it).
+// ------------------------------------------------------------------------------------------------
+
+inline constexpr int kWarps = 4;
+inline constexpr int kThreads = 32 * kWarps;
+inline constexpr int kTileTokens = 16 * kWarps;  // 16 tokens per warp and tile
+inline constexpr int kMRows = 16;                // query heads per CTA (M of the MMA)
+
+constexpr int default_stages(int head_dim, int kv_bytes) {
+  const int tile_bytes = 2 * kTileTokens * head_dim * kv_bytes;
+  return tile_bytes <= 8192 ? 6 : (tile_bytes <= 16384 ? 4 : 3);
+}
+
+template <int D, int kKvBytes, int kStages>
+struct TcConfig {
+  static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
+  static_assert(kKvBytes == 1 || kKvBytes == 2, "16-bit or fp8 KV");
+  static_assert(kStages >= 2, "at least double buffering");
+  static constexpr bool kFp8 = kKvBytes == 1;
+  static constexpr int kRowBytes = D * kKvBytes;        // one token's row of one head
+  static constexpr int kCpr = kRowBytes / 16;            // 16-byte chunks per row: 4..32
+  static_assert(kCpr >= 4 && kThreads % kCpr == 0);
+  static constexpr int kTileBytes = kTileTokens * kRowBytes;  // K (or V) of one tile
+  static constexpr int kStageBytes = 2 * kTileBytes;
+  static constexpr int kRowsPerPass = kThreads / kCpr;   // loader: rows per pass of the CTA
+  static constexpr int kLoadPasses = kTileTokens / kRowsPerPass;
+  static constexpr int kQStride = D + 8;                 // Q in shared memory: 16-bit elements
+  static constexpr int kOStride = D + 8;                 // merge: floats per row
+  static constexpr int kQOffset = kStages * kStageBytes;
+  static constexpr int kOffsOffset = kQOffset + kMRows * kQStride * 2;
+  static constexpr int kMlOffset = kOffsOffset + kStages * kTileTokens * 8;
+  static constexpr int kSmemBytes = kMlOffset + 2 * kWarps * kMRows * 4;
+  static constexpr int kMergeBytes = kWarps * kMRows * kOStride * 4;
+  static_assert(kMergeBytes <= kStages * kStageBytes, "the merge reuses the stage ring");
+  // Resident CTAs per SM the shared memory allows on an H100 (bounds the registers ptxas may use).
+  static constexpr int kFitH100 = 233472 / (kSmemBytes + 1024);  // 228 KB per SM, 1 KB reserved per CTA
+  static constexpr int kMinBlocks = kFitH100 < 1 ? 1 : (kFitH100 > 4 ? 4 : kFitH100);
+
+  // Byte offset of 16-byte chunk `chunk` of row `row` within a K or V tile.
+  __host__ __device__ static constexpr int swizzle_xor(int row) {
+    return kCpr >= 8 ? (row & 7) : ((row >> 1) & 3);
+  }
+  __host__ __device__ static constexpr int tile_offset(int row, int chunk) {
+    return row * kRowBytes + ((chunk ^ swizzle_xor(row)) << 4);
+  }
+
+  // ldmatrix lane addressing. Each x4 ldmatrix reads four 8x8 matrices of 16-bit elements (rows of
+  // 16 bytes); lane l gives the row address of matrix l / 8, row l % 8. The row of lane `lane`
+  // within the warp's 16 tokens and the low bits of the logical chunk are lane constants; the
+  // per-step chunk base (a multiple of 2 or 4) is XORed in: phys = (base ^ lane_bits) ^ swz(row).
+  //   16-bit K  (non-trans): matrix (n tile nt = mi / 2, chunk 2 kk + mi % 2)
+  //   16-bit V  (trans)    : matrix (token half mi % 2, chunk 2 c16 + mi / 2)
+  //   fp8 K     (non-trans): matrix (tokens 8 nt.., chunk 4 k64 + mi), one ldmatrix per n tile
+  //   fp8 V     (trans)    : matrix (token half mi % 2, chunk 2 c32 + mi / 2)
+  __host__ __device__ static constexpr int k_lane_row(int lane) {
+    return kFp8 ? (lane & 7) : (((lane >> 4) & 1) * 8 + (lane & 7));
+  }
+  __host__ __device__ static constexpr int k_lane_chunk_bits(int lane) {
+    return kFp8 ? ((lane >> 3) & 3) : ((lane >> 3) & 1);
+  }
+  __host__ __device__ static constexpr int v_lane_row(int lane) { return ((lane >> 3) & 1) * 8 + (lane & 7); }
+  __host__ __device__ static constexpr int v_lane_chunk_bits(int lane) { return (lane >> 4) & 1; }
+};
+
+template <class KvT>
+struct KvInfo;
+
+#if defined(__CUDACC__)
+
+// ------------------------------------------------------------------------------------------------
+// PTX helpers
+// ------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, L2 only.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// D += A B, m16n8k16, fp32 accumulators.
+template <bool kF16>
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (kF16) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Two floats -> one 32-bit register of the MMA type, `lo` in the low half.
+template <bool kF16>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (kF16) {
+    asm("cvt.rn.f16x2.f32 %0, %2, %1;\n" : "=r"(r) : "f"(lo), "f"(hi));
+  } else {
+    asm("cvt.rn.bf16x2.f32 %0, %2, %1;\n" : "=r"(r) : "f"(lo), "f"(hi));
+  }
+  return r;
+}
+
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------
+// fp8 -> fp16 (exact for e4m3 and e5m2)
+// ------------------------------------------------------------------------------------------------
+
+// Four fp8 bytes x = [b0 b1 b2 b3] -> lo = f16x2(b0, b1), hi = f16x2(b2, b3) (first in the low half).
+template <bool kE4m3>
+__device__ __forceinline__ void fp8x4_to_f16(uint32_t x, uint32_t& lo, uint32_t& hi) {
+  if constexpr (!kE4m3) {
+    // e5m2 is the upper byte of an fp16.
+    lo = __byte_perm(x, 0u, 0x1404);
+    hi = __byte_perm(x, 0u, 0x3424);
+  } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
+        : "=r"(lo), "=r"(hi)
+        : "r"(x));
+#else
+    // Each byte into the upper byte of an fp16 half, exponent and mantissa shifted right by one:
+    // the fp16 with e4m3's bits, 2^-8 times the value (subnormals included); one multiply by 2^8.
+    const uint32_t a = __byte_perm(x, 0u, 0x1404);
+    const uint32_t b = __byte_perm(x, 0u, 0x3424);
+    const uint32_t ta = (a & 0x80008000u) | ((a >> 1) & 0x3F803F80u);
+    const uint32_t tb = (b & 0x80008000u) | ((b >> 1) & 0x3F803F80u);
+    const uint32_t k256 = 0x5C005C00u;
+    asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(lo) : "r"(ta), "r"(k256));
+    asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(hi) : "r"(tb), "r"(k256));
+#endif
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// q / out element conversions (runtime element code)
+// ------------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ float fp8_to_float(uint32_t byte, bool e4m3) {
+  const __half_raw h = __nv_cvt_fp8_to_halfraw(static_cast<__nv_fp8_storage_t>(byte), e4m3 ? __NV_E4M3 : __NV_E5M2);
+  return __half2float(__half(h));
+}
+
+// Eight consecutive q elements (a 16-byte vector for 16-bit q, 8 bytes for fp8) as floats.
+__device__ __forceinline__ void load_q8(const void* q, int64_t elem, int code, float (&f)[8]) {
+  if (code == kBf16 || code == kF16) {
+    const uint4 v = *reinterpret_cast<const uint4*>(static_cast<const uint16_t*>(q) + elem);
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (code == kBf16) {
+        f[2 * j] = __uint_as_float(w[j] << 16);
+        f[2 * j + 1] = __uint_as_float(w[j] & 0xFFFF0000u);
+      } else {
+        __half2 h;
+        memcpy(&h, &w[j], 4);
+        const float2 t = __half22float2(h);
+        f[2 * j] = t.x;
+        f[2 * j + 1] = t.y;
+      }
+    }
+  } else {
+    const uint2 v = *reinterpret_cast<const uint2*>(static_cast<const uint8_t*>(q) + elem);
+    const bool e4m3 = code == kE4m3;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      f[j] = fp8_to_float((v.x >> (8 * j)) & 0xFFu, e4m3);
+      f[4 + j] = fp8_to_float((v.y >> (8 * j)) & 0xFFu, e4m3);
+    }
+  }
+}
+
+// Four consecutive output elements.
+__device__ __forceinline__ void store_out4(void* out, int64_t elem, int code, float out_scale, const float (&y)[4]) {
+  if (code == kBf16) {
+    uint2 v;
+    v.x = pack2<false>(y[0], y[1]);
+    v.y = pack2<false>(y[2], y[3]);
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(out) + elem) = v;
+  } else if (code == kF16) {
+    uint2 v;
+    v.x = pack2<true>(y[0], y[1]);
+    v.y = pack2<true>(y[2], y[3]);
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(out) + elem) = v;
+  } else {
+    const __nv_fp8_interpretation_t kind = code == kE4m3 ? __NV_E4M3 : __NV_E5M2;
+    const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(y[0] / out_scale, y[1] / out_scale), __NV_SATFINITE, kind);
+    const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(y[2] / out_scale, y[3] / out_scale), __NV_SATFINITE, kind);
+    *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(out) + elem) = lo | (hi << 16);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The kernel
+// ------------------------------------------------------------------------------------------------
+
+template <>
+struct KvInfo<__nv_bfloat16> {
+  static constexpr int kBytes = 2;
+  static constexpr bool kF16Mma = false;
+  static constexpr bool kE4m3 = false;
+};
+template <>
+struct KvInfo<__half> {
+  static constexpr int kBytes = 2;
+  static constexpr bool kF16Mma = true;
+  static constexpr bool kE4m3 = false;
+};
+template <>
+struct KvInfo<__nv_fp8_e4m3> {
+  static constexpr int kBytes = 1;
+  static constexpr bool kF16Mma = true;
+  static constexpr bool kE4m3 = true;
+};
+template <>
+struct KvInfo<__nv_fp8_e5m2> {
+  static constexpr int kBytes = 1;
+  static constexpr bool kF16Mma = true;
+  static constexpr bool kE4m3 = false;
+};
+
+// Address of a token's K row in the cache, from its page and slot.
+__device__ __forceinline__ const uint8_t* token_row(const TcArgs& a, int page, int slot, int64_t head_off) {
+  return a.kv + (static_cast<int64_t>(page) * a.page_stride + static_cast<int64_t>(slot) * a.slot_stride + head_off);
+}
+
+template <int D, class KvT, int kStages>
+__global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kStages>::kMinBlocks))
+    fa2_tc_kernel(const TcArgs a) {
+  using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages>;
+  constexpr bool kFp8 = Cfg::kFp8;
+  constexpr bool kF16 = KvInfo<KvT>::kF16Mma;
+  constexpr bool kE4m3 = KvInfo<KvT>::kE4m3;
+  constexpr int kKSteps = D / 16;  // k steps of S = Q K^T
+  constexpr int kNTiles = D / 8;   // n tiles of O
+
+  extern __shared__ __align__(128) uint8_t smem[];
+  uint8_t* const q_smem = smem + Cfg::kQOffset;
+  const uint8_t** const rows = reinterpret_cast<const uint8_t**>(smem + Cfg::kOffsOffset);
+  float* const sm_m = reinterpret_cast<float*>(smem + Cfg::kMlOffset);
+  float* const sm_l = sm_m + kWarps * kMRows;
+  const uint32_t smem_base = smem_u32(smem);
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int gr = lane >> 2;  // fragment row (query head) and n index
+  const int qd = lane & 3;   // fragment column pair
+
+  pdl_wait();
+
+  const DecodeWorkItem* const item = a.items + blockIdx.x;
+  const int request = __ldg(&item->request);
+  const int kv_head = __ldg(&item->kv_head);
+  const int token_begin = __ldg(&item->token_begin);
+  const int token_end = __ldg(&item->token_end);
+  const int partial_slot = __ldg(&item->partial_slot);
+  const int g0 = static_cast<int>(blockIdx.y) * kMRows;
+  const int rows_valid = min(kMRows, a.group - g0);
+  const int page_base = __ldg(a.indptr + request);
+  const int64_t head_off = static_cast<int64_t>(kv_head) * a.head_stride;
+  const int len = max(token_end - token_begin, 0);
+  const int num_tiles = (len + kTileTokens - 1) / kTileTokens;
+  const int P = a.page_size;
+
+  // K row addresses of tiles 0 .. kStages-1 (threads 0..63: one token each). Tokens past the end
+  // of the range load the range's last token instead (finite data; the logits are masked, so
+  // their P is 0): no zero fill, no predicate in the loader.
+  if (tid < kTileTokens && len > 0) {
+    int tok[kStages];
+    int page[kStages];
+#pragma unroll
+    for (int t = 0; t < kStages; ++t) {
+      tok[t] = min(token_begin + t * kTileTokens + tid, token_end - 1);
+      page[t] = __ldg(a.indices + page_base + tok[t] / P);
+    }
+#pragma unroll
+    for (int t = 0; t < kStages; ++t) rows[t * kTileTokens + tid] = token_row(a, page[t], tok[t] % P, head_off);
+  }
+
+  // Q rows g0 .. g0+15 of this kv head -> shared memory, converted to the MMA type (zero rows past
+  // the group).
+  {
+    constexpr int kVecPerRow = D / 8;
+    const int64_t q_row0 =
+        static_cast<int64_t>(request) * a.num_qo_heads + static_cast<int64_t>(kv_head) * a.group + g0;
+    for (int v = tid; v < kMRows * kVecPerRow; v += kThreads) {
+      const int row = v / kVecPerRow;
+      const int c8 = v % kVecPerRow;
+      float f[8];
+      if (row < rows_valid) {
+        load_q8(a.q, (q_row0 + row) * D + c8 * 8, a.q_code, f);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) f[j] = 0.0f;
+      }
+      uint4 p;
+      p.x = pack2<kF16>(f[0], f[1]);
+      p.y = pack2<kF16>(f[2], f[3]);
+      p.z = pack2<kF16>(f[4], f[5]);
+      p.w = pack2<kF16>(f[6], f[7]);
+      *reinterpret_cast<uint4*>(q_smem + (row * Cfg::kQStride + c8 * 8) * 2) = p;
+    }
+  }
+  __syncthreads();
+
+  // Loader: thread tid copies chunk tid % kCpr of rows tid / kCpr + i * kRowsPerPass, K and V.
+  const int ld_chunk = tid % Cfg::kCpr;
+  const int ld_row0 = tid / Cfg::kCpr;
+  auto issue_tile = [&](int stage, const uint8_t* const* tile_rows) {
+    const uint32_t stage_addr = smem_base + stage * Cfg::kStageBytes;
+#pragma unroll
+    for (int i = 0; i < Cfg::kLoadPasses; ++i) {
+      const int row = ld_row0 + i * Cfg::kRowsPerPass;
+      const uint8_t* src = tile_rows[row] + ld_chunk * 16;
+      const uint32_t dst = stage_addr + Cfg::tile_offset(row, ld_chunk);
+      cp_async16(dst, src);
+      cp_async16(dst + Cfg::kTileBytes, src + a.v_offset);
+    }
+  };
+
+#pragma unroll
+  for (int t = 0; t < kStages - 1; ++t) {
+    if (t < num_tiles) issue_tile(t, rows + t * kTileTokens);
+    cp_async_commit();
+  }
+
+  // Q fragments (A operand, one per k step of 16 head_dim positions).
+  uint32_t qa[kKSteps][4];
+  if constexpr (!kFp8) {
+    const int row = (lane & 7) + ((lane >> 3) & 1) * 8;
+    const int col = ((lane >> 4) & 1) * 8;
+    const uint32_t base = smem_u32(q_smem) + (row * Cfg::kQStride + col) * 2;
+#pragma unroll
+    for (int kk = 0; kk < kKSteps; ++kk) ldsm_x4(base + kk * 32, qa[kk]);
+  } else {
+    // fp8 K: the thread's B registers of k step kk hold head_dim 16 kk + 4 qd + {0, 1} (k 2 qd + {0, 1})
+    // and 16 kk + 4 qd + {2, 3} (k 2 qd + 8 + {0, 1}).
+#pragma unroll
+    for (int kk = 0; kk < kKSteps; ++kk) {
+      const uint2 lo = *reinterpret_cast<const uint2*>(q_smem + (gr * Cfg::kQStride + 16 * kk + 4 * qd) * 2);
+      const uint2 hi = *reinterpret_cast<const uint2*>(q_smem + ((gr + 8) * Cfg::kQStride + 16 * kk + 4 * qd) * 2);
+      qa[kk][0] = lo.x;
+      qa[kk][1] = hi.x;
+      qa[kk][2] = lo.y;
+      qa[kk][3] = hi.y;
+    }
+  }
+
+  // Per-lane ldmatrix addresses (relative to a stage), see TcConfig.
+  const int k_row = warp * 16 + Cfg::k_lane_row(lane);
+  const uint32_t k_lane_base = static_cast<uint32_t>(k_row * Cfg::kRowBytes);
+  const int k_xor = Cfg::k_lane_chunk_bits(lane) ^ Cfg::swizzle_xor(k_row);
+  const int v_row = warp * 16 + Cfg::v_lane_row(lane);
+  const uint32_t v_lane_base = static_cast<uint32_t>(v_row * Cfg::kRowBytes + Cfg::kTileBytes);
+  const int v_xor = Cfg::v_lane_chunk_bits(lane) ^ Cfg::swizzle_xor(v_row);
+
+  float o[kNTiles][4];
+#pragma unroll
+  for (int n = 0; n < kNTiles; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m0 = -INFINITY, m1 = -INFINITY;  // rows gr, gr + 8 (log2 domain)
+  float l0 = 0.0f, l1 = 0.0f;            // this thread's partial row sums
+  const float scale = a.scale_log2;
+
+  int stage_compute = 0;
+  int stage_load = kStages - 1;
+  for (int j = 0; j < num_tiles; ++j) {
+    // Page index of tile j + kStages (consumed at the end of the iteration).
+    const bool pf = tid < kTileTokens && j + kStages < num_tiles;
+    const int pf_tok = min(token_begin + (j + kStages) * kTileTokens + tid, token_end - 1);
+    const int pf_page = pf ? __ldg(a.indices + page_base + pf_tok / P) : 0;
+
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (j + kStages - 1 < num_tiles) issue_tile(stage_load, rows + stage_load * kTileTokens);
+    cp_async_commit();
+
+    const uint32_t stage_addr = smem_base + stage_compute * Cfg::kStageBytes;
+    const uint32_t k_addr = stage_addr + k_lane_base;
+    const uint32_t v_addr = stage_addr + v_lane_base;
+
+    // S = Q K^T: s[nt] covers tokens 16 warp + 8 nt + 2 qd + {0, 1} of rows gr, gr + 8.
+    float s[2][4];
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+    if constexpr (!kFp8) {
+#pragma unroll
+      for (int kk = 0; kk < kKSteps; ++kk) {
+        uint32_t b[4];
+        ldsm_x4(k_addr + (((2 * kk) ^ k_xor) << 4), b);
+        mma16816<kF16>(s[0], qa[kk], b[0], b[1]);
+        mma16816<kF16>(s[1], qa[kk], b[2], b[3]);
+      }
+    } else {
+#pragma unroll
+      for (int k64 = 0; k64 < D / 64; ++k64) {
+        uint32_t b0[4], b1[4];
+        ldsm_x4(k_addr + (((4 * k64) ^ k_xor) << 4), b0);
+        ldsm_x4(k_addr + 8 * Cfg::kRowBytes + (((4 * k64) ^ k_xor) << 4), b1);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          uint32_t lo, hi;
+          fp8x4_to_f16<kE4m3>(b0[i], lo, hi);
+          mma16816<true>(s[0], qa[4 * k64 + i], lo, hi);
+          fp8x4_to_f16<kE4m3>(b1[i], lo, hi);
+          mma16816<true>(s[1], qa[4 * k64 + i], lo, hi);
+        }
+      }
+    }
+
+    // Scale to the log2 domain; mask tokens past the end of the range.
+    const int tokens_left = token_end - (token_begin + j * kTileTokens);
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[nt][e] *= scale;
+    }
+    if (tokens_left < kTileTokens) {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int tok = warp * 16 + nt * 8 + 2 * qd + (e & 1);
+          if (tok >= tokens_left) s[nt][e] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax (rows gr and gr + 8; the quad of lanes 4 gr .. 4 gr + 3 shares a row).
+    float mx0 = fmaxf(fmaxf(s[0][0], s[0][1]), fmaxf(s[1][0], s[1][1]));
+    float mx1 = fmaxf(fmaxf(s[0][2], s[0][3]), fmaxf(s[1][2], s[1][3]));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+    const float mn0 = fmaxf(m0, mx0);
+    const float mn1 = fmaxf(m1, mx1);
+    const float base0 = mn0 == -INFINITY ? 0.0f : mn0;
+    const float base1 = mn1 == -INFINITY ? 0.0f : mn1;
+    const float corr0 = ex2(m0 - base0);
+    const float corr1 = ex2(m1 - base1);
+    m0 = mn0;
+    m1 = mn1;
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      s[nt][0] = ex2(s[nt][0] - base0);
+      s[nt][1] = ex2(s[nt][1] - base0);
+      s[nt][2] = ex2(s[nt][2] - base1);
+      s[nt][3] = ex2(s[nt][3] - base1);
+    }
+    l0 = fmaf(l0, corr0, (s[0][0] + s[0][1]) + (s[1][0] + s[1][1]));
+    l1 = fmaf(l1, corr1, (s[0][2] + s[0][3]) + (s[1][2] + s[1][3]));
+    // Rescale O only when a row max of the warp moved (rare once the running max settles).
+    if (__any_sync(0xffffffffu, corr0 != 1.0f || corr1 != 1.0f)) {
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+        o[n][0] *= corr0;
+        o[n][1] *= corr0;
+        o[n][2] *= corr1;
+        o[n][3] *= corr1;
+      }
+    }
+
+    // P as the A operand (tokens on K): the S accumulators of n tiles 0 and 1 are exactly the
+    // A fragment of the 16 tokens.
+    uint32_t pa[4];
+    pa[0] = pack2<kF16>(s[0][0], s[0][1]);
+    pa[1] = pack2<kF16>(s[0][2], s[0][3]);
+    pa[2] = pack2<kF16>(s[1][0], s[1][1]);
+    pa[3] = pack2<kF16>(s[1][2], s[1][3]);
+
+    // O += P V.
+    if constexpr (!kFp8) {
+#pragma unroll
+      for (int c16 = 0; c16 < D / 16; ++c16) {
+        uint32_t b[4];
+        ldsm_x4_trans(v_addr + (((2 * c16) ^ v_xor) << 4), b);
+        mma16816<kF16>(o[2 * c16], pa, b[0], b[1]);
+        mma16816<kF16>(o[2 * c16 + 1], pa, b[2], b[3]);
+      }
+    } else {
+      // b[2h] / b[2h+1]: tokens 2qd, 2qd+1 / 8+2qd, 8+2qd+1 of head_dim 16 (2 c32 + h) + 2 gr + {0, 1}
+      // (bytes [t0 d0, t0 d1, t1 d0, t1 d1]); even dims -> n tile 2 (2 c32 + h), odd -> +1.
+#pragma unroll
+      for (int c32 = 0; c32 < D / 32; ++c32) {
+        uint32_t b[4];
+        ldsm_x4_trans(v_addr + (((2 * c32) ^ v_xor) << 4), b);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint32_t e0, o0, e1, o1;
+          fp8x4_to_f16<kE4m3>(__byte_perm(b[2 * h], 0u, 0x3120), e0, o0);
+          fp8x4_to_f16<kE4m3>(__byte_perm(b[2 * h + 1], 0u, 0x3120), e1, o1);
+          const int cc = 2 * c32 + h;
+          mma16816<true>(o[2 * cc], pa, e0, e1);
+          mma16816<true>(o[2 * cc + 1], pa, o0, o1);
+        }
+      }
+    }
+
+    // Row addresses of tile j + kStages into the slot tile j used (free: tile j's loads were
+    // issued kStages - 1 iterations ago, before the barrier above).
+    if (pf) rows[stage_compute * kTileTokens + tid] = token_row(a, pf_page, pf_tok % P, head_off);
+    stage_compute = stage_compute + 1 == kStages ? 0 : stage_compute + 1;
+    stage_load = stage_load + 1 == kStages ? 0 : stage_load + 1;
+  }
+
+  pdl_launch_dependents();
+
+  // ---- Merge the four warps' states through shared memory (the stage ring is free after this
+  // barrier: only empty cp.async groups can be pending).
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  cp_async_wait<0>();
+  __syncthreads();
+  float* const so = reinterpret_cast<float*>(smem);
+  if (qd == 0) {
+    sm_m[warp * kMRows + gr] = m0;
+    sm_l[warp * kMRows + gr] = l0;
+    sm_m[warp * kMRows + gr + 8] = m1;
+    sm_l[warp * kMRows + gr + 8] = l1;
+  }
+  {
+    float* const row0 = so + (warp * kMRows + gr) * Cfg::kOStride;
+    float* const row1 = row0 + 8 * Cfg::kOStride;
+    if constexpr (!kFp8) {
+#pragma unroll
+      for (int n = 0; n < kNTiles; ++n) {
+        *reinterpret_cast<float2*>(row0 + 8 * n + 2 * qd) = make_float2(o[n][0], o[n][1]);
+        *reinterpret_cast<float2*>(row1 + 8 * n + 2 * qd) = make_float2(o[n][2], o[n][3]);
+      }
+    } else {
+      // n tile 2 cc + p, column c -> head_dim 16 cc + 2 c + p: the thread holds 16 cc + 4 qd + {0..3}.
+#pragma unroll
+      for (int cc = 0; cc < D / 16; ++cc) {
+        *reinterpret_cast<float4*>(row0 + 16 * cc + 4 * qd) =
+            make_float4(o[2 * cc][0], o[2 * cc + 1][0], o[2 * cc][1], o[2 * cc + 1][1]);
+        *reinterpret_cast<float4*>(row1 + 16 * cc + 4 * qd) =
+            make_float4(o[2 * cc][2], o[2 * cc + 1][2], o[2 * cc][3], o[2 * cc + 1][3]);
+      }
+    }
+  }
+  __syncthreads();
+
+  // ---- Output: thread handles 4 consecutive head_dim positions of one row per step.
+  const bool partial = partial_slot >= 0;
+  if (partial && (a.merge_indptr == nullptr || a.partial_o == nullptr)) return;  // not a valid plan
+  float* partial_lse = nullptr;
+  if (partial) {
+    const int num_slots = __ldg(a.merge_indptr + static_cast<int64_t>(a.batch) * a.num_kv_heads);
+    partial_lse = a.partial_o + static_cast<int64_t>(num_slots) * a.group * D;
+  }
+  constexpr int kQuads = D / 4;
+  for (int i = tid; i < rows_valid * kQuads; i += kThreads) {
+    const int row = i / kQuads;
+    const int d = (i % kQuads) * 4;
+    float mw[kWarps];
+    float mmax = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      mw[w] = sm_m[w * kMRows + row];
+      mmax = fmaxf(mmax, mw[w]);
+    }
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float lsum = 0.0f;
+    if (mmax != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float e = ex2(mw[w] - mmax);
+        lsum = fmaf(sm_l[w * kMRows + row], e, lsum);
+        const float4 v = *reinterpret_cast<const float4*>(so + (w * kMRows + row) * Cfg::kOStride + d);
+        acc[0] = fmaf(v.x, e, acc[0]);
+        acc[1] = fmaf(v.y, e, acc[1]);
+        acc[2] = fmaf(v.z, e, acc[2]);
+        acc[3] = fmaf(v.w, e, acc[3]);
+      }
+    }
+    const float inv = lsum > 0.0f ? a.v_scale / lsum : 0.0f;
+    float y[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) y[e] = acc[e] * inv;
+    const int g = g0 + row;
+    if (partial) {
+      const int64_t prow = static_cast<int64_t>(partial_slot) * a.group + g;
+      *reinterpret_cast<float4*>(a.partial_o + prow * D + d) = make_float4(y[0], y[1], y[2], y[3]);
+      if (d == 0) {
+        partial_lse[prow] = lsum > 0.0f ? (mmax + log2f(lsum)) * 0.69314718055994530942f : -INFINITY;
+      }
+    } else {
+      const int64_t orow =
+          static_cast<int64_t>(request) * a.num_qo_heads + static_cast<int64_t>(kv_head) * a.group + g;
+      store_out4(a.out, orow * D + d, a.out_code, a.out_scale, y);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Host side: one instantiation set per translation unit.
+// ------------------------------------------------------------------------------------------------
+
+template <int D, class KvT, int kStages>
+cudaError_t launch_config(const TcArgs& args, int num_items, int m_tiles, int max_smem, int device, bool pdl,
+                          cudaStream_t stream) {
+  using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages>;
+  constexpr int kSmem = Cfg::kSmemBytes;
+  if (kSmem > max_smem) return cudaErrorInvalidValue;
+  void (*kernel)(TcArgs) = fa2_tc_kernel<D, KvT, kStages>;
+  // Opt in to the dynamic shared memory once per device.
+  static std::atomic<uint64_t> configured{0};
+  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
+  if (bit == 0 || (configured.load(std::memory_order_relaxed) & bit) == 0) {
+    cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+    if (status != cudaSuccess) return status;
+    status = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  static_cast<int>(cudaSharedmemCarveoutMaxShared));
+    if (status != cudaSuccess) return status;
+    configured.fetch_or(bit, std::memory_order_relaxed);
+  }
+
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(num_items), static_cast<unsigned>(m_tiles), 1);
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.dynamicSmemBytes = kSmem;
+  config.stream = stream;
+  config.attrs = pdl ? attribute : nullptr;
+  config.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args);
+}
+
+template <class KvT>
+cudaError_t launch_typed(const TcArgs& args, int head_dim, int num_items, int m_tiles, int max_smem, int device,
+                         bool pdl, cudaStream_t stream) {
+  constexpr int kB = KvInfo<KvT>::kBytes;
+  switch (head_dim) {
+    case 64:
+      return launch_config<64, KvT, default_stages(64, kB)>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+    case 128:
+      return launch_config<128, KvT, default_stages(128, kB)>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+    case 256:
+      if constexpr (kB == 2) {
+        // 64 KB tiles: three stages where the device allows 203 KB per block (H100), else two.
+        if (TcConfig<256, kB, 3>::kSmemBytes <= max_smem) {
+          return launch_config<256, KvT, 3>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+        }
+        return launch_config<256, KvT, 2>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+      } else {
+        return launch_config<256, KvT, default_stages(256, kB)>(args, num_items, m_tiles, max_smem, device, pdl,
+                                                                stream);
+      }
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+#endif  // __CUDACC__
+
+}  // namespace kbench::kernels::decode_tc_detail

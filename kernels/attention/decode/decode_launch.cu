@@ -1,0 +1,240 @@
+// launch_decode: the common parameter checks, dispatch to the kernel (decode_internal.hpp), and the
+// merge of split-KV partial results; decode_supported; decode_kernels_available.
+//
+// Split-KV partials (DecodePlan's workspace layout; both kernels write them the same way): for
+// partial slot s and query head g of the kv head (row = s * group + g),
+//   partial_o[row][0..head_dim)  = v_scale * sum_t p_t V_t / sum_t p_t   over the slot's tokens (fp32)
+//   partial_lse[row]             = ln(sum_t exp(s_t))  (s_t the scaled logits; -inf when empty)
+// with partial_lse starting after num_partial_slots * group * head_dim floats; the kernels read
+// num_partial_slots on the device from merge_indptr[batch * num_kv_heads] (DecodeWorkspace carries
+// no count), so nothing here reads device memory.
+//
+// The merge kernel: one 128-thread block per (request, query head); blocks of (request, kv head)
+// pairs without slots return at once. Threads take float4 columns of the head and stride over the
+// slots (head_dim 128: 32 columns x 4 slot groups), an online log-sum-exp per thread with several
+// slots' loads in flight, then the slot groups are combined in shared memory and the output is
+// converted and stored (fp8: / out_scale, saturated). Launched only when merge_indptr is given,
+// after the decode kernel on the same stream (with PDL when enable_pdl: griddepcontrol.wait first).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/attention/decode/decode_common.cuh"
+#include "kernels/attention/decode/decode_internal.hpp"
+
+namespace kbench::kernels {
+
+namespace decode_detail::fa2 {
+
+namespace {
+
+bool aligned(const void* p, std::size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+struct MergeArgs {
+  const int32_t* merge_indptr;
+  const float* workspace;
+  void* out;
+  int batch;
+  int num_kv_heads;
+  int num_qo_heads;
+  int group;
+  int out_dtype;  // Elem
+  float out_scale;
+};
+
+template <int kHeadDim>
+__global__ void __launch_bounds__(128) decode_merge_kernel(const MergeArgs a) {
+  constexpr int kThreads = 128;
+  constexpr int kCols = kHeadDim / 4;        // float4 columns
+  constexpr int kGroups = kThreads / kCols;  // slot groups
+  const int tid = static_cast<int>(threadIdx.x);
+  const int qrow = static_cast<int>(blockIdx.x);  // request * num_qo_heads + query head
+  const int req = qrow / a.num_qo_heads;
+  const int hq = qrow - req * a.num_qo_heads;
+  const int kvh = hq / a.group;
+  const int hl = hq - kvh * a.group;
+  const int64_t pair = static_cast<int64_t>(req) * a.num_kv_heads + kvh;
+
+  pdl_wait();
+  const int s0 = __ldg(a.merge_indptr + pair);
+  const int s1 = __ldg(a.merge_indptr + pair + 1);
+  if (s0 >= s1) {  // not split: the decode kernel wrote this output
+    pdl_launch_dependents();
+    return;
+  }
+  const int64_t num_slots = __ldg(a.merge_indptr + static_cast<int64_t>(a.batch) * a.num_kv_heads);
+  const float* partial_o = a.workspace;
+  const float* partial_lse = a.workspace + num_slots * a.group * kHeadDim;
+
+  const int col = tid % kCols;
+  const int sg = tid / kCols;
+  float m = -INFINITY;  // base 2
+  float l = 0.0f;
+  float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 4
+  for (int s = s0 + sg; s < s1; s += kGroups) {
+    const int64_t row = static_cast<int64_t>(s) * a.group + hl;
+    const float lse = partial_lse[row] * kLog2e;
+    const float4 x = *reinterpret_cast<const float4*>(partial_o + row * kHeadDim + col * 4);
+    if (lse == -INFINITY) continue;  // an empty slot contributes nothing
+    const float mn = fmaxf(m, lse);
+    const float c_old = exp2f(m - mn);  // 0 while m = -inf
+    const float c_new = exp2f(lse - mn);
+    l = fmaf(l, c_old, c_new);
+    acc.x = fmaf(acc.x, c_old, x.x * c_new);
+    acc.y = fmaf(acc.y, c_old, x.y * c_new);
+    acc.z = fmaf(acc.z, c_old, x.z * c_new);
+    acc.w = fmaf(acc.w, c_old, x.w * c_new);
+    m = mn;
+  }
+
+  __shared__ float4 sm_acc[kGroups][kCols];
+  __shared__ float sm_m[kGroups];
+  __shared__ float sm_l[kGroups];
+  sm_acc[sg][col] = acc;
+  if (col == 0) {
+    sm_m[sg] = m;
+    sm_l[sg] = l;
+  }
+  __syncthreads();
+  pdl_launch_dependents();
+  if (sg != 0) return;
+  float mmax = -INFINITY;
+#pragma unroll
+  for (int g = 0; g < kGroups; ++g) mmax = fmaxf(mmax, sm_m[g]);
+  float lsum = 0.0f;
+  float y[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+  for (int g = 0; g < kGroups; ++g) {
+    const float e = sm_m[g] == -INFINITY ? 0.0f : exp2f(sm_m[g] - mmax);
+    const float4 v = sm_acc[g][col];
+    lsum = fmaf(sm_l[g], e, lsum);
+    y[0] = fmaf(v.x, e, y[0]);
+    y[1] = fmaf(v.y, e, y[1]);
+    y[2] = fmaf(v.z, e, y[2]);
+    y[3] = fmaf(v.w, e, y[3]);
+  }
+  const float inv = lsum > 0.0f ? 1.0f / lsum : 0.0f;
+#pragma unroll
+  for (int d = 0; d < 4; ++d) y[d] *= inv;
+  const int64_t out_elem = elem_bytes(a.out_dtype);
+  store4_out(static_cast<char*>(a.out) + (static_cast<int64_t>(qrow) * kHeadDim + col * 4) * out_elem, a.out_dtype,
+             y, a.out_scale);
+}
+
+cudaError_t launch_merge(const DecodeParams& params, const DecodeWorkspace& workspace, cudaStream_t stream) {
+  MergeArgs args{};
+  args.merge_indptr = workspace.merge_indptr;
+  args.workspace = static_cast<const float*>(workspace.workspace);
+  args.out = params.out;
+  args.batch = params.batch;
+  args.num_kv_heads = params.kv.num_kv_heads;
+  args.num_qo_heads = params.num_qo_heads;
+  args.group = params.num_qo_heads / params.kv.num_kv_heads;
+  args.out_dtype = elem_of(params.out_dtype);
+  args.out_scale = params.out_scale;
+
+  void (*kernel)(MergeArgs) = nullptr;
+  switch (params.kv.head_dim) {
+    case 64: kernel = decode_merge_kernel<64>; break;
+    case 128: kernel = decode_merge_kernel<128>; break;
+    case 256: kernel = decode_merge_kernel<256>; break;
+    default: return cudaErrorInvalidValue;
+  }
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(params.batch) * static_cast<unsigned>(params.num_qo_heads), 1, 1);
+  config.blockDim = dim3(128, 1, 1);
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = params.enable_pdl ? attribute : nullptr;
+  config.numAttrs = params.enable_pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args);
+}
+
+bool known_dtype(DType t) { return elem_of(t) >= 0; }
+
+}  // namespace
+
+bool common_params_valid(const DecodeParams& p) {
+  const PagedKvCache& kv = p.kv;
+  if (p.batch < 0 || p.num_qo_heads < 1 || kv.num_kv_heads < 1) return false;
+  if (p.num_qo_heads % kv.num_kv_heads != 0) return false;
+  if (kv.head_dim != 64 && kv.head_dim != 128 && kv.head_dim != 256) return false;
+  if (kv.page_size < 1) return false;
+  if (!known_dtype(kv.dtype) || !known_dtype(p.q_dtype) || !known_dtype(p.out_dtype)) return false;
+  if (!std::isfinite(p.sm_scale) || !std::isfinite(p.q_scale) || !std::isfinite(kv.k_scale) ||
+      !std::isfinite(kv.v_scale)) {
+    return false;
+  }
+  if (is_fp8(p.out_dtype) && (!std::isfinite(p.out_scale) || p.out_scale == 0.0f)) return false;
+  // Grid sizes and the kernels' 32-bit counts.
+  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  if (static_cast<int64_t>(p.batch) * p.num_qo_heads > kMax) return false;
+  if (static_cast<int64_t>(kv.page_size) * kv.num_kv_heads > kMax) return false;
+  if (p.batch == 0) return true;  // nothing is read or written
+  if (p.q == nullptr || p.out == nullptr || kv.data == nullptr || kv.indptr == nullptr || kv.indices == nullptr) {
+    return false;
+  }
+  // Vector accesses: 8 elements of q and of out, 16 bytes of the cache, int32 page tables.
+  if (!aligned(p.q, 8 * dtype_size(p.q_dtype)) || !aligned(p.out, 8 * dtype_size(p.out_dtype)) ||
+      !aligned(kv.data, 16) || !aligned(kv.indptr, 4) || !aligned(kv.indices, 4)) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace decode_detail::fa2
+
+bool decode_supported(DecodeKernel kernel, const DecodeParams& params) {
+  if (!decode_detail::fa2::common_params_valid(params)) return false;
+  switch (kernel) {
+    case DecodeKernel::fa2: return decode_detail::fa2_supported(params);
+    case DecodeKernel::fa2_tc: return decode_detail::fa2_tc_supported(params);
+  }
+  return false;
+}
+
+cudaError_t launch_decode(DecodeKernel kernel, const DecodeParams& params, const DecodeWorkspace& workspace,
+                          cudaStream_t stream) {
+  using decode_detail::fa2::aligned;
+  if (!decode_supported(kernel, params)) return cudaErrorInvalidValue;
+  if (params.batch == 0) return cudaSuccess;
+  // A plan has at least one item per (request, kv head); partials need the workspace and the
+  // merge table together.
+  if (workspace.num_items <= 0 || workspace.items == nullptr || !aligned(workspace.items, 4)) {
+    return cudaErrorInvalidValue;
+  }
+  if (workspace.merge_indptr != nullptr &&
+      (workspace.workspace == nullptr || !aligned(workspace.workspace, 16) || !aligned(workspace.merge_indptr, 4))) {
+    return cudaErrorInvalidValue;
+  }
+  cudaError_t status = cudaSuccess;
+  switch (kernel) {
+    case DecodeKernel::fa2: status = decode_detail::launch_fa2(params, workspace, stream); break;
+    case DecodeKernel::fa2_tc: status = decode_detail::launch_fa2_tc(params, workspace, stream); break;
+    default: return cudaErrorInvalidValue;
+  }
+  if (status != cudaSuccess || workspace.merge_indptr == nullptr) return status;
+  return decode_detail::fa2::launch_merge(params, workspace, stream);
+}
+
+cudaError_t decode_kernels_available() {
+  cudaFuncAttributes attributes{};
+  cudaError_t status = decode_detail::fa2::probe_fa2_bf16(&attributes);
+  if (status == cudaSuccess) {
+    status = cudaFuncGetAttributes(&attributes, decode_detail::fa2::decode_merge_kernel<128>);
+  }
+  if (status == cudaSuccess) return cudaSuccess;
+  (void)cudaGetLastError();
+  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction ||
+      status == cudaErrorInvalidPtx || status == cudaErrorUnsupportedPtxVersion ||
+      status == cudaErrorInvalidKernelImage) {
+    return cudaErrorNoKernelImageForDevice;
+  }
+  return status;  // e.g. no device at all
+}
+
+}  // namespace kbench::kernels

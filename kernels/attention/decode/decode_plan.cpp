@@ -1,0 +1,249 @@
+// plan_decode: the split-KV schedule (host only, from the host copy of the page table).
+//
+// Work: every (request, kv head) pair is one work item, or, when the pairs alone cannot keep the
+// GPU busy, several items over consecutive token chunks whose partial results the merge kernel
+// combines. A kernel model gives the CTAs one item launches (fa2: ceil(group / heads per CTA);
+// fa2_tc: ceil(group / 16)) and the CTAs resident per SM (fa2: 2, i.e. 8 warps; fa2_tc: 3 / 2 / 1 at
+// head_dim 64 / 128 / 256), hence `slots` = sm_count x CTAs per SM.
+//
+// Cost model, in units of "one token of one kv head through one slot" (at the 16-bit cache's
+// 4 * head_dim bytes per token and 3 TB/s shared by all slots): a CTA costs its chunk's tokens plus
+// a fixed overhead (1.5 us: launch, q load, pipeline fill, epilogue); the GPU is simulated as
+// `slots` identical servers taking CTAs in launch order (greedy list scheduling, as the block
+// scheduler does); a split adds the merge (4 us plus its partial traffic). Candidates: no split,
+// and chunk sizes ceil(max_len / k) rounded up to the alignment for k = 2, 3, ... while the chunk
+// is at least 256 tokens and the split adds at most 8 x slots CTAs. Each request
+// longer than the chunk size is cut into ceil(len / chunk) nearly equal chunks whose boundaries are
+// multiples of the alignment (the page size, or the smallest multiple of it >= 16 tokens for pages
+// under 16 tokens), so chunks start on page boundaries. The cheapest candidate wins (a split must
+// beat the unsplit cost by 0.5%).
+//
+// Examples (132 SMs, fa2, 8 kv heads, head_dim 128, equal lengths): batch 32 x 8192 -> 256 items,
+// no split (one wave of 264 slots); batch 16 x 8192 -> 2 chunks of 4096 (256 items); batch 1 x 65536
+// -> 33 chunks of ~1986 tokens (264 items); batch 64 and 128 x 8192 -> no split.
+//
+// Items are emitted longest first (stable), so long items start early; partial slots are numbered
+// consecutively per (request, kv head) in request-major order, merge_indptr covering every pair
+// (empty ranges for unsplit pairs) whenever any pair is split.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/attention/decode/decode.hpp"
+#include "kernels/attention/decode/decode_common.cuh"
+
+namespace kbench::kernels {
+
+namespace {
+
+struct KernelModel {
+  int ctas_per_sm = 2;
+  int ctas_per_item = 1;
+};
+
+KernelModel model_for(DecodeKernel kernel, int group, int head_dim) {
+  KernelModel m;
+  if (kernel == DecodeKernel::fa2) {
+    const int heads = decode_detail::fa2::fa2_heads_per_cta(group);
+    m.ctas_per_sm = 2;
+    m.ctas_per_item = (group + heads - 1) / heads;
+  } else {
+    m.ctas_per_sm = head_dim <= 64 ? 3 : head_dim <= 128 ? 2 : 1;
+    m.ctas_per_item = (group + 15) / 16;
+  }
+  return m;
+}
+
+constexpr double kHbmBytesPerSecond = 3.0e12;
+constexpr double kCtaOverheadSeconds = 1.5e-6;
+constexpr double kMergeSeconds = 4.0e-6;
+constexpr int64_t kMinChunkTokens = 256;
+constexpr double kSplitMargin = 0.995;
+constexpr int64_t kMaxTokens = int64_t{1} << 30;
+
+// Chunk boundaries of a request of `len` tokens for chunk size `chunk`: [0, b1, ..., len].
+std::vector<int64_t> chunk_bounds(int64_t len, int64_t chunk, int64_t align) {
+  std::vector<int64_t> bounds{0};
+  if (len <= chunk) {
+    bounds.push_back(len);
+    return bounds;
+  }
+  const int64_t n = (len + chunk - 1) / chunk;
+  for (int64_t i = 1; i < n; ++i) {
+    const int64_t b = (i * len / n) / align * align;
+    if (b > bounds.back() && b < len) bounds.push_back(b);
+  }
+  bounds.push_back(len);
+  return bounds;
+}
+
+// Makespan of CTAs on `slots` identical servers; `runs` are (cost, count) pairs, longest first, in
+// launch order. Up to 16 waves: greedy list scheduling, as the block scheduler does; beyond, the
+// list-scheduling bound max(longest, total / slots) + mean cost (the last wave's quantization is
+// then a small part of the whole).
+double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slots) {
+  double worst = 0.0;
+  double total = 0.0;
+  int64_t n = 0;
+  for (const auto& [c, count] : runs) {
+    worst = std::max(worst, c);
+    total += c * static_cast<double>(count);
+    n += count;
+  }
+  if (n <= slots) return worst;
+  if (n > 16 * slots) return std::max(worst, total / static_cast<double>(slots)) + total / static_cast<double>(n);
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int64_t s = 0; s < slots; ++s) free_at.push(0.0);
+  double end = 0.0;
+  for (const auto& [c, count] : runs) {
+    for (int64_t i = 0; i < count; ++i) {
+      const double t = free_at.top() + c;
+      free_at.pop();
+      free_at.push(t);
+      end = std::max(end, t);
+    }
+  }
+  return end;
+}
+
+}  // namespace
+
+DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
+                       const std::vector<int32_t>& last_page_len, int page_size, int num_qo_heads, int num_kv_heads,
+                       int head_dim, int sm_count) {
+  const int64_t batch = static_cast<int64_t>(last_page_len.size());
+  if (static_cast<int64_t>(indptr.size()) != batch + 1) {
+    throw std::invalid_argument("plan_decode: indptr must have batch + 1 entries");
+  }
+  if (page_size < 1 || num_kv_heads < 1 || num_qo_heads < 1 || num_qo_heads % num_kv_heads != 0) {
+    throw std::invalid_argument("plan_decode: need page_size >= 1 and num_qo_heads a multiple of num_kv_heads >= 1");
+  }
+  if (head_dim < 1) throw std::invalid_argument("plan_decode: head_dim must be positive");
+
+  std::vector<int64_t> lens(static_cast<std::size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t pages = static_cast<int64_t>(indptr[b + 1]) - indptr[b];
+    const int64_t last = last_page_len[b];
+    if (indptr[b] < 0 || pages < 0) throw std::invalid_argument("plan_decode: indptr must be non-decreasing from 0");
+    if (last < 0 || last > page_size) {
+      throw std::invalid_argument("plan_decode: last_page_len[" + std::to_string(b) + "] outside [0, page_size]");
+    }
+    const int64_t len = pages > 0 ? (pages - 1) * page_size + last : 0;
+    if (len >= kMaxTokens) throw std::invalid_argument("plan_decode: a request longer than 2^30 tokens");
+    lens[static_cast<std::size_t>(b)] = len;
+  }
+
+  const int group = num_qo_heads / num_kv_heads;
+  const KernelModel model = model_for(kernel, group, head_dim);
+  const int64_t slots = static_cast<int64_t>(std::max(sm_count, 1)) * model.ctas_per_sm;
+  const int64_t ctas_per_chunk = static_cast<int64_t>(num_kv_heads) * model.ctas_per_item;
+  // Seconds per token of one kv head on one slot, when all slots share the HBM bandwidth.
+  const double token_seconds = 4.0 * head_dim * static_cast<double>(slots) / kHbmBytesPerSecond;
+  const double cta_overhead = kCtaOverheadSeconds / token_seconds;  // in tokens
+  const int64_t align = page_size >= 16 ? page_size : page_size * ((16 + page_size - 1) / page_size);
+
+  int64_t max_len = 0;
+  for (int64_t len : lens) max_len = std::max(max_len, len);
+
+  // Requests by length (longest first): the cost model only needs the distinct lengths.
+  std::vector<std::pair<int64_t, int64_t>> by_len;  // (length, requests)
+  {
+    std::vector<int64_t> sorted = lens;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    for (int64_t len : sorted) {
+      if (by_len.empty() || by_len.back().first != len) by_len.emplace_back(len, 0);
+      ++by_len.back().second;
+    }
+  }
+
+  // Cost of splitting at `chunk` (no split when chunk >= max_len); also returns the CTA count.
+  auto evaluate = [&](int64_t chunk, int64_t* ctas) {
+    std::vector<std::pair<double, int64_t>> runs;  // (CTA cost, CTAs)
+    int64_t split_slots = 0;
+    for (const auto& [len, requests] : by_len) {
+      const std::vector<int64_t> bounds = chunk_bounds(len, chunk, align);
+      const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
+      if (n > 1) split_slots += n * num_kv_heads * requests;
+      for (int64_t i = 0; i < n; ++i) {
+        runs.emplace_back(static_cast<double>(bounds[i + 1] - bounds[i]) + cta_overhead, requests * ctas_per_chunk);
+      }
+    }
+    std::stable_sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    *ctas = 0;
+    for (const auto& run : runs) *ctas += run.second;
+    double cost = makespan(runs, slots);
+    if (split_slots > 0) {
+      const double merge_bytes = 2.0 * static_cast<double>(split_slots) * group * (head_dim + 1) * 4.0;
+      cost += (kMergeSeconds + merge_bytes / kHbmBytesPerSecond) / token_seconds;
+    }
+    return cost;
+  };
+
+  int64_t best_chunk = std::max<int64_t>(max_len, 1);  // no split
+  int64_t unsplit_ctas = 0;
+  const double unsplit_cost = evaluate(best_chunk, &unsplit_ctas);
+  double best_cost = unsplit_cost * kSplitMargin;
+  const int64_t min_chunk = (std::max(kMinChunkTokens, align) + align - 1) / align * align;
+  int64_t previous = best_chunk;
+  for (int64_t k = 2; max_len > min_chunk && k <= 4096; ++k) {
+    const int64_t chunk = ((max_len + k - 1) / k + align - 1) / align * align;
+    if (chunk < min_chunk) break;
+    if (chunk >= previous) continue;
+    previous = chunk;
+    int64_t ctas = 0;
+    const double cost = evaluate(chunk, &ctas);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best_chunk = chunk;
+    }
+    if (ctas > unsplit_ctas + 8 * slots) break;  // finer chunks cannot balance better
+  }
+
+  // Emit the plan for best_chunk.
+  DecodePlan plan;
+  struct Pending {
+    DecodeWorkItem item;
+    int64_t len;
+  };
+  std::vector<Pending> pending;
+  std::vector<int32_t> pair_slots(static_cast<std::size_t>(batch * num_kv_heads), 0);
+  int64_t next_slot = 0;
+  bool any_split = false;
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<int64_t> bounds = chunk_bounds(lens[static_cast<std::size_t>(b)], best_chunk, align);
+    const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
+    for (int64_t h = 0; h < num_kv_heads; ++h) {
+      const bool split = n > 1;
+      any_split = any_split || split;
+      pair_slots[static_cast<std::size_t>(b * num_kv_heads + h)] = static_cast<int32_t>(split ? n : 0);
+      for (int64_t i = 0; i < n; ++i) {
+        Pending p;
+        p.item.request = static_cast<int32_t>(b);
+        p.item.kv_head = static_cast<int32_t>(h);
+        p.item.token_begin = static_cast<int32_t>(bounds[i]);
+        p.item.token_end = static_cast<int32_t>(bounds[i + 1]);
+        p.item.partial_slot = split ? static_cast<int32_t>(next_slot++) : -1;
+        p.len = bounds[i + 1] - bounds[i];
+        pending.push_back(p);
+      }
+    }
+  }
+  if (next_slot > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("plan_decode: too many chunks");
+  std::stable_sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) { return x.len > y.len; });
+  plan.items.reserve(pending.size());
+  for (const Pending& p : pending) plan.items.push_back(p.item);
+  plan.num_partial_slots = static_cast<int>(next_slot);
+  if (any_split) {
+    plan.merge_indptr.resize(pair_slots.size() + 1);
+    plan.merge_indptr[0] = 0;
+    for (std::size_t i = 0; i < pair_slots.size(); ++i) plan.merge_indptr[i + 1] = plan.merge_indptr[i] + pair_slots[i];
+  }
+  return plan;
+}
+
+}  // namespace kbench::kernels

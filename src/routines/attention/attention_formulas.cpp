@@ -1,0 +1,38 @@
+#include "routines/attention/attention_formulas.hpp"
+
+#include <stdexcept>
+
+namespace kbench {
+namespace {
+
+void require_same_batch(std::span<const int32_t> q_lens, std::span<const int32_t> kv_lens) {
+  if (q_lens.size() != kv_lens.size()) throw std::invalid_argument("attention formulas: q and kv batches differ");
+}
+
+}  // namespace
+
+double attention_flops(const AttentionSizes& s, std::span<const int32_t> q_lens, std::span<const int32_t> kv_lens) {
+  require_same_batch(q_lens, kv_lens);
+  double sum = 0;
+  for (std::size_t i = 0; i < q_lens.size(); ++i) {
+    const double q = q_lens[i];
+    const double k = kv_lens[i];
+    sum += s.causal ? q * (2 * k - q) : 2 * q * k;
+  }
+  return static_cast<double>(s.num_qo_heads) * (s.head_dim_qk + s.head_dim_vo) * sum;
+}
+
+double attention_bytes(const AttentionSizes& s, std::span<const int32_t> q_lens, std::span<const int32_t> kv_lens) {
+  require_same_batch(q_lens, kv_lens);
+  double q_total = 0;
+  double kv_total = 0;
+  for (std::size_t i = 0; i < q_lens.size(); ++i) {
+    q_total += q_lens[i];
+    kv_total += kv_lens[i];
+  }
+  return q_total * s.num_qo_heads * s.head_dim_qk * s.q_bytes +
+         kv_total * s.num_kv_heads * (s.head_dim_qk + s.head_dim_vo) * s.kv_bytes +
+         q_total * s.num_qo_heads * s.head_dim_vo * s.out_bytes;
+}
+
+}  // namespace kbench

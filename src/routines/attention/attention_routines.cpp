@@ -1,0 +1,132 @@
+#include "routines/attention/attention_routines.hpp"
+
+#include <algorithm>
+
+#include "kernels/attention/decode/decode.hpp"
+#include "routines/attention/decode_case.hpp"
+
+namespace kbench {
+namespace {
+
+constexpr int64_t kMaxCacheElements = int64_t{1} << 40;
+
+int positive(const CaseArgs& args, const char* flag) {
+  const int64_t v = args.integer(flag);
+  if (v <= 0 || v > (int64_t{1} << 30)) {
+    throw CaseError(std::string("--") + flag + " must be in [1, 2^30], got " + std::to_string(v));
+  }
+  return static_cast<int>(v);
+}
+
+// The reference's attention parser, shared by every attention routine, plus kbench's layout and
+// output dtype.
+std::vector<FlagSpec> attention_flags() {
+  const std::vector<std::string> data_dtypes = {"bfloat16", "float16", "fp8_e4m3", "fp8_e5m2"};
+  std::vector<std::string> out_dtypes = data_dtypes;
+  out_dtypes.push_back("nvfp4");
+  return {
+      {"page_size", FlagKind::integer, "0", "Tokens per KV page (paged routines).", {}, false, ""},
+      {"batch_size", FlagKind::integer, std::nullopt, "Requests.", {}, true, ""},
+      {"s_qo", FlagKind::integer, "1", "Query tokens per request (1 for decode).", {}, false, ""},
+      {"s_kv", FlagKind::integer, std::nullopt, "KV tokens per request (the maximum with --random_actual_seq_len).", {}, true, ""},
+      {"num_qo_heads", FlagKind::integer, std::nullopt, "Query heads.", {}, true, ""},
+      {"num_kv_heads", FlagKind::integer, std::nullopt, "KV heads (divides --num_qo_heads).", {}, true, ""},
+      {"head_dim_qk", FlagKind::integer, std::nullopt, "Head dimension of Q and K.", {}, true, ""},
+      {"head_dim_vo", FlagKind::integer, std::nullopt, "Head dimension of V and the output.", {}, true, ""},
+      {"head_dim_ckv", FlagKind::integer, std::nullopt, "MLA only; accepted for compatibility.", {}, false, ""},
+      {"head_dim_kpe", FlagKind::integer, std::nullopt, "MLA only; accepted for compatibility.", {}, false, ""},
+      {"q_dtype", FlagKind::text, "bfloat16", "Query dtype (fp8: per-tensor scale).", data_dtypes, false, ""},
+      {"kv_dtype", FlagKind::text, "bfloat16", "KV cache dtype (fp8: per-tensor scales).", data_dtypes, false, ""},
+      {"out_dtype", FlagKind::text, std::nullopt, "Output dtype (default: --q_dtype, bfloat16 for fp8 q).", out_dtypes, false, ""},
+      {"kv_layout", FlagKind::text, "NHD", "KV cache layout: NHD (token-major) or HND (head-major).", {"NHD", "HND"}, false, ""},
+      {"causal", FlagKind::boolean, "false", "Causal mask (prefill; decode attends to every KV token).", {}, false, ""},
+      {"random_actual_seq_len", FlagKind::boolean, "false", "KV lengths uniform in [1, --s_kv] instead of --s_kv.", {}, false, ""},
+  };
+}
+
+class DecodeRoutine final : public Routine {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "BatchDecodeWithPagedKVCacheWrapper"; }
+  [[nodiscard]] std::string_view family() const override { return "attention"; }
+  [[nodiscard]] std::string_view description() const override {
+    return "Decode attention (one query token per request) on a paged KV cache.";
+  }
+  [[nodiscard]] std::string_view test_name() const override { return "testBatchDecodeWithPagedKVCacheWrapper"; }
+  [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
+  [[nodiscard]] std::vector<std::string> backends() const override { return {"fa2", "fa2_tc", "cudnn", "auto"}; }
+  [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
+
+  [[nodiscard]] BackendSupport support(std::string_view backend, const DeviceInfo& device) const override {
+    if (backend == "cudnn") return {true, ""};  // the case asks cuDNN itself
+    if (kernels::decode_kernels_available() != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {false, "this build has no kernel image for sm_" + std::to_string(device.cc_major * 10 + device.cc_minor)};
+    }
+    if (backend == "fa2_tc" && device.cc_major < 8) return {false, "fa2_tc needs mma.sync (sm_80+)"};
+    return {true, ""};
+  }
+
+  [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
+    DecodeProblem p;
+    p.batch = positive(args, "batch_size");
+    p.max_len = positive(args, "s_kv");
+    p.num_qo_heads = positive(args, "num_qo_heads");
+    p.num_kv_heads = positive(args, "num_kv_heads");
+    p.head_dim = positive(args, "head_dim_qk");
+    if (args.integer("s_qo") != 1) {
+      throw CaseError("decode takes one query token per request: --s_qo must be 1, got " + args.display("s_qo"));
+    }
+    if (args.integer("head_dim_vo") != p.head_dim) {
+      throw CaseError("decode needs --head_dim_vo equal to --head_dim_qk, got " + args.display("head_dim_vo") +
+                      " and " + args.display("head_dim_qk"));
+    }
+    if (p.num_qo_heads % p.num_kv_heads != 0) {
+      throw CaseError("--num_qo_heads " + std::to_string(p.num_qo_heads) + " is not a multiple of --num_kv_heads " +
+                      std::to_string(p.num_kv_heads));
+    }
+    if (args.integer("page_size") < 1) {
+      throw CaseError("--page_size is required for a paged KV cache (got " + args.display("page_size") + ")");
+    }
+    p.page_size = positive(args, "page_size");
+    p.q_dtype = *parse_dtype(args.text("q_dtype"));
+    p.kv_dtype = *parse_dtype(args.text("kv_dtype"));
+    const std::string out = args.optional_text("out_dtype").value_or(is_fp8(p.q_dtype) ? "bfloat16" : args.text("q_dtype"));
+    p.out_nvfp4 = out == "nvfp4";
+    p.out_dtype = p.out_nvfp4 ? DType::bfloat16 : *parse_dtype(out);
+    p.layout = args.text("kv_layout") == "HND" ? kernels::KvLayout::HND : kernels::KvLayout::NHD;
+    p.enable_pdl = args.flag("enable_pdl");
+
+    const double pages = static_cast<double>(p.batch) * ((p.max_len + p.page_size - 1) / p.page_size);
+    if (pages * 2.0 * p.num_kv_heads * p.page_size * p.head_dim > static_cast<double>(kMaxCacheElements)) {
+      throw CaseError("the KV cache of --batch_size " + std::to_string(p.batch) + " x --s_kv " +
+                      std::to_string(p.max_len) + " is over 2^40 elements");
+    }
+    const auto seed = static_cast<uint64_t>(args.integer("random_seed"));
+    const auto lens = make_sequence_lengths(p.batch, p.max_len, args.flag("random_actual_seq_len"), seed);
+    p.pages = make_paged_kv_layout(lens, p.max_len, p.page_size, seed);
+    return std::make_unique<DecodeCase>(std::move(p));
+  }
+
+  // seed 003's CSV: q_dtype, kv_cache_dtype, output_dtype (torch spellings), block_size,
+  // num_kv_heads, head_size, max_seq_len.
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> baseline_report(const CaseArgs& args) const override {
+    const std::string q = args.text("q_dtype");
+    const std::string out = args.optional_text("out_dtype").value_or(is_fp8(*parse_dtype(q)) ? "bfloat16" : q);
+    const auto torch_name = [](const std::string& d) {
+      return d == "nvfp4" ? std::string("nvfp4") : std::string(dtype_torch_name(*parse_dtype(d)));
+    };
+    return {{"q_dtype", torch_name(q)},
+            {"kv_cache_dtype", torch_name(args.text("kv_dtype"))},
+            {"output_dtype", torch_name(out)},
+            {"block_size", args.display("page_size")},
+            {"num_kv_heads", args.display("num_kv_heads")},
+            {"head_size", args.display("head_dim_qk")},
+            {"max_seq_len", args.display("s_kv")}};
+  }
+};
+
+}  // namespace
+
+void register_attention_routines(RoutineRegistry& registry) { registry.add(std::make_unique<DecodeRoutine>()); }
+
+}  // namespace kbench

@@ -1,0 +1,281 @@
+#include "routines/attention/decode_case.hpp"
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "backends/cudnn/cudnn_paged_decode.hpp"
+#include "core/log.hpp"
+#include "kbench/cuda_check.hpp"
+#include "kernels/common/tensor_fill.hpp"
+#include "routines/attention/attention_formulas.hpp"
+
+namespace kbench {
+namespace {
+
+// FP8 tensors hold N(0, 1) data scaled by this factor (amax about 50, well inside e4m3's 448), and
+// are dequantised with its reciprocal: the vLLM benchmark's 0.1 * 448 / amax, made deterministic.
+constexpr float kFp8DataScale = 10.0f;
+
+enum TensorId { kQ = 0, kCache = 1 };
+
+uint64_t tensor_seed(uint64_t seed, int copy, int tensor) {
+  return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(copy) * 64 + 16 + static_cast<uint64_t>(tensor);
+}
+
+double bytes_of(DType t, bool nvfp4) { return nvfp4 ? 0.5 : static_cast<double>(dtype_size(t)); }
+
+template <class T>
+DeviceBuffer upload(const std::vector<T>& host, cudaStream_t stream) {
+  DeviceBuffer buffer(std::max<std::size_t>(host.size(), 1) * sizeof(T));
+  if (!host.empty()) {
+    KBENCH_CUDA_CHECK(cudaMemcpyAsync(buffer.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  }
+  return buffer;
+}
+
+std::vector<float> to_host(const void* data, DType dtype, std::size_t count, float* scratch, cudaStream_t stream) {
+  KBENCH_CUDA_CHECK(kernels::convert_to_float(data, dtype, static_cast<int64_t>(count), scratch, stream));
+  std::vector<float> host(count);
+  KBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), scratch, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
+std::string list(const std::vector<int32_t>& values) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+DecodeCase::DecodeCase(DecodeProblem problem) : p_(std::move(problem)) {
+  if (is_fp8(p_.q_dtype)) q_scale_ = 1.0f / kFp8DataScale;
+  if (is_fp8(p_.kv_dtype)) kv_scale_ = 1.0f / kFp8DataScale;
+}
+
+DecodeCase::~DecodeCase() = default;
+
+double DecodeCase::flops() const {
+  const std::vector<int32_t> ones(static_cast<std::size_t>(p_.batch), 1);
+  return attention_flops({p_.num_qo_heads, p_.num_kv_heads, p_.head_dim, p_.head_dim, false}, ones, p_.pages.seq_lens);
+}
+
+double DecodeCase::bytes() const {
+  const std::vector<int32_t> ones(static_cast<std::size_t>(p_.batch), 1);
+  const AttentionSizes sizes{p_.num_qo_heads, p_.num_kv_heads, p_.head_dim, p_.head_dim, false,
+                             bytes_of(p_.q_dtype, false), bytes_of(p_.kv_dtype, false),
+                             bytes_of(p_.out_dtype, p_.out_nvfp4)};
+  return attention_bytes(sizes, ones, p_.pages.seq_lens);
+}
+
+std::size_t DecodeCase::bytes_per_copy() const {
+  return p_.q_elements() * (dtype_size(p_.q_dtype) + dtype_size(p_.out_dtype)) +
+         p_.cache_elements() * dtype_size(p_.kv_dtype);
+}
+
+std::size_t DecodeCase::reference_bytes() const { return 2 * p_.q_elements() * sizeof(float); }
+
+std::vector<TensorInfo> DecodeCase::tensors() const {
+  const int64_t pages = p_.pages.total_pages, h = p_.num_kv_heads, ps = p_.page_size, d = p_.head_dim;
+  // Logically (pages, 2, H_kv, page_size, D), as the reference prints it; strides tell the layout.
+  const std::vector<int64_t> stride = p_.layout == kernels::KvLayout::NHD
+                                          ? std::vector<int64_t>{2 * ps * h * d, ps * h * d, d, h * d, 1}
+                                          : std::vector<int64_t>{2 * h * ps * d, h * ps * d, ps * d, d, 1};
+  const int64_t b = p_.batch, hq = p_.num_qo_heads;
+  return {
+      {"q", {b, hq, d}, {hq * d, d, 1}, p_.q_dtype},
+      {"kv_cache", {pages, 2, h, ps, d}, stride, p_.kv_dtype},
+      {"block_tables", {b, p_.pages.pages_per_request}, {p_.pages.pages_per_request, 1}, DType::int32},
+      {"kv_indptr", {b + 1}, {1}, DType::int32},
+      {"kv_indices", {static_cast<int64_t>(p_.pages.indices.size())}, {1}, DType::int32},
+      {"kv_last_page_len", {b}, {1}, DType::int32},
+      {"out", {b, hq, d}, {hq * d, d, 1}, p_.out_dtype},
+  };
+}
+
+void DecodeCase::describe(const Log& log) const {
+  const auto& lens = p_.pages.seq_lens;
+  const int64_t total = std::accumulate(lens.begin(), lens.end(), int64_t{0});
+  log.verbose("Average actual seq len: " + std::to_string(total / std::max(p_.batch, 1)));
+  log.vverbose("actual_seq_lens_kv.flatten() = " + list(lens));
+  log.vverbose("num_pages_per_seq = " + std::to_string(p_.pages.pages_per_request));
+  log.vverbose("total_num_pages = " + std::to_string(p_.pages.total_pages));
+  log.vverbose("scale = " + python_float(1.0 / std::sqrt(static_cast<double>(p_.head_dim))));
+  if (is_fp8(p_.q_dtype)) log.vverbose("q_scale = " + python_float(q_scale_));
+  if (is_fp8(p_.kv_dtype)) log.vverbose("k_scale = v_scale = " + python_float(kv_scale_));
+}
+
+std::optional<kernels::DecodeKernel> DecodeCase::kernel_of(std::string_view backend) const {
+  if (backend == "fa2") return kernels::DecodeKernel::fa2;
+  if (backend == "fa2_tc") return kernels::DecodeKernel::fa2_tc;
+  return std::nullopt;
+}
+
+std::string DecodeCase::resolved_backend(std::string_view backend) const {
+  if (backend != "auto") return std::string(backend);
+  // Tensor cores pay once several query heads share a kv head (they fill mma's M dimension).
+  if (p_.group() >= 4 && support("fa2_tc").supported) return "fa2_tc";
+  return "fa2";
+}
+
+BackendSupport DecodeCase::support(std::string_view backend) const {
+  if (p_.out_nvfp4) {
+    return {false, "nvfp4 output is written by Blackwell's trtllm-gen kernels; kbench's decode writes bfloat16, "
+                   "float16 or fp8"};
+  }
+  if (backend == "auto") return support(resolved_backend(backend));
+  if (const auto kernel = kernel_of(backend)) {
+    if (!kernels::decode_supported(*kernel, params(Copy{}))) {
+      return {false, "its kernel does not take this shape or dtype combination (q " +
+                         std::string(dtype_name(p_.q_dtype)) + ", kv " + std::string(dtype_name(p_.kv_dtype)) +
+                         ", head_dim " + std::to_string(p_.head_dim) + ", group " + std::to_string(p_.group()) + ")"};
+    }
+    return {true, ""};
+  }
+  if (backend == "cudnn") {
+    if (const auto why = backends::cudnn_paged_decode_unsupported(cudnn_shape())) return {false, *why};
+    return {true, ""};
+  }
+  return {false, "kbench has no " + std::string(backend) + " backend for this routine"};
+}
+
+std::vector<std::pair<std::string, std::string>> DecodeCase::result_columns() const {
+  const auto& lens = p_.pages.seq_lens;
+  const int64_t total = std::accumulate(lens.begin(), lens.end(), int64_t{0});
+  return {{"avg_actual_seq_len", std::to_string(total / std::max(p_.batch, 1))}};
+}
+
+backends::CudnnPagedDecodeShape DecodeCase::cudnn_shape() const {
+  return {p_.batch,          p_.num_qo_heads,
+          p_.num_kv_heads,   p_.head_dim,
+          p_.page_size,      p_.pages.total_pages,
+          p_.pages.pages_per_request, p_.q_dtype,
+          p_.kv_dtype,       p_.out_dtype,
+          p_.layout,         static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)))};
+}
+
+kernels::DecodeParams DecodeCase::params(const Copy& copy) const {
+  kernels::DecodeParams k;
+  k.q = copy.q.get();
+  k.q_dtype = p_.q_dtype;
+  k.q_scale = q_scale_;
+  k.out = copy.out.get();
+  k.out_dtype = p_.out_dtype;
+  k.out_scale = 1.0f;
+  k.kv.data = copy.cache.get();
+  k.kv.dtype = p_.kv_dtype;
+  k.kv.layout = p_.layout;
+  k.kv.page_size = p_.page_size;
+  k.kv.num_kv_heads = p_.num_kv_heads;
+  k.kv.head_dim = p_.head_dim;
+  k.kv.indptr = indptr_.as<int32_t>();
+  k.kv.indices = indices_.as<int32_t>();
+  k.kv.last_page_len = last_page_len_.as<int32_t>();
+  k.kv.k_scale = kv_scale_;
+  k.kv.v_scale = kv_scale_;
+  k.batch = p_.batch;
+  k.num_qo_heads = p_.num_qo_heads;
+  k.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
+  k.enable_pdl = p_.enable_pdl;
+  return k;
+}
+
+void DecodeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
+  indptr_ = upload(p_.pages.indptr, stream);
+  indices_ = upload(p_.pages.indices, stream);
+  last_page_len_ = upload(p_.pages.last_page_len, stream);
+  block_table_ = upload(p_.pages.block_table, stream);
+  seq_len_kv_ = upload(p_.pages.seq_lens, stream);
+  seq_len_q_ = upload(std::vector<int32_t>(static_cast<std::size_t>(p_.batch), 1), stream);
+  copies_.clear();
+  for (int i = 0; i < copies; ++i) {
+    Copy c{DeviceBuffer(p_.q_elements() * dtype_size(p_.q_dtype)),
+           DeviceBuffer(p_.cache_elements() * dtype_size(p_.kv_dtype)),
+           DeviceBuffer(p_.q_elements() * dtype_size(p_.out_dtype))};
+    const float q_std = is_fp8(p_.q_dtype) ? kFp8DataScale : 1.0f;
+    const float kv_std = is_fp8(p_.kv_dtype) ? kFp8DataScale : 1.0f;
+    KBENCH_CUDA_CHECK(kernels::fill_normal(c.q.get(), p_.q_dtype, static_cast<int64_t>(p_.q_elements()),
+                                           tensor_seed(seed, i, kQ), 0.0f, q_std, stream));
+    KBENCH_CUDA_CHECK(kernels::fill_normal(c.cache.get(), p_.kv_dtype, static_cast<int64_t>(p_.cache_elements()),
+                                           tensor_seed(seed, i, kCache), 0.0f, kv_std, stream));
+    KBENCH_CUDA_CHECK(kernels::poison(c.out.get(), static_cast<int64_t>(c.out.bytes()), stream));
+    copies_.push_back(std::move(c));
+  }
+}
+
+void DecodeCase::prepare(std::string_view requested, cudaStream_t stream) {
+  const std::string backend = resolved_backend(requested);
+  if (const auto kernel = kernel_of(backend)) {
+    std::optional<KernelPlan>& slot = *kernel == kernels::DecodeKernel::fa2 ? fa2_plan_ : fa2_tc_plan_;
+    if (slot) return;
+    int device = 0;
+    int sms = 0;
+    KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+    KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const kernels::DecodePlan plan =
+        kernels::plan_decode(*kernel, p_.pages.indptr, p_.pages.last_page_len, p_.page_size, p_.num_qo_heads,
+                             p_.num_kv_heads, p_.head_dim, sms);
+    KernelPlan k{upload(plan.items, stream), upload(plan.merge_indptr, stream),
+                 DeviceBuffer(plan.workspace_bytes(p_.group(), p_.head_dim)), {}};
+    k.view.items = k.items.as<kernels::DecodeWorkItem>();
+    k.view.num_items = static_cast<int>(plan.items.size());
+    k.view.merge_indptr = plan.merge_indptr.empty() ? nullptr : k.merge_indptr.as<int32_t>();
+    k.view.workspace = k.workspace.get();
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    slot = std::move(k);
+  } else if (backend == "cudnn" && !cudnn_) {
+    try {
+      cudnn_ = std::make_unique<backends::CudnnPagedDecode>(cudnn_shape());
+    } catch (const CudaError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw BackendUnavailable(std::string("cuDNN: ") + e.what());
+    }
+    // cuDNN loads its kernels on first use: once eagerly, so graph capture sees none of that.
+    const Copy& c = copies_.front();
+    cudnn_->run(c.q.get(), c.cache.get(), block_table_.as<int32_t>(), seq_len_kv_.as<int32_t>(),
+                seq_len_q_.as<int32_t>(), c.out.get(), stream);
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+}
+
+void DecodeCase::launch(std::string_view requested, cudaStream_t stream, int copy) {
+  const std::string backend = resolved_backend(requested);
+  const Copy& c = copies_.at(static_cast<std::size_t>(copy));
+  if (const auto kernel = kernel_of(backend)) {
+    const std::optional<KernelPlan>& plan = *kernel == kernels::DecodeKernel::fa2 ? fa2_plan_ : fa2_tc_plan_;
+    if (!plan) throw std::logic_error("decode: " + backend + " launched before prepare()");
+    KBENCH_CUDA_CHECK(kernels::launch_decode(*kernel, params(c), plan->view, stream));
+  } else if (backend == "cudnn") {
+    if (!cudnn_) throw std::logic_error("decode: cudnn launched before prepare()");
+    cudnn_->run(c.q.get(), c.cache.get(), block_table_.as<int32_t>(), seq_len_kv_.as<int32_t>(),
+                seq_len_q_.as<int32_t>(), c.out.get(), stream);
+  } else {
+    throw std::logic_error("decode: no backend " + backend);
+  }
+}
+
+RefcheckResult DecodeCase::check(std::string_view backend, cudaStream_t stream) {
+  const Copy& c = copies_.front();
+  const std::size_t n = p_.q_elements();
+  DeviceBuffer reference(n * sizeof(float));
+  DeviceBuffer scratch(n * sizeof(float));
+  KBENCH_CUDA_CHECK(kernels::poison(c.out.get(), static_cast<int64_t>(c.out.bytes()), stream));
+  KBENCH_CUDA_CHECK(kernels::launch_decode_reference(params(c), reference.as<float>(), stream));
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+  launch(backend, stream, 0);
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  const std::vector<float> expected = to_host(reference.get(), DType::float32, n, scratch.as<float>(), stream);
+  const std::vector<float> got = to_host(c.out.get(), p_.out_dtype, n, scratch.as<float>(), stream);
+  // compat.md: attention rtol 0.2, atol 0.01; fp8 inputs 0.5, 0.1.
+  const bool fp8_inputs = is_fp8(p_.q_dtype) || is_fp8(p_.kv_dtype);
+  const Tolerance tolerance = fp8_inputs ? Tolerance{0.5, 0.1} : Tolerance{0.2, 0.01};
+  RefcheckResult result;
+  result.comparisons.push_back(is_fp8(p_.out_dtype) ? compare_quantized("out", expected, got, tolerance, p_.out_dtype)
+                                                    : compare_isclose("out", expected, got, tolerance));
+  return result;
+}
+
+}  // namespace kbench

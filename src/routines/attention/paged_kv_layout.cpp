@@ -1,0 +1,50 @@
+#include "routines/attention/paged_kv_layout.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+namespace kbench {
+
+std::vector<int32_t> make_sequence_lengths(int batch, int max_len, bool random, uint64_t seed) {
+  std::vector<int32_t> lens(static_cast<std::size_t>(batch), max_len);
+  if (random) {
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int32_t> length(1, max_len);
+    for (auto& len : lens) len = length(rng);
+  }
+  return lens;
+}
+
+PagedKvLayout make_paged_kv_layout(std::span<const int32_t> seq_lens, int max_len, int page_size, uint64_t seed) {
+  if (page_size < 1 || max_len < 0) throw std::invalid_argument("paged KV: page_size must be >= 1");
+  PagedKvLayout layout;
+  layout.page_size = page_size;
+  layout.pages_per_request = (max_len + page_size - 1) / page_size;
+  const int batch = static_cast<int>(seq_lens.size());
+  layout.total_pages = batch * layout.pages_per_request;
+  layout.seq_lens.assign(seq_lens.begin(), seq_lens.end());
+
+  // A random permutation of every page; request b owns positions [b * per, (b + 1) * per) of it.
+  std::vector<int32_t> pages(static_cast<std::size_t>(layout.total_pages));
+  std::iota(pages.begin(), pages.end(), 0);
+  std::mt19937_64 rng(seed ^ 0x5DEECE66Dull);
+  std::shuffle(pages.begin(), pages.end(), rng);
+
+  layout.indptr.push_back(0);
+  for (int b = 0; b < batch; ++b) {
+    const int32_t len = seq_lens[static_cast<std::size_t>(b)];
+    if (len < 0 || len > max_len) throw std::invalid_argument("paged KV: a length is outside [0, max_len]");
+    const auto owned = pages.begin() + static_cast<std::ptrdiff_t>(b) * layout.pages_per_request;
+    layout.block_table.insert(layout.block_table.end(), owned, owned + layout.pages_per_request);
+    const int used = (len + page_size - 1) / page_size;
+    layout.indices.insert(layout.indices.end(), owned, owned + used);
+    layout.indptr.push_back(layout.indptr.back() + used);
+    const int32_t rest = len % page_size;
+    layout.last_page_len.push_back(len == 0 ? 0 : (rest == 0 ? page_size : rest));
+  }
+  return layout;
+}
+
+}  // namespace kbench
