@@ -2,7 +2,8 @@
 # Everything kbench does on a GPU machine, in one call: build with every core, run the GPU tests,
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
-#   scripts/device.sh [stage...]     stages: info build test sanitize bench (default: all)
+#   scripts/device.sh [stage...]     stages: info build test sanitize bench bench_decode
+#                                    (default: all)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -12,7 +13,7 @@ mkdir -p "$work"
 export KBENCH_BUILD_DIR=${KBENCH_BUILD_DIR:-$root/build-device}
 export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
-stages=${*:-info build test sanitize bench}
+stages=${*:-info build test sanitize bench bench_decode}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -42,6 +43,10 @@ for stage in $stages; do
       KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 300 bash bench/norm_h100.sh "$work/bench" >"$work/bench.log" 2>&1
       note "bench: exit $?"
       grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|^# ' "$work/bench.log" | tail -60 ;;
+    bench_decode)
+      KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 400 bash bench/decode_h100.sh "$work/bench_decode" >"$work/bench_decode.log" 2>&1
+      note "bench_decode: exit $?"
+      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|speedup' "$work/bench_decode.log" | tail -60 ;;
     *) note "unknown stage $stage" ;;
   esac
   note "$stage took $(( $(date +%s) - start )) s"
