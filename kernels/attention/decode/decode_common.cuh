@@ -34,9 +34,12 @@ enum Elem : int { kBf16 = 0, kFp16 = 1, kE4m3 = 2, kE5m2 = 3 };
 }
 [[nodiscard]] constexpr int elem_bytes(int e) { return e == kE4m3 || e == kE5m2 ? 1 : 2; }
 
-// The parameter checks both kernels share (decode_launch.cu): dtypes, head_dim {64, 128, 256},
-// num_qo_heads % num_kv_heads == 0, page_size >= 1, non-null and aligned pointers, sizes that fit
-// the kernels' 32-bit index math.
+// The parameter checks both kernels share (decode_launch.cu). Shape: dtypes, head_dim
+// {64, 128, 256}, num_qo_heads % num_kv_heads == 0, page_size >= 1, finite scales, sizes that fit
+// the kernels' 32-bit index math; no pointer is looked at (decode_supported). Inputs: the shape
+// plus non-null, aligned q, cache and page tables (the reference). Params: inputs plus out.
+[[nodiscard]] bool common_shape_valid(const DecodeParams& p);
+[[nodiscard]] bool common_inputs_valid(const DecodeParams& p);
 [[nodiscard]] bool common_params_valid(const DecodeParams& p);
 
 // Query heads one CTA of the CUDA-core kernel computes (a power of two <= 8; the kv head's `group`

@@ -12,12 +12,12 @@ namespace kbench::kernels::decode_detail {
 
 bool fa2_supported(const DecodeParams& params) {
   // Every shape and dtype combination the common checks accept.
-  return fa2::common_params_valid(params);
+  return fa2::common_shape_valid(params);
 }
 
 cudaError_t launch_fa2(const DecodeParams& params, const DecodeWorkspace& workspace, cudaStream_t stream) {
   using namespace fa2;
-  if (!fa2_supported(params)) return cudaErrorInvalidValue;
+  if (!fa2::common_params_valid(params)) return cudaErrorInvalidValue;
   if (workspace.num_items < 0 || (workspace.num_items > 0 && workspace.items == nullptr)) return cudaErrorInvalidValue;
   if (params.batch == 0 || workspace.num_items == 0) return cudaSuccess;
 

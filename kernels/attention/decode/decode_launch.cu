@@ -158,7 +158,7 @@ bool known_dtype(DType t) { return elem_of(t) >= 0; }
 
 }  // namespace
 
-bool common_params_valid(const DecodeParams& p) {
+bool common_shape_valid(const DecodeParams& p) {
   const PagedKvCache& kv = p.kv;
   if (p.batch < 0 || p.num_qo_heads < 1 || kv.num_kv_heads < 1) return false;
   if (p.num_qo_heads % kv.num_kv_heads != 0) return false;
@@ -174,22 +174,28 @@ bool common_params_valid(const DecodeParams& p) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
   if (static_cast<int64_t>(p.batch) * p.num_qo_heads > kMax) return false;
   if (static_cast<int64_t>(kv.page_size) * kv.num_kv_heads > kMax) return false;
-  if (p.batch == 0) return true;  // nothing is read or written
-  if (p.q == nullptr || p.out == nullptr || kv.data == nullptr || kv.indptr == nullptr || kv.indices == nullptr) {
-    return false;
-  }
-  // Vector accesses: 8 elements of q and of out, 16 bytes of the cache, int32 page tables.
-  if (!aligned(p.q, 8 * dtype_size(p.q_dtype)) || !aligned(p.out, 8 * dtype_size(p.out_dtype)) ||
-      !aligned(kv.data, 16) || !aligned(kv.indptr, 4) || !aligned(kv.indices, 4)) {
-    return false;
-  }
   return true;
+}
+
+bool common_inputs_valid(const DecodeParams& p) {
+  if (!common_shape_valid(p)) return false;
+  if (p.batch == 0) return true;  // nothing is read
+  const PagedKvCache& kv = p.kv;
+  if (p.q == nullptr || kv.data == nullptr || kv.indptr == nullptr || kv.indices == nullptr) return false;
+  // Vector accesses: 8 elements of q, 16 bytes of the cache, int32 page tables.
+  return aligned(p.q, 8 * dtype_size(p.q_dtype)) && aligned(kv.data, 16) && aligned(kv.indptr, 4) &&
+         aligned(kv.indices, 4);
+}
+
+bool common_params_valid(const DecodeParams& p) {
+  if (!common_inputs_valid(p)) return false;
+  return p.batch == 0 || (p.out != nullptr && aligned(p.out, 8 * dtype_size(p.out_dtype)));
 }
 
 }  // namespace decode_detail::fa2
 
 bool decode_supported(DecodeKernel kernel, const DecodeParams& params) {
-  if (!decode_detail::fa2::common_params_valid(params)) return false;
+  if (!decode_detail::fa2::common_shape_valid(params)) return false;
   switch (kernel) {
     case DecodeKernel::fa2: return decode_detail::fa2_supported(params);
     case DecodeKernel::fa2_tc: return decode_detail::fa2_tc_supported(params);
@@ -200,7 +206,9 @@ bool decode_supported(DecodeKernel kernel, const DecodeParams& params) {
 cudaError_t launch_decode(DecodeKernel kernel, const DecodeParams& params, const DecodeWorkspace& workspace,
                           cudaStream_t stream) {
   using decode_detail::fa2::aligned;
-  if (!decode_supported(kernel, params)) return cudaErrorInvalidValue;
+  if (!decode_supported(kernel, params) || !decode_detail::fa2::common_params_valid(params)) {
+    return cudaErrorInvalidValue;
+  }
   if (params.batch == 0) return cudaSuccess;
   // A plan has at least one item per (request, kv head); partials need the workspace and the
   // merge table together.

@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kThreads) decode_reference_kernel(const RefArg
 }  // namespace
 
 cudaError_t launch_decode_reference(const DecodeParams& params, float* out_fp32, cudaStream_t stream) {
-  if (!decode_detail::fa2::common_params_valid(params)) return cudaErrorInvalidValue;
+  if (!decode_detail::fa2::common_inputs_valid(params)) return cudaErrorInvalidValue;
   if (params.batch == 0) return cudaSuccess;
   if (out_fp32 == nullptr || params.kv.last_page_len == nullptr) return cudaErrorInvalidValue;
   if (params.batch > 65535) return cudaErrorInvalidValue;  // gridDim.y
