@@ -59,7 +59,15 @@ void validate_shared(const CaseArgs& args) {
       throw UsageError("--dry_run_iters: must be 0 or more, got " + one.display("dry_run_iters"));
     }
   }
-  if (args.has("baseline_csv") && !args.has("baseline")) throw UsageError("--baseline_csv needs --baseline BACKEND");
+  if (args.has("baseline_csv")) {
+    // The seed's CSV names one candidate in its columns (<candidate>_mean): one per file.
+    const auto& backends = args.list("backends");
+    const bool one_candidate = args.has("baseline") && backends.size() == 2 &&
+                               std::count(backends.begin(), backends.end(), args.text("baseline")) == 1;
+    if (!one_candidate && !args.routine().empty()) {
+      throw UsageError("--baseline_csv needs --baseline BACKEND and --backends naming it and one other backend");
+    }
+  }
   const auto& known = known_backend_names();
   for (const auto& b : args.list("backends")) {
     if (std::find(known.begin(), known.end(), b) == known.end()) {

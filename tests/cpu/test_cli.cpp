@@ -105,6 +105,9 @@ TEST_F(Cli, SweepValuesAreEachValidated) {
   EXPECT_NE(usage_error("-R rmsnorm --batch_size 1 --hidden_size 8 -n 5 0").find("--num_iters"), std::string::npos);
   EXPECT_NE(usage_error("-R rmsnorm --batch_size 1 --hidden_size 8 --baseline_csv x.csv").find("needs --baseline"),
             std::string::npos);
+  EXPECT_NE(usage_error("-R rmsnorm --batch_size 1 --hidden_size 8 --backends cuda --baseline cuda --baseline_csv x.csv")
+                .find("one other backend"),
+            std::string::npos);
 }
 
 TEST_F(Cli, NegativeNumbersAreValues) {

@@ -702,12 +702,26 @@ TEST(DecodeKernels, RejectsUnsupported) {
   ASSERT_TRUE(kk::decode_supported(DecodeKernel::fa2, b.params));
   ASSERT_EQ(kk::launch_decode(DecodeKernel::fa2, b.params, d.ws, ws.stream()), cudaSuccess);
 
+  // decode_supported judges shapes and dtypes (callers ask it before any buffer exists);
+  // launch_decode also refuses bad pointers.
   auto expect_rejected = [&](const char* what, const kk::DecodeParams& p) {
     for (DecodeKernel kernel : {DecodeKernel::fa2, DecodeKernel::fa2_tc}) {
       EXPECT_FALSE(kk::decode_supported(kernel, p)) << what;
       EXPECT_EQ(kk::launch_decode(kernel, p, d.ws, ws.stream()), cudaErrorInvalidValue) << what;
     }
   };
+  auto expect_launch_rejected = [&](const char* what, const kk::DecodeParams& p) {
+    for (DecodeKernel kernel : {DecodeKernel::fa2, DecodeKernel::fa2_tc}) {
+      EXPECT_EQ(kk::launch_decode(kernel, p, d.ws, ws.stream()), cudaErrorInvalidValue) << what;
+    }
+  };
+  {
+    kk::DecodeParams no_buffers = b.params;
+    no_buffers.q = no_buffers.out = nullptr;
+    no_buffers.kv.data = nullptr;
+    EXPECT_TRUE(kk::decode_supported(DecodeKernel::fa2, no_buffers));
+    EXPECT_TRUE(kk::decode_supported(DecodeKernel::fa2_tc, no_buffers));
+  }
   kk::DecodeParams p = b.params;
   p.kv.head_dim = 96;
   expect_rejected("head_dim 96", p);
@@ -725,16 +739,16 @@ TEST(DecodeKernels, RejectsUnsupported) {
   expect_rejected("float32 output", p);
   p = b.params;
   p.q = nullptr;
-  expect_rejected("null q", p);
+  expect_launch_rejected("null q", p);
   p = b.params;
   p.kv.indices = nullptr;
-  expect_rejected("null indices", p);
+  expect_launch_rejected("null indices", p);
   p = b.params;
   p.kv.data = static_cast<const char*>(p.kv.data) + 2;
-  expect_rejected("misaligned cache", p);
+  expect_launch_rejected("misaligned cache", p);
   p = b.params;
   p.q = static_cast<const char*>(p.q) + 2;
-  expect_rejected("misaligned q", p);
+  expect_launch_rejected("misaligned q", p);
   p = b.params;
   p.out_dtype = DType::fp8_e4m3;
   p.out_scale = 0.0f;

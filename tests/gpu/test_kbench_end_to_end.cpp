@@ -162,5 +162,69 @@ TEST(EndToEnd, CaseTooLargeForTheGpuIsReported) {
   EXPECT_NE(r.output.find("case too large for GPU memory"), std::string::npos) << r.output;
 }
 
+TEST(EndToEnd, DecodeSweepWithBaselineWritesTheSeedCsv) {
+  KBENCH_REQUIRE_GPU();
+  const std::string csv_path = temp_file("decode.csv");
+  const std::string sweep_path = temp_file("decode_sweep.csv");
+  const auto r = run_kbench(
+      "--routine BatchDecodeWithPagedKVCacheWrapper --backends fa2 fa2_tc --baseline fa2 --page_size 16 "
+      "--batch_size 3 8 --s_kv 100 1000 --num_qo_heads 16 --num_kv_heads 4 --head_dim_qk 128 --head_dim_vo 128 "
+      "--kv_layout HND --random_actual_seq_len --refcheck -n 5 --output_path " + csv_path +
+      " --baseline_csv " + sweep_path);
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("fa2_tc speedup over fa2: "), std::string::npos) << r.output;
+
+  const Csv csv = read_csv(csv_path);
+  ASSERT_EQ(csv.rows.size(), 8u);  // 4 cases x 2 backends
+  EXPECT_EQ(csv.at(0, "backend"), "fa2");  // the baseline runs first
+  EXPECT_EQ(csv.at(0, "speedup_over_baseline"), "");
+  EXPECT_GT(std::stod(csv.at(1, "speedup_over_baseline")), 0.0);
+  EXPECT_EQ(csv.at(7, "batch_size"), "8");
+  EXPECT_EQ(csv.at(7, "s_kv"), "1000");
+  EXPECT_LE(std::stoi(csv.at(7, "avg_actual_seq_len")), 1000);
+  for (std::size_t i = 0; i < csv.rows.size(); ++i) EXPECT_EQ(csv.at(i, "refcheck_status"), "passed") << i;
+
+  const Csv sweep = read_csv(sweep_path);
+  const std::vector<std::string> seed_columns = {"batch_size", "fa2_tc_mean", "fa2_tc_std", "baseline_mean",
+                                                 "baseline_std", "speedup_percent", "q_dtype", "kv_cache_dtype",
+                                                 "output_dtype", "block_size", "num_kv_heads", "head_size",
+                                                 "max_seq_len"};
+  EXPECT_EQ(sweep.header, seed_columns);
+  ASSERT_EQ(sweep.rows.size(), 4u);
+  EXPECT_EQ(sweep.at(3, "kv_cache_dtype"), "torch.bfloat16");
+  EXPECT_EQ(sweep.at(3, "block_size"), "16");
+  EXPECT_EQ(sweep.at(3, "max_seq_len"), "1000");
+  const double baseline = std::stod(sweep.at(3, "baseline_mean"));
+  const double candidate = std::stod(sweep.at(3, "fa2_tc_mean"));
+  EXPECT_NEAR(std::stod(sweep.at(3, "speedup_percent")), (baseline - candidate) / baseline, 1e-9);
+}
+
+TEST(EndToEnd, DecodeAutoSaysWhatItChose) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine BatchDecodeWithPagedKVCacheWrapper --backends auto --page_size 16 --batch_size 2 --s_kv 300 "
+      "--num_qo_heads 32 --num_kv_heads 4 --head_dim_qk 128 --head_dim_vo 128 --refcheck -n 5");
+  EXPECT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("[PERF] auto(fa2_tc)"), std::string::npos) << r.output;
+}
+
+TEST(EndToEnd, DecodeFp8AndUnsupportedCombinationsAreSkippedNotFailed) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine BatchDecodeWithPagedKVCacheWrapper --backends fa2_tc cudnn --page_size 16 --batch_size 4 "
+      "--s_kv 300 --num_qo_heads 32 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 --q_dtype fp8_e4m3 "
+      "--kv_dtype fp8_e4m3 --out_dtype fp8_e4m3 --refcheck -n 5");
+  EXPECT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("[WARNING] cudnn for routine BatchDecodeWithPagedKVCacheWrapper is not supported"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[PERF] fa2_tc"), std::string::npos) << r.output;
+  const auto fp4 = run_kbench(
+      "--routine BatchDecodeWithPagedKVCacheWrapper --backends fa2 --page_size 16 --batch_size 2 --s_kv 64 "
+      "--num_qo_heads 8 --num_kv_heads 8 --head_dim_qk 64 --head_dim_vo 64 --out_dtype nvfp4");
+  EXPECT_EQ(fp4.exit_status, 0) << fp4.output;
+  EXPECT_NE(fp4.output.find("nvfp4 output"), std::string::npos) << fp4.output;
+  EXPECT_NE(fp4.output.find("No backends to test"), std::string::npos) << fp4.output;
+}
+
 }  // namespace
 }  // namespace kbench
