@@ -20,6 +20,8 @@
 // throughout, out = y rounded to nearest even (fp8: saturated to the largest finite value).
 #pragma once
 
+#include "kernels/common/pdl.cuh"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -144,18 +146,6 @@ __device__ __forceinline__ void st_plain16(void* p, const Pack16& v) {
                : "memory");
 }
 
-// Programmatic dependent launch. Both are no-ops when the grid was launched without the
-// programmatic-stream-serialization attribute.
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
 
 // ------------------------------------------------------------------------------------------------
 // Element conversions

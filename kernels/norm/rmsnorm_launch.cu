@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "kernels/common/kernel_image.hpp"
 #include "kernels/norm/rmsnorm.hpp"
 #include "kernels/norm/rmsnorm_kernel.cuh"
 
@@ -205,14 +206,7 @@ cudaError_t launch_rmsnorm(const RmsNormParams& params, cudaStream_t stream) {
 cudaError_t rmsnorm_kernel_available() {
   cudaFuncAttributes attributes{};
   const cudaError_t status = rmsnorm_detail::probe_bf16_bf16(&attributes);
-  if (status == cudaSuccess) return cudaSuccess;
-  (void)cudaGetLastError();
-  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction ||
-      status == cudaErrorInvalidPtx || status == cudaErrorUnsupportedPtxVersion ||
-      status == cudaErrorInvalidKernelImage) {
-    return cudaErrorNoKernelImageForDevice;
-  }
-  return status;  // e.g. no device at all
+  return kernel_image_status(status);
 }
 
 }  // namespace kbench::kernels

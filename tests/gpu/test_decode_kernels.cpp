@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/refcheck.hpp"
 #include "gpu_test_support.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
@@ -124,17 +125,9 @@ struct Case {
   }
 };
 
-float fp8_max(DType t) { return t == DType::fp8_e4m3 ? 448.0f : 57344.0f; }
-
-// Distance between neighbouring fp8 values around |x| (subnormal spacing below the normal range).
-double fp8_spacing(DType t, double x) {
-  const int mantissa_bits = t == DType::fp8_e4m3 ? 3 : 2;
-  const int min_normal_exp = t == DType::fp8_e4m3 ? -6 : -14;
-  const double ax = std::fabs(x);
-  int e = ax > 0 ? static_cast<int>(std::floor(std::log2(ax))) : min_normal_exp;
-  e = std::max(e, min_normal_exp);
-  return std::ldexp(1.0, e - mantissa_bits);
-}
+// The fp8 grid as kbench's refcheck knows it.
+float fp8_max(DType t) { return static_cast<float>(kbench::fp8_max_finite(t)); }
+double fp8_spacing(DType t, double x) { return kbench::fp8_grid_step(t, x); }
 
 template <class T>
 std::vector<T> to_host(const void* device, int64_t count, cudaStream_t stream) {

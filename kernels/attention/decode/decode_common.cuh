@@ -5,6 +5,8 @@
 // the tensor-core kernel (decode_fa2_tc*.cu) may use in decode_detail.
 #pragma once
 
+#include "kernels/common/pdl.cuh"
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -96,19 +98,6 @@ KBENCH_DECODE_FA2_DECLARE(e5m2);
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kLn2 = 0.6931471805599453f;
 
-// ------------------------------------------------------------------------------------------------
-// Programmatic dependent launch: no-ops without the launch attribute and before sm_90.
-// ------------------------------------------------------------------------------------------------
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
 
 // ------------------------------------------------------------------------------------------------
 // cp.async (sm_80+): 16 bytes global -> shared, L1 bypassed; zero-filled when !valid (the source is

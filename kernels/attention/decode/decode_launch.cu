@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/common/kernel_image.hpp"
 #include "kernels/attention/decode/decode_common.cuh"
 #include "kernels/attention/decode/decode_internal.hpp"
 
@@ -235,14 +236,7 @@ cudaError_t decode_kernels_available() {
   if (status == cudaSuccess) {
     status = cudaFuncGetAttributes(&attributes, decode_detail::fa2::decode_merge_kernel<128>);
   }
-  if (status == cudaSuccess) return cudaSuccess;
-  (void)cudaGetLastError();
-  if (status == cudaErrorNoKernelImageForDevice || status == cudaErrorInvalidDeviceFunction ||
-      status == cudaErrorInvalidPtx || status == cudaErrorUnsupportedPtxVersion ||
-      status == cudaErrorInvalidKernelImage) {
-    return cudaErrorNoKernelImageForDevice;
-  }
-  return status;  // e.g. no device at all
+  return kernel_image_status(status);
 }
 
 }  // namespace kbench::kernels
