@@ -15,10 +15,14 @@
 //    kStages-deep ring of stages; the ring keeps up to kStages - 1 tiles in flight while one is
 //    consumed (one __syncthreads per tile). The address of every token's K row (page-table lookup:
 //    any page size, NHD or HND; its V row is a constant offset away) is computed by threads 0..63
-//    kStages tiles ahead and kept in shared memory; the page-index load for tile j + kStages is
-//    issued at the top of iteration j and consumed at its end, so its latency hides behind the
-//    tile's math. Rows past the end of the range load the range's last token (finite data; their
-//    logits are masked to -inf, so P = 0): the loader needs no predicate and no zero fill.
+//    kStages tiles ahead and kept in shared memory; the page index of tile j + 2 kStages - 1 is
+//    fetched by a 4-byte cp.async in iteration j's group into a ring of kStages index slots and
+//    read back (by the thread that fetched it) in iteration j + kStages - 1: like the tile data it
+//    has kStages - 1 iterations to arrive. (A page-index load issued and consumed in the same
+//    iteration put one loaded-L2/HBM latency on every tile's critical path: ~3 us per tile per CTA,
+//    fine for a 32 KB bf16 tile, the bound for a 16 KB fp8 one.) Rows past the end of the range
+//    load the range's last token (finite data; their logits are masked to -inf, so P = 0): the
+//    loader needs no predicate and no zero fill.
 //  * Shared-memory layout: [64 tokens][head_dim * sizeof(kv)] per K / V tile, 16-byte chunks XOR
 //    swizzled by the row (chunk ^ (row & 7); fp8 head_dim 64 rows are 4 chunks: chunk ^ ((row >> 1)
 //    & 3)), so cp.async stores and ldmatrix loads are bank-conflict free.
@@ -27,7 +31,9 @@
 //    Q fragments (A, 16 x head_dim) stay in registers; K fragments (B) come by ldmatrix.x4 (tokens
 //    on N). P = exp2(S * scale - m) is converted in registers into the A operand of P V (tokens on
 //    K); V fragments by ldmatrix.x4.trans (head_dim on N). O is rescaled only when a row max of the
-//    warp moved.
+//    warp moved. bf16 MMAs take P as hi + lo bf16 parts (two MMAs per n tile): bf16 P alone has
+//    8 significant bits, ~1e-3 |v| absolute error in O (visible through fp8 outputs with a small
+//    out_scale); fp16 P (fp16 / fp8 KV) has 11.
 //  * fp8 KV (e4m3 / e5m2): shared memory holds the fp8 bytes (half the traffic); ldmatrix loads
 //    them as if they were 16-bit pairs and the registers are converted to fp16 (exact for both
 //    formats: cvt.rn.f16x2.e4m3x2 on sm_89+, a bit trick plus one multiply on sm_80; e5m2 is a
@@ -45,14 +51,16 @@
 //
 // Shared memory per CTA and resident CTAs per H100 SM (228 KB), kStages by the tile's K + V bytes;
 // registers (sm_90a) in brackets, no spills:
-//   head_dim 64,  fp8:  8 KB tiles, 6 stages,  54 KB: 4 CTAs  (~111 regs)
-//   head_dim 64,  16b: 16 KB tiles, 4 stages,  69 KB: 3 CTAs  (~114 regs)
-//   head_dim 128, fp8: 16 KB tiles, 4 stages,  71 KB: 3 CTAs  (~158 regs)
-//   head_dim 128, 16b: 32 KB tiles, 3 stages, 102 KB: 2 CTAs  (~176 regs)
-//   head_dim 256, fp8: 32 KB tiles, 3 stages, 106 KB: 2 CTAs  (~241 regs)
-//   head_dim 256, 16b: 64 KB tiles, 3 stages, 202 KB: 1 CTA   (~255 regs); 2 stages (138 KB) where a
+//   head_dim 64,  fp8:  8 KB tiles, 6 stages,  55 KB: 4 CTAs  (~110 regs)
+//   head_dim 64,  16b: 16 KB tiles, 4 stages,  70 KB: 3 CTAs  (~120 regs)
+//   head_dim 128, fp8: 16 KB tiles, 4 stages,  72 KB: 3 CTAs  (~158 regs)
+//   head_dim 128, 16b: 32 KB tiles, 3 stages, 103 KB: 2 CTAs  (~179 regs)
+//   head_dim 256, fp8: 32 KB tiles, 3 stages, 107 KB: 2 CTAs  (~239 regs)
+//   head_dim 256, 16b: 64 KB tiles, 3 stages, 203 KB: 1 CTA   (~255 regs); 2 stages (138 KB) where a
 //                      block may not have 202 KB (A100: 163 KB).
 #pragma once
+
+#include "kernels/common/pdl.cuh"
 
 #include <cuda_runtime.h>
 
@@ -141,7 +149,8 @@ struct TcConfig {
   static constexpr int kQOffset = kStages * kStageBytes;
   static constexpr int kOffsOffset = kQOffset + kMRows * kQStride * 2;
   static constexpr int kMlOffset = kOffsOffset + kStages * kTileTokens * 8;
-  static constexpr int kSmemBytes = kMlOffset + 2 * kWarps * kMRows * 4;
+  static constexpr int kIdxOffset = kMlOffset + 2 * kWarps * kMRows * 4;  // page-index ring (int32)
+  static constexpr int kSmemBytes = kIdxOffset + kStages * kTileTokens * 4;
   static constexpr int kMergeBytes = kWarps * kMRows * kOStride * 4;
   static_assert(kMergeBytes <= kStages * kStageBytes, "the merge reuses the stage ring");
   // Resident CTAs per SM the shared memory allows on an H100 (bounds the registers ptxas may use).
@@ -191,6 +200,10 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
+// 4 bytes global -> shared (the page-index prefetch).
+__device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -236,22 +249,16 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   return r;
 }
 
+// The halves of a bf16x2 register as floats.
+__device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xFFFF0000u); }
+
 __device__ __forceinline__ float ex2(float x) {
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
 
-__device__ __forceinline__ void pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pdl_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
 
 // ------------------------------------------------------------------------------------------------
 // fp8 -> fp16 (exact for e4m3 and e5m2)
@@ -390,6 +397,7 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
   const uint8_t** const rows = reinterpret_cast<const uint8_t**>(smem + Cfg::kOffsOffset);
   float* const sm_m = reinterpret_cast<float*>(smem + Cfg::kMlOffset);
   float* const sm_l = sm_m + kWarps * kMRows;
+  const int32_t* const idx_ring = reinterpret_cast<const int32_t*>(smem + Cfg::kIdxOffset);
   const uint32_t smem_base = smem_u32(smem);
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -417,16 +425,22 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
   // K row addresses of tiles 0 .. kStages-1 (threads 0..63: one token each). Tokens past the end
   // of the range load the range's last token instead (finite data; the logits are masked, so
   // their P is 0): no zero fill, no predicate in the loader.
+  // The page indices of tiles kStages .. 2 kStages - 2 go to the index ring (slot tile % kStages,
+  // read back only by the thread that wrote it): the main loop keeps the ring kStages - 1 tiles ahead
+  // of its use by cp.async, so no page-index load sits on the per-tile critical path.
   if (tid < kTileTokens && len > 0) {
-    int tok[kStages];
-    int page[kStages];
+    int tok[2 * kStages - 1];
+    int page[2 * kStages - 1];
 #pragma unroll
-    for (int t = 0; t < kStages; ++t) {
+    for (int t = 0; t < 2 * kStages - 1; ++t) {
       tok[t] = min(token_begin + t * kTileTokens + tid, token_end - 1);
-      page[t] = __ldg(a.indices + page_base + tok[t] / P);
+      page[t] = t < kStages || t < num_tiles ? __ldg(a.indices + page_base + tok[t] / P) : 0;
     }
 #pragma unroll
     for (int t = 0; t < kStages; ++t) rows[t * kTileTokens + tid] = token_row(a, page[t], tok[t] % P, head_off);
+    int32_t* const ring = reinterpret_cast<int32_t*>(smem + Cfg::kIdxOffset);
+#pragma unroll
+    for (int t = kStages; t < 2 * kStages - 1; ++t) ring[(t % kStages) * kTileTokens + tid] = page[t];
   }
 
   // Q rows g0 .. g0+15 of this kv head -> shared memory, converted to the MMA type (zero rows past
@@ -516,10 +530,18 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
   int stage_compute = 0;
   int stage_load = kStages - 1;
   for (int j = 0; j < num_tiles; ++j) {
-    // Page index of tile j + kStages (consumed at the end of the iteration).
+    // Page index of tile j + 2 kStages - 1 -> the index ring, in this iteration's cp.async group:
+    // complete by the wait of iteration j + kStages - 1, which builds that tile's row addresses.
+    {
+      const int t_idx = j + 2 * kStages - 1;
+      if (tid < kTileTokens && t_idx < num_tiles) {
+        const int tok = min(token_begin + t_idx * kTileTokens + tid, token_end - 1);
+        cp_async4(smem_base + Cfg::kIdxOffset + ((t_idx % kStages) * kTileTokens + tid) * 4,
+                  a.indices + page_base + tok / P);
+      }
+    }
     const bool pf = tid < kTileTokens && j + kStages < num_tiles;
     const int pf_tok = min(token_begin + (j + kStages) * kTileTokens + tid, token_end - 1);
-    const int pf_page = pf ? __ldg(a.indices + page_base + pf_tok / P) : 0;
 
     cp_async_wait<kStages - 2>();
     __syncthreads();
@@ -619,6 +641,16 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
     pa[1] = pack2<kF16>(s[0][2], s[0][3]);
     pa[2] = pack2<kF16>(s[1][0], s[1][1]);
     pa[3] = pack2<kF16>(s[1][2], s[1][3]);
+    // bf16 P carries 8 significant bits: an error of up to 2^-9 |v| per token in O, which the row
+    // sums (fp32, from the unrounded P) do not share. P = hi + lo with both parts bf16 (16 bits):
+    // a second MMA per n tile with the residual.
+    [[maybe_unused]] uint32_t pl[4];
+    if constexpr (!kF16) {
+      pl[0] = pack2<false>(s[0][0] - bf16_lo(pa[0]), s[0][1] - bf16_hi(pa[0]));
+      pl[1] = pack2<false>(s[0][2] - bf16_lo(pa[1]), s[0][3] - bf16_hi(pa[1]));
+      pl[2] = pack2<false>(s[1][0] - bf16_lo(pa[2]), s[1][1] - bf16_hi(pa[2]));
+      pl[3] = pack2<false>(s[1][2] - bf16_lo(pa[3]), s[1][3] - bf16_hi(pa[3]));
+    }
 
     // O += P V.
     if constexpr (!kFp8) {
@@ -628,6 +660,10 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
         ldsm_x4_trans(v_addr + (((2 * c16) ^ v_xor) << 4), b);
         mma16816<kF16>(o[2 * c16], pa, b[0], b[1]);
         mma16816<kF16>(o[2 * c16 + 1], pa, b[2], b[3]);
+        if constexpr (!kF16) {
+          mma16816<false>(o[2 * c16], pl, b[0], b[1]);
+          mma16816<false>(o[2 * c16 + 1], pl, b[2], b[3]);
+        }
       }
     } else {
       // b[2h] / b[2h+1]: tokens 2qd, 2qd+1 / 8+2qd, 8+2qd+1 of head_dim 16 (2 c32 + h) + 2 gr + {0, 1}
@@ -650,7 +686,10 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
 
     // Row addresses of tile j + kStages into the slot tile j used (free: tile j's loads were
     // issued kStages - 1 iterations ago, before the barrier above).
-    if (pf) rows[stage_compute * kTileTokens + tid] = token_row(a, pf_page, pf_tok % P, head_off);
+    if (pf) {
+      const int pf_page = idx_ring[((j + kStages) % kStages) * kTileTokens + tid];
+      rows[stage_compute * kTileTokens + tid] = token_row(a, pf_page, pf_tok % P, head_off);
+    }
     stage_compute = stage_compute + 1 == kStages ? 0 : stage_compute + 1;
     stage_load = stage_load + 1 == kStages ? 0 : stage_load + 1;
   }
