@@ -82,10 +82,12 @@ struct DecodePlan {
 enum class DecodeKernel { fa2, fa2_tc };
 
 // Plans the split for `kernel` from the host copy of the page table (indptr, last_page_len) and the
-// GPU's SM count: requests are split into chunks when batch x kv heads alone cannot fill the GPU.
+// GPU's SM count: requests are split into chunks when batch x kv heads alone cannot fill the GPU,
+// or fill it in a ragged last wave (the KV dtype sets the bytes per token and the CTAs per SM).
 [[nodiscard]] DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
                                      const std::vector<int32_t>& last_page_len, int page_size, int num_qo_heads,
-                                     int num_kv_heads, int head_dim, int sm_count);
+                                     int num_kv_heads, int head_dim, int sm_count,
+                                     DType kv_dtype = DType::bfloat16);
 
 // Device copies of a plan (caller-owned memory): items [plan.items.size()], merge_indptr
 // [plan.merge_indptr.size()] (null when empty), workspace [plan.workspace_bytes(...)] bytes.

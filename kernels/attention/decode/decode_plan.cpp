@@ -46,14 +46,16 @@ struct KernelModel {
   int ctas_per_item = 1;
 };
 
-KernelModel model_for(DecodeKernel kernel, int group, int head_dim) {
+KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dtype) {
   KernelModel m;
   if (kernel == DecodeKernel::fa2) {
     const int heads = decode_detail::fa2::fa2_heads_per_cta(group);
     m.ctas_per_sm = 2;
     m.ctas_per_item = (group + heads - 1) / heads;
   } else {
-    m.ctas_per_sm = head_dim <= 64 ? 3 : head_dim <= 128 ? 2 : 1;
+    // fp8 tiles take half the shared memory: one more CTA fits per SM (decode_fa2_tc.cuh's table).
+    const int extra = is_fp8(kv_dtype) ? 1 : 0;
+    m.ctas_per_sm = (head_dim <= 64 ? 3 : head_dim <= 128 ? 2 : 1) + extra;
     m.ctas_per_item = (group + 15) / 16;
   }
   return m;
@@ -115,7 +117,7 @@ double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slo
 
 DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
                        const std::vector<int32_t>& last_page_len, int page_size, int num_qo_heads, int num_kv_heads,
-                       int head_dim, int sm_count) {
+                       int head_dim, int sm_count, DType kv_dtype) {
   const int64_t batch = static_cast<int64_t>(last_page_len.size());
   if (static_cast<int64_t>(indptr.size()) != batch + 1) {
     throw std::invalid_argument("plan_decode: indptr must have batch + 1 entries");
@@ -139,11 +141,12 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   }
 
   const int group = num_qo_heads / num_kv_heads;
-  const KernelModel model = model_for(kernel, group, head_dim);
+  const KernelModel model = model_for(kernel, group, head_dim, kv_dtype);
   const int64_t slots = static_cast<int64_t>(std::max(sm_count, 1)) * model.ctas_per_sm;
   const int64_t ctas_per_chunk = static_cast<int64_t>(num_kv_heads) * model.ctas_per_item;
   // Seconds per token of one kv head on one slot, when all slots share the HBM bandwidth.
-  const double token_seconds = 4.0 * head_dim * static_cast<double>(slots) / kHbmBytesPerSecond;
+  const double token_bytes = 2.0 * head_dim * static_cast<double>(dtype_size(kv_dtype));  // K and V
+  const double token_seconds = token_bytes * static_cast<double>(slots) / kHbmBytesPerSecond;
   const double cta_overhead = kCtaOverheadSeconds / token_seconds;  // in tokens
   const int64_t align = page_size >= 16 ? page_size : page_size * ((16 + page_size - 1) / page_size);
 

@@ -216,7 +216,7 @@ void DecodeCase::prepare(std::string_view requested, cudaStream_t stream) {
     KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     const kernels::DecodePlan plan =
         kernels::plan_decode(*kernel, p_.pages.indptr, p_.pages.last_page_len, p_.page_size, p_.num_qo_heads,
-                             p_.num_kv_heads, p_.head_dim, sms);
+                             p_.num_kv_heads, p_.head_dim, sms, p_.kv_dtype);
     KernelPlan k{upload(plan.items, stream), upload(plan.merge_indptr, stream),
                  DeviceBuffer(plan.workspace_bytes(p_.group(), p_.head_dim)), {}};
     k.view.items = k.items.as<kernels::DecodeWorkItem>();
