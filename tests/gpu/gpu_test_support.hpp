@@ -14,3 +14,34 @@
       GTEST_SKIP() << "no CUDA device present";                                       \
     }                                                                                 \
   } while (0)
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "kbench/cuda_stream.hpp"
+#include "kbench/device_buffer.hpp"
+
+namespace kbench::testing {
+
+// Device buffers by slot (a test's enum), grown on demand and reused across the cases of a test,
+// with the stream the test runs on.
+template <int kSlots>
+class ScratchBuffers {
+ public:
+  char* get(int slot, int64_t bytes) {
+    DeviceBuffer& b = buffers_.at(static_cast<std::size_t>(slot));
+    if (static_cast<int64_t>(b.bytes()) < bytes) {
+      b = DeviceBuffer();  // free first: the new one may not fit beside it
+      b = DeviceBuffer(static_cast<std::size_t>(std::max<int64_t>(bytes, 16)));
+    }
+    return b.as<char>();
+  }
+  [[nodiscard]] cudaStream_t stream() const { return stream_.get(); }
+
+ private:
+  std::array<DeviceBuffer, kSlots> buffers_;
+  CudaStream stream_;
+};
+
+}  // namespace kbench::testing

@@ -42,13 +42,7 @@ using kk::KvLayout;
 constexpr int64_t kGuardBytes = 64;
 
 // Device buffers reused across the cases of one test (grown on demand) and a non-blocking stream.
-class Workspace {
- public:
-  Workspace() { KBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  ~Workspace() { cudaStreamDestroy(stream_); }
-
+struct WorkspaceSlots {
   enum Slot {
     kCache,
     kQ,
@@ -63,21 +57,8 @@ class Workspace {
     kPartials,
     kSlots
   };
-  char* get(Slot slot, int64_t bytes) {
-    bytes = std::max<int64_t>(bytes, 16);
-    DeviceBuffer& b = buffers_[slot];
-    if (static_cast<int64_t>(b.bytes()) < bytes) {
-      b = DeviceBuffer();  // free first
-      b = DeviceBuffer(static_cast<std::size_t>(bytes));
-    }
-    return b.as<char>();
-  }
-  [[nodiscard]] cudaStream_t stream() const { return stream_; }
-
- private:
-  std::array<DeviceBuffer, kSlots> buffers_;
-  cudaStream_t stream_ = nullptr;
 };
+struct Workspace : WorkspaceSlots, kbench::testing::ScratchBuffers<WorkspaceSlots::kSlots> {};
 
 int device_sm_count() {
   int device = 0;

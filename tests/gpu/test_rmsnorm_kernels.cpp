@@ -34,28 +34,10 @@ using kbench::is_fp8;
 namespace kk = kbench::kernels;
 
 // Device buffers reused across the cases of one test (grown on demand) and a non-blocking stream.
-class Workspace {
- public:
-  Workspace() { KBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  ~Workspace() { cudaStreamDestroy(stream_); }
-
+struct WorkspaceSlots {
   enum Slot { kInput, kResidual, kWeight, kOutput, kRefOut, kRefResidual, kOutF32, kResidualF32, kSlots };
-  char* get(Slot slot, int64_t bytes) {
-    DeviceBuffer& b = buffers_[slot];
-    if (static_cast<int64_t>(b.bytes()) < bytes) {
-      b = DeviceBuffer();  // free first
-      b = DeviceBuffer(static_cast<std::size_t>(bytes));
-    }
-    return b.as<char>();
-  }
-  [[nodiscard]] cudaStream_t stream() const { return stream_; }
-
- private:
-  std::array<DeviceBuffer, kSlots> buffers_;
-  cudaStream_t stream_ = nullptr;
 };
+struct Workspace : WorkspaceSlots, kbench::testing::ScratchBuffers<WorkspaceSlots::kSlots> {};
 
 struct Case {
   DType in = DType::bfloat16;
