@@ -220,17 +220,24 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   for (int64_t b = 0; b < batch; ++b) {
     const std::vector<int64_t> bounds = chunk_bounds(lens[static_cast<std::size_t>(b)], best_chunk, align);
     const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
+    const bool split = n > 1;
+    any_split = any_split || split;
+    // Slots stay contiguous per (request, kv head) for the merge; the items of one chunk are
+    // emitted for every kv head in turn, so the CTAs that share a chunk's pages (NHD interleaves
+    // the heads within a page) run side by side.
+    const int64_t first_slot = next_slot;
+    if (split) next_slot += n * num_kv_heads;
     for (int64_t h = 0; h < num_kv_heads; ++h) {
-      const bool split = n > 1;
-      any_split = any_split || split;
       pair_slots[static_cast<std::size_t>(b * num_kv_heads + h)] = static_cast<int32_t>(split ? n : 0);
-      for (int64_t i = 0; i < n; ++i) {
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t h = 0; h < num_kv_heads; ++h) {
         Pending p;
         p.item.request = static_cast<int32_t>(b);
         p.item.kv_head = static_cast<int32_t>(h);
         p.item.token_begin = static_cast<int32_t>(bounds[i]);
         p.item.token_end = static_cast<int32_t>(bounds[i + 1]);
-        p.item.partial_slot = split ? static_cast<int32_t>(next_slot++) : -1;
+        p.item.partial_slot = split ? static_cast<int32_t>(first_slot + h * n + i) : -1;
         p.len = bounds[i + 1] - bounds[i];
         pending.push_back(p);
       }
