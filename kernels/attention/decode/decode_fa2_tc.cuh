@@ -198,7 +198,9 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 
 // 16 bytes global -> shared, L2 only.
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  // The 256-byte L2 prefetch also brings the neighbouring kv head's row of an NHD page (128 bytes
+  // apart in fp8), which the CTA for that head, launched beside this one, reads next.
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 // 4 bytes global -> shared (the page-index prefetch).
 __device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
