@@ -158,6 +158,9 @@ __device__ __forceinline__ void reduce_scatter(float (&acc)[kV]) {
 template <int kHeadDim, int kHeads, int kKv>
 __global__ void __launch_bounds__(Fa2Config<kHeadDim, kHeads, kKv>::kThreads, 2)
     fa2_decode_kernel(const Fa2Args a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // cp.async and bf16 conversions need sm_80: the routine never launches this here
+#else
   using C = Fa2Config<kHeadDim, kHeads, kKv>;
   constexpr int kN = C::kLanesPerRow;
   constexpr int kLG = C::kLaneGroups;
@@ -465,6 +468,7 @@ __global__ void __launch_bounds__(Fa2Config<kHeadDim, kHeads, kKv>::kThreads, 2)
       }
     }
   }
+#endif
 }
 
 // ------------------------------------------------------------------------------------------------

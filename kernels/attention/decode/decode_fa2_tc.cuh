@@ -387,6 +387,9 @@ __device__ __forceinline__ const uint8_t* token_row(const TcArgs& a, int page, i
 template <int D, class KvT, int kStages>
 __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kStages>::kMinBlocks))
     fa2_tc_kernel(const TcArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  __trap();  // cp.async and bf16 conversions need sm_80: the routine never launches this here
+#else
   using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages>;
   constexpr bool kFp8 = Cfg::kFp8;
   constexpr bool kF16 = KvInfo<KvT>::kF16Mma;
@@ -785,6 +788,7 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
       store_out4(a.out, orow * D + d, a.out_code, a.out_scale, y);
     }
   }
+#endif
 }
 
 // ------------------------------------------------------------------------------------------------
