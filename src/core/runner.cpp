@@ -79,11 +79,15 @@ void print_backend_matrix(const RoutineRegistry& registry, const std::optional<D
     out << "kbench " << KBENCH_VERSION << ": no CUDA device present (" << why_no_device
         << "); every backend needs one.\n";
   }
-  out << "routine                          backend        status\n";
+  std::size_t width = std::string_view("routine").size();
+  for (const auto& routine : registry.all()) width = std::max(width, routine->name().size());
+  std::string header = "routine";
+  header.resize(width + 2, ' ');
+  out << header << "backend        status\n";
   for (const auto& routine : registry.all()) {
     for (const auto& backend : routine->backends()) {
       std::string name(routine->name());
-      name.resize(std::max<std::size_t>(name.size() + 1, 33), ' ');
+      name.resize(width + 2, ' ');
       std::string b = backend;
       b.resize(std::max<std::size_t>(b.size() + 1, 15), ' ');
       std::string status = "skipped: no CUDA device";
