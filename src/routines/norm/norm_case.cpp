@@ -4,26 +4,14 @@
 #include <stdexcept>
 
 #include "core/log.hpp"
+#include "routines/device_tensors.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kernels/common/tensor_fill.hpp"
 
 namespace kbench {
 namespace {
 
-// Independent streams of random numbers per (seed, copy, tensor).
-uint64_t tensor_seed(uint64_t seed, int copy, int tensor) {
-  return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(copy) * 64 + static_cast<uint64_t>(tensor);
-}
-
 enum TensorId { kInput = 0, kResidual = 1, kWeight = 2 };
-
-std::vector<float> to_host(const void* data, DType dtype, int64_t count, float* scratch, cudaStream_t stream) {
-  KBENCH_CUDA_CHECK(kernels::convert_to_float(data, dtype, count, scratch, stream));
-  std::vector<float> host(static_cast<std::size_t>(count));
-  KBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), scratch, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
 
 }  // namespace
 
@@ -150,15 +138,15 @@ RefcheckResult NormCase::check(std::string_view backend, cudaStream_t stream) {
 
   const Tolerance tolerance = p_.quantized() ? Tolerance{0.1, 0.1} : Tolerance{0.01, 0.01};
   RefcheckResult result;
-  const std::vector<float> expected = to_host(ref_out.get(), DType::float32, n, scratch.as<float>(), stream);
-  const std::vector<float> got = to_host(k.output, p_.out_dtype, n, scratch.as<float>(), stream);
+  const std::vector<float> expected = to_host_floats(ref_out.get(), DType::float32, n, scratch.as<float>(), stream);
+  const std::vector<float> got = to_host_floats(k.output, p_.out_dtype, n, scratch.as<float>(), stream);
   result.comparisons.push_back(p_.quantized()
                                    ? compare_quantized("output", expected, got, tolerance, p_.out_dtype)
                                    : compare_isclose("output", expected, got, tolerance));
   if (p_.fused_add()) {
     const std::vector<float> expected_residual =
-        to_host(ref_residual.get(), DType::float32, n, scratch.as<float>(), stream);
-    const std::vector<float> got_residual = to_host(k.residual, p_.input_dtype, n, scratch.as<float>(), stream);
+        to_host_floats(ref_residual.get(), DType::float32, n, scratch.as<float>(), stream);
+    const std::vector<float> got_residual = to_host_floats(k.residual, p_.input_dtype, n, scratch.as<float>(), stream);
     result.comparisons.push_back(compare_isclose("residual", expected_residual, got_residual, {0.01, 0.01}));
   }
   return result;
