@@ -1,4 +1,4 @@
-# Every dependency comes from a Debian package. scripts/deps.sh unpacks them into .deps/root, which
+# Every dependency comes from a Debian package or a PyPI wheel. scripts/deps.sh unpacks them into .deps, which
 # is searched first so the same tree builds on machines without a package registry (the device).
 set(KBENCH_DEPS_ROOT "${PROJECT_SOURCE_DIR}/.deps/root" CACHE PATH "Unpacked dependency packages")
 if(EXISTS "${KBENCH_DEPS_ROOT}/usr")
@@ -16,3 +16,15 @@ endif()
 if(NOT TARGET CUDA::cupti)
   message(FATAL_ERROR "CUPTI was not found in the CUDA toolkit at ${CUDAToolkit_LIBRARY_ROOT}")
 endif()
+
+# CUTLASS/CuTe headers (header-only) from the nvidia-cutlass wheel, unpacked by scripts/deps.sh into
+# .deps/cutlass/include; the Hopper prefill kernels build on CuTe's TMA and wgmma atoms.
+find_path(KBENCH_CUTLASS_INCLUDE_DIR cute/tensor.hpp
+  HINTS "${PROJECT_SOURCE_DIR}/.deps/cutlass/include"
+  DOC "CUTLASS/CuTe include folder (run scripts/deps.sh)")
+if(NOT KBENCH_CUTLASS_INCLUDE_DIR)
+  message(FATAL_ERROR "CUTLASS/CuTe headers not found: run scripts/deps.sh or set KBENCH_CUTLASS_INCLUDE_DIR")
+endif()
+add_library(kbench_cutlass INTERFACE)
+# SYSTEM: CUTLASS's own warnings stay out of kbench's build log.
+target_include_directories(kbench_cutlass SYSTEM INTERFACE "${KBENCH_CUTLASS_INCLUDE_DIR}")

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Fills .deps/ with the build dependencies, unpacked from Debian packages (no system install, no
-# root needed beyond apt's own download), and the cudnn_frontend C++ headers (header-only), unpacked
-# from NVIDIA's nvidia-cudnn-frontend wheel on PyPI into .deps/cudnn-frontend/include. The device
-# machine has no package registry, so this folder travels there with `carry`.
+# root needed beyond apt's own download), and two header-only libraries from NVIDIA's PyPI wheels:
+# cudnn_frontend (nvidia-cudnn-frontend -> .deps/cudnn-frontend/include) and CUTLASS/CuTe
+# (nvidia-cutlass -> .deps/cutlass/include). The device machine has no package registry, so this
+# folder travels there with `carry`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
 packages=(libcli11-dev nlohmann-json3-dev libgtest-dev)
-# Only the wheel's include/ is kept; any CPython x86_64 build of it carries the same headers, so the
-# download names one (--python-version/--platform) whatever python runs here.
-wheels=(nvidia-cudnn-frontend==1.32.0)
+# Any CPython x86_64 build of these wheels carries the same headers, so the download names one
+# (--python-version/--platform) whatever python runs here.
+wheels=(nvidia-cudnn-frontend==1.32.0 nvidia-cutlass==4.2.0.0)
 stamp="$deps/.complete"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]} ${wheels[*]}" ]; then exit 0; fi
 rm -rf "$deps"; mkdir -p "$deps/debs"
@@ -27,17 +28,32 @@ echo "[deps] unpacked ${packages[*]} into $deps/root"
 mkdir -p "$deps/wheels"
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
   --platform manylinux_2_28_x86_64 --dest "$deps/wheels" "${wheels[@]}"
-for wheel in "$deps"/wheels/*.whl; do
-  # include/ (the headers) and the licence files; the wheel's Python modules and binaries stay out.
-  python3 - "$wheel" "$deps/cudnn-frontend" <<'EOF'
-import sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as wheel:
-    for name in wheel.namelist():
-        if name.startswith("include/") or ".dist-info/licenses/" in name:
-            wheel.extract(name, sys.argv[2])
+# Keeps a wheel's headers (under `prefix`, moved to dest/include) and licence files; its Python
+# modules and binaries stay out.
+unpack_headers() {  # wheel prefix dest
+  python3 - "$1" "$2" "$3" <<'EOF'
+import os, sys, zipfile
+wheel, prefix, dest = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive:
+    for info in archive.infolist():
+        name = info.filename
+        if name.endswith("/"):
+            continue
+        if name.startswith(prefix):
+            target = os.path.join(dest, "include", name[len(prefix):])
+        elif ".dist-info/licenses/" in name:
+            target = os.path.join(dest, "licenses", os.path.basename(name))
+        else:
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with archive.open(info) as src, open(target, "wb") as out:
+            out.write(src.read())
 EOF
-done
+}
+unpack_headers "$deps"/wheels/nvidia_cudnn_frontend-*.whl include/ "$deps/cudnn-frontend"
+unpack_headers "$deps"/wheels/nvidia_cutlass-*.whl cutlass_library/source/include/ "$deps/cutlass"
 rm -rf "$deps/wheels"
 test -f "$deps/cudnn-frontend/include/cudnn_frontend.h"
+test -f "$deps/cutlass/include/cute/tensor.hpp"
 echo "${packages[*]} ${wheels[*]}" >"$stamp"
-echo "[deps] unpacked the headers of ${wheels[*]} into $deps/cudnn-frontend/include"
+echo "[deps] unpacked the headers of ${wheels[*]} into $deps/cudnn-frontend and $deps/cutlass"

@@ -18,13 +18,9 @@
 #include <vector>
 
 #include "kbench/dtype.hpp"
+#include "kernels/attention/kv_layout.hpp"
 
 namespace kbench::kernels {
-
-enum class KvLayout {
-  NHD,  // cache[page][k|v][slot][kv_head][dim]   (token-major, FlashInfer's default)
-  HND,  // cache[page][k|v][kv_head][slot][dim]   (head-major, vLLM's)
-};
 
 struct PagedKvCache {
   const void* data = nullptr;  // [num_pages][2][...] as the layout says, contiguous
