@@ -363,12 +363,10 @@ testing::AssertionResult compare(Workspace& ws, const Case& c, const Built& b) {
   return testing::AssertionSuccess();
 }
 
-// Plans, launches and compares `kernel` on a built case.
-testing::AssertionResult run_kernel(Workspace& ws, const Case& c, Built& b, DecodeKernel kernel) {
+// Launches and compares `kernel` on a built case with `plan`.
+testing::AssertionResult run_plan(Workspace& ws, const Case& c, Built& b, DecodeKernel kernel,
+                                  const kk::DecodePlan& plan) {
   const char* name = kernel == DecodeKernel::fa2 ? "fa2" : "fa2_tc";
-  const int sm_count = c.sm_count > 0 ? c.sm_count : device_sm_count();
-  const kk::DecodePlan plan = kk::plan_decode(kernel, b.indptr, b.last_page_len, c.page_size, c.num_qo_heads(),
-                                              c.num_kv_heads, c.head_dim, sm_count);
   testing::AssertionResult plan_ok = check_plan(plan, c, b);
   if (!plan_ok) return testing::AssertionFailure() << name << " plan: " << plan_ok.message() << " in " << c.describe();
   if (c.split == Split::kMust && plan.num_partial_slots == 0) {
@@ -391,6 +389,14 @@ testing::AssertionResult run_kernel(Workspace& ws, const Case& c, Built& b, Deco
                                        << " partial slots) " << c.describe() << ": " << ok.message();
   }
   return testing::AssertionSuccess();
+}
+
+// Plans (for the case's KV dtype, as the routine does), launches and compares `kernel`.
+testing::AssertionResult run_kernel(Workspace& ws, const Case& c, Built& b, DecodeKernel kernel) {
+  const int sm_count = c.sm_count > 0 ? c.sm_count : device_sm_count();
+  const kk::DecodePlan plan = kk::plan_decode(kernel, b.indptr, b.last_page_len, c.page_size, c.num_qo_heads(),
+                                              c.num_kv_heads, c.head_dim, sm_count, c.kv);
+  return run_plan(ws, c, b, kernel, plan);
 }
 
 // fa2, and fa2_tc where supported.
@@ -422,6 +428,39 @@ std::vector<int> ragged(int batch, int max_len, int page_size, uint64_t seed, bo
     lens.push_back(std::min(len, max_len));
   }
   return lens;
+}
+
+// A plan made by hand: (request r, kv head h) gets chunks[r * num_kv_heads + h] chunks (1: unsplit;
+// fewer where the request is short), cut on multiples of 16 tokens, and the items are shuffled.
+kk::DecodePlan hand_plan(const Case& c, const std::vector<int>& chunks, uint64_t seed) {
+  kk::DecodePlan plan;
+  const int pairs = c.batch() * c.num_kv_heads;
+  std::vector<int32_t> slots(static_cast<std::size_t>(pairs), 0);
+  for (int pair = 0; pair < pairs; ++pair) {
+    const int r = pair / c.num_kv_heads;
+    const int len = c.lens[static_cast<std::size_t>(r)];
+    const int n = std::clamp(chunks[static_cast<std::size_t>(pair)], 1, std::max(1, len / 16));
+    for (int i = 0; i < n; ++i) {
+      kk::DecodeWorkItem it;
+      it.request = r;
+      it.kv_head = pair % c.num_kv_heads;
+      it.token_begin = i * len / n / 16 * 16;
+      it.token_end = i + 1 == n ? len : (i + 1) * len / n / 16 * 16;
+      it.partial_slot = n > 1 ? plan.num_partial_slots + i : -1;
+      plan.items.push_back(it);
+    }
+    if (n > 1) {
+      slots[static_cast<std::size_t>(pair)] = n;
+      plan.num_partial_slots += n;
+    }
+  }
+  if (plan.num_partial_slots > 0) {
+    plan.merge_indptr.assign(1, 0);
+    for (int32_t n : slots) plan.merge_indptr.push_back(plan.merge_indptr.back() + n);
+  }
+  std::mt19937_64 rng(seed);
+  std::shuffle(plan.items.begin(), plan.items.end(), rng);
+  return plan;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -663,6 +702,83 @@ TEST(DecodeKernels, CudaGraphCapture) {
   }
 }
 
+// fp8 NHD caches: where head_dim is 128, num_kv_heads even and group <= 8, fa2_tc runs two work
+// items per CTA (the planner makes them heads h, h + 1 of one chunk: one 256-byte read per token);
+// odd kv-head counts and group 16 take the one-item path. Both fp8 formats, page sizes 1 and 16,
+// ragged lengths with an empty request, unsplit and split plans (split ones mix split and unsplit
+// pairs), 16-bit and fp8 outputs, PDL.
+TEST(DecodeKernels, Fp8NhdHeadPairs) {
+  KBENCH_REQUIRE_GPU();
+  Workspace ws;
+  uint64_t seed = 800;
+  for (DType kv : {DType::fp8_e4m3, DType::fp8_e5m2}) {
+    for (int num_kv_heads : {2, 3, 8}) {
+      for (int group : {1, 4, 5, 8, 16}) {
+        for (int page_size : {1, 16}) {
+          for (Split split : {Split::kNever, Split::kMust}) {
+            Case c;
+            c.kv = kv;
+            c.num_kv_heads = num_kv_heads;
+            c.group = group;
+            c.page_size = page_size;
+            c.layout = KvLayout::NHD;
+            c.split = split;
+            // At most 256 tokens: never split; a request of 3001 among few pairs: always.
+            c.lens = split == Split::kNever ? ragged(7, 256, page_size, seed, true)
+                                            : std::vector<int>{3001, 1, 777, 0, 1600};
+            c.q = seed % 2 ? DType::float16 : DType::bfloat16;
+            c.out = seed % 3 == 0 ? DType::fp8_e4m3 : c.q;
+            c.out_scale = is_fp8(c.out) ? 0.02f : 1.0f;
+            c.k_scale = 0.8f;
+            c.v_scale = 1.2f;
+            c.pdl = seed % 4 == 1;
+            c.seed = seed++;
+            check_case(ws, c);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Head pairs run whichever two items are adjacent in the list: shuffled plans put items of
+// different requests, kv heads and lengths, a split one beside an unsplit or empty one, in one CTA;
+// an odd number of items leaves the last CTA one.
+TEST(DecodeKernels, Fp8NhdHeadPairsAnyItems) {
+  KBENCH_REQUIRE_GPU();
+  Workspace ws;
+  uint64_t seed = 900;
+  for (DType kv : {DType::fp8_e4m3, DType::fp8_e5m2}) {
+    for (bool odd : {false, true}) {
+      Case c;
+      c.kv = kv;
+      c.num_kv_heads = 4;
+      c.group = odd ? 5 : 8;
+      c.lens = {900, 0, 1, 333, 2048, 47, 160};
+      c.out = odd ? DType::fp8_e5m2 : DType::bfloat16;
+      c.out_scale = is_fp8(c.out) ? 0.02f : 1.0f;
+      c.k_scale = 1.1f;
+      c.v_scale = 0.9f;
+      c.sm_scale_mult = 2.0f;
+      c.seed = seed++;
+      Built b = build(ws, c);
+      b.params.out = poisoned_out(ws, c, b);
+      ASSERT_TRUE(kk::decode_supported(DecodeKernel::fa2_tc, b.params));
+      std::vector<int> chunks;
+      for (int pair = 0; pair < c.batch() * c.num_kv_heads; ++pair) chunks.push_back(1 + pair * 7 % 4);
+      kk::DecodePlan plan = hand_plan(c, chunks, c.seed);
+      // One more chunk for the longest request's first pair flips the parity.
+      if (static_cast<int>(plan.items.size() % 2) != static_cast<int>(odd)) {
+        ++chunks[4 * c.num_kv_heads];
+        plan = hand_plan(c, chunks, c.seed);
+      }
+      ASSERT_EQ(static_cast<int>(plan.items.size() % 2), static_cast<int>(odd));
+      ASSERT_GT(plan.num_partial_slots, 0);
+      EXPECT_TRUE(run_plan(ws, c, b, DecodeKernel::fa2_tc, plan));
+    }
+  }
+}
+
 TEST(DecodeKernels, RejectsUnsupported) {
   KBENCH_REQUIRE_GPU();
   Workspace ws;
@@ -784,6 +900,36 @@ TEST(DecodeKernels, PlanShapes) {
         const kk::DecodePlan plan = kk::plan_decode(kernel, b.indptr, b.last_page_len, page_size, c.num_qo_heads(),
                                                     c.num_kv_heads, c.head_dim, sm_count);
         EXPECT_TRUE(check_plan(plan, c, b)) << "sm_count " << sm_count << " " << c.describe();
+      }
+    }
+  }
+  // fa2_tc's fp8 NHD head pairs read 256 contiguous bytes per token only where items 2x and 2x + 1
+  // are heads h, h + 1 (h even) of one chunk: the plan emits each chunk's kv heads in turn and keeps
+  // them together through the sort by length.
+  for (int num_kv_heads : {2, 8}) {
+    for (int sm_count : {1, 8, 132}) {
+      for (int page_size : {1, 16}) {
+        Case c;
+        c.page_size = page_size;
+        c.num_kv_heads = num_kv_heads;
+        c.lens = ragged(13, 30000, page_size, seed++, true);
+        std::vector<int32_t> indptr(1, 0);
+        std::vector<int32_t> last;
+        for (int len : c.lens) {
+          const int pages = (len + page_size - 1) / page_size;
+          indptr.push_back(indptr.back() + pages);
+          last.push_back(pages > 0 ? len - (pages - 1) * page_size : 0);
+        }
+        const kk::DecodePlan plan = kk::plan_decode(DecodeKernel::fa2_tc, indptr, last, page_size, c.num_qo_heads(),
+                                                    num_kv_heads, c.head_dim, sm_count, DType::fp8_e4m3);
+        ASSERT_EQ(plan.items.size() % 2, 0u);
+        for (std::size_t i = 0; i < plan.items.size(); i += 2) {
+          const kk::DecodeWorkItem& x = plan.items[i];
+          const kk::DecodeWorkItem& y = plan.items[i + 1];
+          EXPECT_TRUE(x.kv_head % 2 == 0 && y.kv_head == x.kv_head + 1 && y.request == x.request &&
+                      y.token_begin == x.token_begin && y.token_end == x.token_end)
+              << "items " << i << ", " << i + 1 << " with sm_count " << sm_count << " " << c.describe();
+        }
       }
     }
   }

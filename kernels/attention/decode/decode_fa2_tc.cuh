@@ -2,7 +2,7 @@
 // FlashAttention-2 style on mma.sync). Private to kernels/attention/decode: the public entry is
 // launch_decode(DecodeKernel::fa2_tc, ...); decode_fa2_tc_launch.cu validates and dispatches to the
 // per-KV-dtype translation units decode_fa2_tc_<kv>.cu, each of which instantiates the kernel for
-// head_dim 64, 128 and 256.
+// head_dim 64, 128 and 256 (fp8 also head pairs at 128).
 //
 // One CTA (4 warps, 128 threads) per (work item, M tile of 16 query heads): blockIdx.x is the work
 // item, blockIdx.y the M tile (groups of up to 16 query heads need one; larger groups re-read the
@@ -10,22 +10,36 @@
 // mma.sync.m16n8k16 (padded with zero rows to 16), so every K/V element is read from HBM once for
 // all of them.
 //
+// Head pairs (kItems = 2; the launch picks them for an NHD fp8 cache, head_dim 128, group <= 8, an
+// even number of kv heads): one CTA runs work items 2x and 2x + 1, which plan_decode makes heads h
+// and h + 1 of one chunk. A shared-memory row holds both heads' rows side by side (256 bytes: in
+// NHD that is one contiguous read, where one head's fp8 row is 128 bytes at a 1 KB stride), and
+// the M tile holds both items' query heads: rows 0..7 item 0's, 8..15 item 1's. S and P V run per
+// item (S: each item's K against all Q rows, in accumulators of its own, keeping that item's rows;
+// P V: P with the other item's rows zeroed, into one O), so the MMAs per byte are those of one item
+// per CTA, while the softmax, the barriers and the address work per byte halve. The kernel does
+// not rely on the pairing: any two items work (their rows are fetched separately; an empty or
+// absent item loads its partner's tokens, all masked); a mismatched pair only costs reads (the
+// shorter item's rows re-read its last token, mostly from L2, until the longer one ends). The
+// zeroed P rows do meet the partner's V: a NaN or Inf in one item's V values reaches its partner's
+// output (finite caches are unaffected).
+//
 // Main loop, per tile of 64 tokens (kTileTokens):
 //  * Loads: K and V rows of the tile go to shared memory by 16-byte cp.async.cg (L2 only) into a
 //    kStages-deep ring of stages; the ring keeps up to kStages - 1 tiles in flight while one is
 //    consumed (one __syncthreads per tile). The address of every token's K row (page-table lookup:
 //    any page size, NHD or HND; its V row is a constant offset away) is computed by threads 0..63
-//    kStages tiles ahead and kept in shared memory; the page index of tile j + 2 kStages - 1 is
-//    fetched by a 4-byte cp.async in iteration j's group into a ring of kStages index slots and
-//    read back (by the thread that fetched it) in iteration j + kStages - 1: like the tile data it
-//    has kStages - 1 iterations to arrive. (A page-index load issued and consumed in the same
-//    iteration put one loaded-L2/HBM latency on every tile's critical path: ~3 us per tile per CTA,
-//    fine for a 32 KB bf16 tile, the bound for a 16 KB fp8 one.) Rows past the end of the range
-//    load the range's last token (finite data; their logits are masked to -inf, so P = 0): the
-//    loader needs no predicate and no zero fill.
-//  * Shared-memory layout: [64 tokens][head_dim * sizeof(kv)] per K / V tile, 16-byte chunks XOR
-//    swizzled by the row (chunk ^ (row & 7); fp8 head_dim 64 rows are 4 chunks: chunk ^ ((row >> 1)
-//    & 3)), so cp.async stores and ldmatrix loads are bank-conflict free.
+//    (head pairs: 64 i .. 64 i + 63 for item i) kStages tiles ahead and kept in shared memory; the
+//    page index of tile j + 2 kStages - 1 is fetched by a 4-byte cp.async in iteration j's group
+//    into a ring of kStages index slots and read back (by the thread that fetched it) in iteration
+//    j + kStages - 1: like the tile data it has kStages - 1 iterations to arrive. (A page-index
+//    load issued and consumed in the same iteration put one loaded-L2/HBM latency on every tile's
+//    critical path: ~3 us per tile per CTA, fine for a 32 KB bf16 tile, the bound for a 16 KB fp8
+//    one.) Rows past the end of the range load the range's last token (finite data; their logits
+//    are masked to -inf, so P = 0): the loader needs no predicate and no zero fill.
+//  * Shared-memory layout: [64 tokens][kItems * head_dim * sizeof(kv)] per K / V tile, 16-byte
+//    chunks XOR swizzled by the row (chunk ^ (row & 7); fp8 head_dim 64 rows are 4 chunks: chunk ^
+//    ((row >> 1) & 3)), so cp.async stores and ldmatrix loads are bank-conflict free.
 //  * Math: warp w owns tokens [16 w, 16 w + 16) of every tile and keeps its own online-softmax
 //    state (row max, partial row sums, O accumulators 16 x head_dim fp32 in registers). S = Q K^T:
 //    Q fragments (A, 16 x head_dim) stay in registers; K fragments (B) come by ldmatrix.x4 (tokens
@@ -54,6 +68,8 @@
 //   head_dim 64,  fp8:  8 KB tiles, 6 stages,  55 KB: 4 CTAs  (~110 regs)
 //   head_dim 64,  16b: 16 KB tiles, 4 stages,  70 KB: 3 CTAs  (~120 regs)
 //   head_dim 128, fp8: 16 KB tiles, 4 stages,  72 KB: 3 CTAs  (~158 regs)
+//   head_dim 128, fp8 head pairs:
+//                      32 KB tiles, 3 stages, 105 KB: 2 CTAs  (~212 regs)
 //   head_dim 128, 16b: 32 KB tiles, 3 stages, 103 KB: 2 CTAs  (~179 regs)
 //   head_dim 256, fp8: 32 KB tiles, 3 stages, 107 KB: 2 CTAs  (~239 regs)
 //   head_dim 256, 16b: 64 KB tiles, 3 stages, 203 KB: 1 CTA   (~255 regs); 2 stages (138 KB) where a
@@ -70,6 +86,7 @@
 #include "kernels/attention/decode/decode_internal.hpp"
 
 #if defined(__CUDACC__)
+#include "kernels/common/mma_sm80.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -104,12 +121,14 @@ struct TcArgs {
   float scale_log2;                  // sm_scale * q_scale * k_scale * log2(e)
   float v_scale;
   float out_scale;
+  int num_items;
 };
 
-// One per translation unit decode_fa2_tc_<kv>.cu. max_smem: the device's opt-in shared memory
+// One per translation unit decode_fa2_tc_<kv>.cu. items_per_cta: 1, or 2 for head pairs (fp8 KV,
+// head_dim 128, group <= 8: see the top of this file); max_smem: the device's opt-in shared memory
 // per block (bytes).
-#define KBENCH_FA2_TC_DECLARE(NAME)                                                                   \
-  [[nodiscard]] cudaError_t launch_##NAME(const TcArgs& args, int head_dim, int num_items, int m_tiles, \
+#define KBENCH_FA2_TC_DECLARE(NAME)                                                                       \
+  [[nodiscard]] cudaError_t launch_##NAME(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, \
                                           int max_smem, int device, bool pdl, cudaStream_t stream)
 KBENCH_FA2_TC_DECLARE(bf16);
 KBENCH_FA2_TC_DECLARE(fp16);
@@ -126,20 +145,25 @@ inline constexpr int kThreads = 32 * kWarps;
 inline constexpr int kTileTokens = 16 * kWarps;  // 16 tokens per warp and tile
 inline constexpr int kMRows = 16;                // query heads per CTA (M of the MMA)
 
-constexpr int default_stages(int head_dim, int kv_bytes) {
-  const int tile_bytes = 2 * kTileTokens * head_dim * kv_bytes;
-  return tile_bytes <= 8192 ? 6 : (tile_bytes <= 16384 ? 4 : 3);
+// Stages by the bytes of one stage (K + V of a tile; `items` heads side by side).
+constexpr int default_stages(int head_dim, int kv_bytes, int items = 1) {
+  const int stage_bytes = 2 * kTileTokens * head_dim * kv_bytes * items;
+  return stage_bytes <= 8192 ? 6 : (stage_bytes <= 16384 ? 4 : 3);
 }
 
-template <int D, int kKvBytes, int kStages>
+template <int D, int kKvBytes, int kStages, int kItems = 1>
 struct TcConfig {
   static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
   static_assert(kKvBytes == 1 || kKvBytes == 2, "16-bit or fp8 KV");
   static_assert(kStages >= 2, "at least double buffering");
+  static_assert(kItems == 1 || (kItems == 2 && kKvBytes == 1), "head pairs: fp8 KV only");
   static constexpr bool kFp8 = kKvBytes == 1;
-  static constexpr int kRowBytes = D * kKvBytes;        // one token's row of one head
+  static constexpr int kItemRowBytes = D * kKvBytes;     // one token's row of one head
+  static constexpr int kRowBytes = kItems * kItemRowBytes;  // a shared-memory row: the items' heads side by side
   static constexpr int kCpr = kRowBytes / 16;            // 16-byte chunks per row: 4..32
+  static constexpr int kItemCpr = kItemRowBytes / 16;
   static_assert(kCpr >= 4 && kThreads % kCpr == 0);
+  static constexpr int kRowsPerItem = kMRows / kItems;   // M rows (query heads) of each item
   static constexpr int kTileBytes = kTileTokens * kRowBytes;  // K (or V) of one tile
   static constexpr int kStageBytes = 2 * kTileBytes;
   static constexpr int kRowsPerPass = kThreads / kCpr;   // loader: rows per pass of the CTA
@@ -147,10 +171,10 @@ struct TcConfig {
   static constexpr int kQStride = D + 8;                 // Q in shared memory: 16-bit elements
   static constexpr int kOStride = D + 8;                 // merge: floats per row
   static constexpr int kQOffset = kStages * kStageBytes;
-  static constexpr int kOffsOffset = kQOffset + kMRows * kQStride * 2;
-  static constexpr int kMlOffset = kOffsOffset + kStages * kTileTokens * 8;
-  static constexpr int kIdxOffset = kMlOffset + 2 * kWarps * kMRows * 4;  // page-index ring (int32)
-  static constexpr int kSmemBytes = kIdxOffset + kStages * kTileTokens * 4;
+  static constexpr int kOffsOffset = kQOffset + kMRows * kQStride * 2;  // row addresses [item][stage][token]
+  static constexpr int kMlOffset = kOffsOffset + kItems * kStages * kTileTokens * 8;
+  static constexpr int kIdxOffset = kMlOffset + 2 * kWarps * kMRows * 4;  // page-index ring [item][stage][token]
+  static constexpr int kSmemBytes = kIdxOffset + kItems * kStages * kTileTokens * 4;
   static constexpr int kMergeBytes = kWarps * kMRows * kOStride * 4;
   static_assert(kMergeBytes <= kStages * kStageBytes, "the merge reuses the stage ring");
   // Resident CTAs per SM the shared memory allows on an H100 (bounds the registers ptxas may use).
@@ -192,75 +216,27 @@ struct KvInfo;
 // PTX helpers
 // ------------------------------------------------------------------------------------------------
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+using sm80::cp_async_commit;
+using sm80::cp_async_wait;
+using sm80::ex2;
+using sm80::ldsm_x4;
+using sm80::ldsm_x4_trans;
+using sm80::mma16816;
+using sm80::pack2;
+using sm80::smem_u32;
 
-// 16 bytes global -> shared, L2 only.
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
-  // The 256-byte L2 prefetch also brings the neighbouring kv head's row of an NHD page (128 bytes
-  // apart in fp8), which the CTA for that head, launched beside this one, reads next.
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
+// 16 bytes global -> shared, L2 only. The 256-byte L2 prefetch also brings the neighbouring kv
+// head's row of an NHD page (128 bytes apart in fp8, where head pairs do not apply), which the CTA
+// for that head, launched beside this one, reads next.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) { sm80::cp_async16<256>(dst, src); }
 // 4 bytes global -> shared (the page-index prefetch).
 __device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// D += A B, m16n8k16, fp32 accumulators.
-template <bool kF16>
-__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (kF16) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats -> one 32-bit register of the MMA type, `lo` in the low half.
-template <bool kF16>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (kF16) {
-    asm("cvt.rn.f16x2.f32 %0, %2, %1;\n" : "=r"(r) : "f"(lo), "f"(hi));
-  } else {
-    asm("cvt.rn.bf16x2.f32 %0, %2, %1;\n" : "=r"(r) : "f"(lo), "f"(hi));
-  }
-  return r;
 }
 
 // The halves of a bf16x2 register as floats.
 __device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xFFFF0000u); }
-
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
-
 
 // ------------------------------------------------------------------------------------------------
 // fp8 -> fp16 (exact for e4m3 and e5m2)
@@ -384,17 +360,52 @@ __device__ __forceinline__ const uint8_t* token_row(const TcArgs& a, int page, i
   return a.kv + (static_cast<int64_t>(page) * a.page_stride + static_cast<int64_t>(slot) * a.slot_stride + head_off);
 }
 
-template <int D, class KvT, int kStages>
-__global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kStages>::kMinBlocks))
+struct ItemView {
+  int request;
+  int kv_head;
+  int token_begin;
+  int token_end;
+  int partial_slot;
+};
+
+__device__ __forceinline__ ItemView load_item(const DecodeWorkItem* item) {
+  return {__ldg(&item->request), __ldg(&item->kv_head), __ldg(&item->token_begin), __ldg(&item->token_end),
+          __ldg(&item->partial_slot)};
+}
+
+// items[i] for a runtime i: a select, not a local-memory array.
+template <int N>
+__device__ __forceinline__ ItemView pick(const ItemView (&items)[N], int i) {
+  static_assert(N == 1 || N == 2);
+  if constexpr (N == 1) {
+    return items[0];
+  } else {
+    return i == 0 ? items[0] : items[1];
+  }
+}
+
+// Head pairs: M rows gr (registers 0 and 2 of an A fragment) belong to item 0, rows gr + 8
+// (registers 1 and 3) to item 1. Item kItem's A operand (P of P V) has the other item's rows
+// zeroed, so both items accumulate into one O.
+template <int kItems, int kItem>
+__device__ __forceinline__ void item_rows(const uint32_t (&x)[4], uint32_t (&y)[4]) {
+  y[0] = kItems == 1 || kItem == 0 ? x[0] : 0u;
+  y[1] = kItems == 1 || kItem == 1 ? x[1] : 0u;
+  y[2] = kItems == 1 || kItem == 0 ? x[2] : 0u;
+  y[3] = kItems == 1 || kItem == 1 ? x[3] : 0u;
+}
+
+template <int D, class KvT, int kStages, int kItems>
+__global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kStages, kItems>::kMinBlocks))
     fa2_tc_kernel(const TcArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   __trap();  // cp.async and bf16 conversions need sm_80: the routine never launches this here
 #else
-  using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages>;
+  using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages, kItems>;
   constexpr bool kFp8 = Cfg::kFp8;
   constexpr bool kF16 = KvInfo<KvT>::kF16Mma;
   constexpr bool kE4m3 = KvInfo<KvT>::kE4m3;
-  constexpr int kKSteps = D / 16;  // k steps of S = Q K^T
+  constexpr int kKSteps = D / 16;  // k steps of S = Q K^T (per item)
   constexpr int kNTiles = D / 8;   // n tiles of O
 
   extern __shared__ __align__(128) uint8_t smem[];
@@ -413,53 +424,75 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
 
   pdl_wait();
 
-  const DecodeWorkItem* const item = a.items + blockIdx.x;
-  const int request = __ldg(&item->request);
-  const int kv_head = __ldg(&item->kv_head);
-  const int token_begin = __ldg(&item->token_begin);
-  const int token_end = __ldg(&item->token_end);
-  const int partial_slot = __ldg(&item->partial_slot);
-  const int g0 = static_cast<int>(blockIdx.y) * kMRows;
-  const int rows_valid = min(kMRows, a.group - g0);
-  const int page_base = __ldg(a.indptr + request);
-  const int64_t head_off = static_cast<int64_t>(kv_head) * a.head_stride;
-  const int len = max(token_end - token_begin, 0);
+  // The CTA's work items: blockIdx.x * kItems + i. A second item past the end of the list is
+  // absent (empty, writes nothing). Item i's query heads are the M rows from kRowsPerItem * i.
+  const int items_here = kItems == 1 ? 1 : min(kItems, a.num_items - static_cast<int>(blockIdx.x) * kItems);
+  ItemView items[kItems];
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    items[i] = i < items_here ? load_item(a.items + (blockIdx.x * kItems + i)) : ItemView{0, 0, 0, 0, -1};
+  }
+  const int g0 = static_cast<int>(blockIdx.y) * kMRows;  // 0 with head pairs (group <= 8: one M tile)
+  const int rows_valid = min(Cfg::kRowsPerItem, a.group - g0);  // query heads of each item here
+  // Row addresses: threads 64 i .. 64 i + 63 build item i's, one token each. An empty item's rows
+  // load its partner's tokens instead (finite data; its logits are all masked).
+  const int addr_item = kItems == 1 ? 0 : tid / kTileTokens;
+  ItemView src = items[0];
+  if constexpr (kItems == 2) {
+    const ItemView mine = pick(items, addr_item);
+    const bool own = mine.token_end > mine.token_begin;
+    src = (addr_item == 1) == own ? items[1] : items[0];
+  }
+  const int page_base = __ldg(a.indptr + src.request);
+  const int64_t head_off = static_cast<int64_t>(src.kv_head) * a.head_stride;
+  const int len0 = max(items[0].token_end - items[0].token_begin, 0);
+  const int len = kItems == 1 ? len0 : max(len0, items[kItems - 1].token_end - items[kItems - 1].token_begin);
   const int num_tiles = (len + kTileTokens - 1) / kTileTokens;
   const int P = a.page_size;
+  const int addr_tok = tid - addr_item * kTileTokens;
+  const bool addr_thread = tid < kItems * kTileTokens;
+  const int addr_begin = src.token_begin;
+  const int addr_end = src.token_end;
+  // The thread's entry of stage 0 in rows and the index ring ([item][stage][token]).
+  const int addr_slot = addr_item * kStages * kTileTokens + addr_tok;
 
-  // K row addresses of tiles 0 .. kStages-1 (threads 0..63: one token each). Tokens past the end
-  // of the range load the range's last token instead (finite data; the logits are masked, so
-  // their P is 0): no zero fill, no predicate in the loader.
+  // K row addresses of tiles 0 .. kStages-1. Tokens past the end of the range load the range's
+  // last token instead (finite data; the logits are masked, so their P is 0): no zero fill, no
+  // predicate in the loader.
   // The page indices of tiles kStages .. 2 kStages - 2 go to the index ring (slot tile % kStages,
   // read back only by the thread that wrote it): the main loop keeps the ring kStages - 1 tiles ahead
   // of its use by cp.async, so no page-index load sits on the per-tile critical path.
-  if (tid < kTileTokens && len > 0) {
+  if (addr_thread && len > 0) {
     int tok[2 * kStages - 1];
     int page[2 * kStages - 1];
 #pragma unroll
     for (int t = 0; t < 2 * kStages - 1; ++t) {
-      tok[t] = min(token_begin + t * kTileTokens + tid, token_end - 1);
+      tok[t] = min(addr_begin + t * kTileTokens + addr_tok, addr_end - 1);
       page[t] = t < kStages || t < num_tiles ? __ldg(a.indices + page_base + tok[t] / P) : 0;
     }
 #pragma unroll
-    for (int t = 0; t < kStages; ++t) rows[t * kTileTokens + tid] = token_row(a, page[t], tok[t] % P, head_off);
+    for (int t = 0; t < kStages; ++t) rows[t * kTileTokens + addr_slot] = token_row(a, page[t], tok[t] % P, head_off);
     int32_t* const ring = reinterpret_cast<int32_t*>(smem + Cfg::kIdxOffset);
 #pragma unroll
-    for (int t = kStages; t < 2 * kStages - 1; ++t) ring[(t % kStages) * kTileTokens + tid] = page[t];
+    for (int t = kStages; t < 2 * kStages - 1; ++t) ring[(t % kStages) * kTileTokens + addr_slot] = page[t];
   }
 
-  // Q rows g0 .. g0+15 of this kv head -> shared memory, converted to the MMA type (zero rows past
-  // the group).
+  // Q rows g0 .. g0+15 of this kv head (head pairs: rows 0..7 item 0's, 8..15 item 1's) -> shared
+  // memory, converted to the MMA type (zero rows past the group).
   {
     constexpr int kVecPerRow = D / 8;
     const int64_t q_row0 =
-        static_cast<int64_t>(request) * a.num_qo_heads + static_cast<int64_t>(kv_head) * a.group + g0;
+        static_cast<int64_t>(items[0].request) * a.num_qo_heads + static_cast<int64_t>(items[0].kv_head) * a.group + g0;
+    [[maybe_unused]] const int64_t q_row1 = static_cast<int64_t>(items[kItems - 1].request) * a.num_qo_heads +
+                                            static_cast<int64_t>(items[kItems - 1].kv_head) * a.group;
     for (int v = tid; v < kMRows * kVecPerRow; v += kThreads) {
       const int row = v / kVecPerRow;
       const int c8 = v % kVecPerRow;
       float f[8];
-      if (row < rows_valid) {
-        load_q8(a.q, (q_row0 + row) * D + c8 * 8, a.q_code, f);
+      const bool second = kItems == 2 && row >= Cfg::kRowsPerItem;  // a row of head pairs' item 1
+      const int g = second ? row - Cfg::kRowsPerItem : row;
+      if (g < rows_valid && (!second || items_here == 2)) {
+        load_q8(a.q, ((second ? q_row1 : q_row0) + g) * D + c8 * 8, a.q_code, f);
       } else {
 #pragma unroll
         for (int j = 0; j < 8; ++j) f[j] = 0.0f;
@@ -474,15 +507,20 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
   }
   __syncthreads();
 
-  // Loader: thread tid copies chunk tid % kCpr of rows tid / kCpr + i * kRowsPerPass, K and V.
+  // Loader: thread tid copies chunk tid % kCpr of rows tid / kCpr + i * kRowsPerPass, K and V; the
+  // chunk lies in the head of item ld_item.
   const int ld_chunk = tid % Cfg::kCpr;
   const int ld_row0 = tid / Cfg::kCpr;
-  auto issue_tile = [&](int stage, const uint8_t* const* tile_rows) {
+  const int ld_item = kItems == 1 ? 0 : ld_chunk / Cfg::kItemCpr;
+  const int ld_item_chunk = ld_chunk - ld_item * Cfg::kItemCpr;
+  const uint8_t* const* const ld_rows = rows + ld_item * kStages * kTileTokens;
+  auto issue_tile = [&](int stage) {
+    const uint8_t* const* const tile_rows = ld_rows + stage * kTileTokens;
     const uint32_t stage_addr = smem_base + stage * Cfg::kStageBytes;
 #pragma unroll
     for (int i = 0; i < Cfg::kLoadPasses; ++i) {
       const int row = ld_row0 + i * Cfg::kRowsPerPass;
-      const uint8_t* src = tile_rows[row] + ld_chunk * 16;
+      const uint8_t* src = tile_rows[row] + ld_item_chunk * 16;
       const uint32_t dst = stage_addr + Cfg::tile_offset(row, ld_chunk);
       cp_async16(dst, src);
       cp_async16(dst + Cfg::kTileBytes, src + a.v_offset);
@@ -491,7 +529,7 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
 
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) {
-    if (t < num_tiles) issue_tile(t, rows + t * kTileTokens);
+    if (t < num_tiles) issue_tile(t);
     cp_async_commit();
   }
 
@@ -505,7 +543,8 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
     for (int kk = 0; kk < kKSteps; ++kk) ldsm_x4(base + kk * 32, qa[kk]);
   } else {
     // fp8 K: the thread's B registers of k step kk hold head_dim 16 kk + 4 qd + {0, 1} (k 2 qd + {0, 1})
-    // and 16 kk + 4 qd + {2, 3} (k 2 qd + 8 + {0, 1}).
+    // and 16 kk + 4 qd + {2, 3} (k 2 qd + 8 + {0, 1}). Head pairs: registers 0, 2 are item 0's query
+    // head gr, registers 1, 3 item 1's.
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
       const uint2 lo = *reinterpret_cast<const uint2*>(q_smem + (gr * Cfg::kQStride + 16 * kk + 4 * qd) * 2);
@@ -539,18 +578,18 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
     // complete by the wait of iteration j + kStages - 1, which builds that tile's row addresses.
     {
       const int t_idx = j + 2 * kStages - 1;
-      if (tid < kTileTokens && t_idx < num_tiles) {
-        const int tok = min(token_begin + t_idx * kTileTokens + tid, token_end - 1);
-        cp_async4(smem_base + Cfg::kIdxOffset + ((t_idx % kStages) * kTileTokens + tid) * 4,
+      if (addr_thread && t_idx < num_tiles) {
+        const int tok = min(addr_begin + t_idx * kTileTokens + addr_tok, addr_end - 1);
+        cp_async4(smem_base + Cfg::kIdxOffset + ((t_idx % kStages) * kTileTokens + addr_slot) * 4,
                   a.indices + page_base + tok / P);
       }
     }
-    const bool pf = tid < kTileTokens && j + kStages < num_tiles;
-    const int pf_tok = min(token_begin + (j + kStages) * kTileTokens + tid, token_end - 1);
+    const bool pf = addr_thread && j + kStages < num_tiles;
+    const int pf_tok = min(addr_begin + (j + kStages) * kTileTokens + addr_tok, addr_end - 1);
 
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (j + kStages - 1 < num_tiles) issue_tile(stage_load, rows + stage_load * kTileTokens);
+    if (j + kStages - 1 < num_tiles) issue_tile(stage_load);
     cp_async_commit();
 
     const uint32_t stage_addr = smem_base + stage_compute * Cfg::kStageBytes;
@@ -570,36 +609,57 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
         mma16816<kF16>(s[1], qa[kk], b[2], b[3]);
       }
     } else {
+      // Head pairs: item i's head is chunks [i kItemCpr, (i + 1) kItemCpr) of a row. Each item's K
+      // meets all 16 Q rows in accumulators of its own (two independent MMA chains); item 0's rows gr
+      // come from s, item 1's rows gr + 8 from s1, the other rows are dropped (cheaper than zeroed A
+      // rows, which cost register moves per MMA).
+      [[maybe_unused]] float s1[2][4];
+      if constexpr (kItems == 2) {
 #pragma unroll
-      for (int k64 = 0; k64 < D / 64; ++k64) {
+        for (int nt = 0; nt < 2; ++nt) s1[nt][0] = s1[nt][1] = s1[nt][2] = s1[nt][3] = 0.0f;
+      }
+#pragma unroll
+      for (int k64 = 0; k64 < kItems * D / 64; ++k64) {
         uint32_t b0[4], b1[4];
         ldsm_x4(k_addr + (((4 * k64) ^ k_xor) << 4), b0);
         ldsm_x4(k_addr + 8 * Cfg::kRowBytes + (((4 * k64) ^ k_xor) << 4), b1);
+        float(&acc)[2][4] = k64 < D / 64 ? s : s1;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
+          const int kk = 4 * (k64 % (D / 64)) + i;
           uint32_t lo, hi;
           fp8x4_to_f16<kE4m3>(b0[i], lo, hi);
-          mma16816<true>(s[0], qa[4 * k64 + i], lo, hi);
+          mma16816<true>(acc[0], qa[kk], lo, hi);
           fp8x4_to_f16<kE4m3>(b1[i], lo, hi);
-          mma16816<true>(s[1], qa[4 * k64 + i], lo, hi);
+          mma16816<true>(acc[1], qa[kk], lo, hi);
+        }
+      }
+      if constexpr (kItems == 2) {
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          s[nt][2] = s1[nt][2];
+          s[nt][3] = s1[nt][3];
         }
       }
     }
 
-    // Scale to the log2 domain; mask tokens past the end of the range.
-    const int tokens_left = token_end - (token_begin + j * kTileTokens);
+    // Scale to the log2 domain; mask tokens past the end of each item's range (registers 0, 1 are
+    // row gr, 2, 3 row gr + 8: head pairs' item 1).
+    const int tokens_left = items[0].token_end - (items[0].token_begin + j * kTileTokens);
+    [[maybe_unused]] const int tokens_left1 =
+        items[kItems - 1].token_end - (items[kItems - 1].token_begin + j * kTileTokens);
 #pragma unroll
     for (int nt = 0; nt < 2; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) s[nt][e] *= scale;
     }
-    if (tokens_left < kTileTokens) {
+    if ((kItems == 1 ? tokens_left : min(tokens_left, tokens_left1)) < kTileTokens) {
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt) {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int tok = warp * 16 + nt * 8 + 2 * qd + (e & 1);
-          if (tok >= tokens_left) s[nt][e] = -INFINITY;
+          if (tok >= (kItems == 1 || e < 2 ? tokens_left : tokens_left1)) s[nt][e] = -INFINITY;
         }
       }
     }
@@ -672,9 +732,14 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
       }
     } else {
       // b[2h] / b[2h+1]: tokens 2qd, 2qd+1 / 8+2qd, 8+2qd+1 of head_dim 16 (2 c32 + h) + 2 gr + {0, 1}
-      // (bytes [t0 d0, t0 d1, t1 d0, t1 d1]); even dims -> n tile 2 (2 c32 + h), odd -> +1.
+      // (bytes [t0 d0, t0 d1, t1 d0, t1 d1]); even dims -> n tile 2 (2 c32 + h), odd -> +1. Head
+      // pairs: the chunks of item i's head meet P with the other item's rows zeroed, and both items
+      // accumulate into o (rows gr: item 0, rows gr + 8: item 1).
+      uint32_t p_item[kItems][4];
+      item_rows<kItems, 0>(pa, p_item[0]);
+      if constexpr (kItems == 2) item_rows<kItems, 1>(pa, p_item[kItems - 1]);
 #pragma unroll
-      for (int c32 = 0; c32 < D / 32; ++c32) {
+      for (int c32 = 0; c32 < kItems * D / 32; ++c32) {
         uint32_t b[4];
         ldsm_x4_trans(v_addr + (((2 * c32) ^ v_xor) << 4), b);
 #pragma unroll
@@ -682,9 +747,9 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
           uint32_t e0, o0, e1, o1;
           fp8x4_to_f16<kE4m3>(__byte_perm(b[2 * h], 0u, 0x3120), e0, o0);
           fp8x4_to_f16<kE4m3>(__byte_perm(b[2 * h + 1], 0u, 0x3120), e1, o1);
-          const int cc = 2 * c32 + h;
-          mma16816<true>(o[2 * cc], pa, e0, e1);
-          mma16816<true>(o[2 * cc + 1], pa, o0, o1);
+          const int cc = 2 * (c32 % (D / 32)) + h;
+          mma16816<true>(o[2 * cc], p_item[c32 / (D / 32)], e0, e1);
+          mma16816<true>(o[2 * cc + 1], p_item[c32 / (D / 32)], o0, o1);
         }
       }
     }
@@ -692,8 +757,8 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
     // Row addresses of tile j + kStages into the slot tile j used (free: tile j's loads were
     // issued kStages - 1 iterations ago, before the barrier above).
     if (pf) {
-      const int pf_page = idx_ring[((j + kStages) % kStages) * kTileTokens + tid];
-      rows[stage_compute * kTileTokens + tid] = token_row(a, pf_page, pf_tok % P, head_off);
+      const int pf_page = idx_ring[((j + kStages) % kStages) * kTileTokens + addr_slot];
+      rows[stage_compute * kTileTokens + addr_slot] = token_row(a, pf_page, pf_tok % P, head_off);
     }
     stage_compute = stage_compute + 1 == kStages ? 0 : stage_compute + 1;
     stage_load = stage_load + 1 == kStages ? 0 : stage_load + 1;
@@ -739,17 +804,20 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
   __syncthreads();
 
   // ---- Output: thread handles 4 consecutive head_dim positions of one row per step.
-  const bool partial = partial_slot >= 0;
-  if (partial && (a.merge_indptr == nullptr || a.partial_o == nullptr)) return;  // not a valid plan
+  bool any_partial = items[0].partial_slot >= 0;
+  if constexpr (kItems == 2) any_partial = any_partial || items[1].partial_slot >= 0;
+  if (any_partial && (a.merge_indptr == nullptr || a.partial_o == nullptr)) return;  // not a valid plan
   float* partial_lse = nullptr;
-  if (partial) {
+  if (any_partial) {
     const int num_slots = __ldg(a.merge_indptr + static_cast<int64_t>(a.batch) * a.num_kv_heads);
     partial_lse = a.partial_o + static_cast<int64_t>(num_slots) * a.group * D;
   }
   constexpr int kQuads = D / 4;
-  for (int i = tid; i < rows_valid * kQuads; i += kThreads) {
-    const int row = i / kQuads;
+  for (int i = tid; i < items_here * rows_valid * kQuads; i += kThreads) {
+    const int r = i / kQuads;
     const int d = (i % kQuads) * 4;
+    const int qi = kItems == 1 ? 0 : r / rows_valid;  // item
+    const int row = qi * Cfg::kRowsPerItem + (r - qi * rows_valid);  // M row
     float mw[kWarps];
     float mmax = -INFINITY;
 #pragma unroll
@@ -775,16 +843,18 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
     float y[4];
 #pragma unroll
     for (int e = 0; e < 4; ++e) y[e] = acc[e] * inv;
-    const int g = g0 + row;
+    const ItemView it = pick(items, qi);
+    const int g = g0 + row - qi * Cfg::kRowsPerItem;  // query head within the group
+    const bool partial = kItems == 1 ? any_partial : it.partial_slot >= 0;  // one item: its own
     if (partial) {
-      const int64_t prow = static_cast<int64_t>(partial_slot) * a.group + g;
+      const int64_t prow = static_cast<int64_t>(it.partial_slot) * a.group + g;
       *reinterpret_cast<float4*>(a.partial_o + prow * D + d) = make_float4(y[0], y[1], y[2], y[3]);
       if (d == 0) {
         partial_lse[prow] = lsum > 0.0f ? (mmax + log2f(lsum)) * 0.69314718055994530942f : -INFINITY;
       }
     } else {
       const int64_t orow =
-          static_cast<int64_t>(request) * a.num_qo_heads + static_cast<int64_t>(kv_head) * a.group + g;
+          static_cast<int64_t>(it.request) * a.num_qo_heads + static_cast<int64_t>(it.kv_head) * a.group + g;
       store_out4(a.out, orow * D + d, a.out_code, a.out_scale, y);
     }
   }
@@ -795,13 +865,14 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
 // Host side: one instantiation set per translation unit.
 // ------------------------------------------------------------------------------------------------
 
-template <int D, class KvT, int kStages>
-cudaError_t launch_config(const TcArgs& args, int num_items, int m_tiles, int max_smem, int device, bool pdl,
-                          cudaStream_t stream) {
-  using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages>;
+template <int D, class KvT, int kStages, int kItems = 1>
+cudaError_t launch_config(const TcArgs& args, int m_tiles, int max_smem, int device, bool pdl, cudaStream_t stream) {
+  using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages, kItems>;
   constexpr int kSmem = Cfg::kSmemBytes;
   if (kSmem > max_smem) return cudaErrorInvalidValue;
-  void (*kernel)(TcArgs) = fa2_tc_kernel<D, KvT, kStages>;
+  // Head pairs: each item's query heads fit its half of the one M tile.
+  if (kItems > 1 && (m_tiles != 1 || args.group > Cfg::kRowsPerItem)) return cudaErrorInvalidValue;
+  void (*kernel)(TcArgs) = fa2_tc_kernel<D, KvT, kStages, kItems>;
   // Opt in to the dynamic shared memory once per device.
   static std::atomic<uint64_t> configured{0};
   const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
@@ -818,7 +889,8 @@ cudaError_t launch_config(const TcArgs& args, int num_items, int m_tiles, int ma
   attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(num_items), static_cast<unsigned>(m_tiles), 1);
+  const int ctas = (args.num_items + kItems - 1) / kItems;
+  config.gridDim = dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(m_tiles), 1);
   config.blockDim = dim3(kThreads, 1, 1);
   config.dynamicSmemBytes = kSmem;
   config.stream = stream;
@@ -828,24 +900,29 @@ cudaError_t launch_config(const TcArgs& args, int num_items, int m_tiles, int ma
 }
 
 template <class KvT>
-cudaError_t launch_typed(const TcArgs& args, int head_dim, int num_items, int m_tiles, int max_smem, int device,
+cudaError_t launch_typed(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, int max_smem, int device,
                          bool pdl, cudaStream_t stream) {
   constexpr int kB = KvInfo<KvT>::kBytes;
+  if constexpr (kB == 1) {
+    if (items_per_cta == 2 && head_dim == 128) {
+      return launch_config<128, KvT, default_stages(128, kB, 2), 2>(args, m_tiles, max_smem, device, pdl, stream);
+    }
+  }
+  if (items_per_cta != 1) return cudaErrorInvalidValue;
   switch (head_dim) {
     case 64:
-      return launch_config<64, KvT, default_stages(64, kB)>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+      return launch_config<64, KvT, default_stages(64, kB)>(args, m_tiles, max_smem, device, pdl, stream);
     case 128:
-      return launch_config<128, KvT, default_stages(128, kB)>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+      return launch_config<128, KvT, default_stages(128, kB)>(args, m_tiles, max_smem, device, pdl, stream);
     case 256:
       if constexpr (kB == 2) {
         // 64 KB tiles: three stages where the device allows 203 KB per block (H100), else two.
         if (TcConfig<256, kB, 3>::kSmemBytes <= max_smem) {
-          return launch_config<256, KvT, 3>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+          return launch_config<256, KvT, 3>(args, m_tiles, max_smem, device, pdl, stream);
         }
-        return launch_config<256, KvT, 2>(args, num_items, m_tiles, max_smem, device, pdl, stream);
+        return launch_config<256, KvT, 2>(args, m_tiles, max_smem, device, pdl, stream);
       } else {
-        return launch_config<256, KvT, default_stages(256, kB)>(args, num_items, m_tiles, max_smem, device, pdl,
-                                                                stream);
+        return launch_config<256, KvT, default_stages(256, kB)>(args, m_tiles, max_smem, device, pdl, stream);
       }
     default: return cudaErrorInvalidValue;
   }

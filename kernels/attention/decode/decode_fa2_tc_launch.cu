@@ -1,10 +1,11 @@
 // fa2_tc: what the tensor-core decode kernel supports, and its launch (cache strides, scales,
 // dispatch to the per-KV-dtype translation units). See decode_fa2_tc.cuh for the kernel.
 //
-// Grid: x = work item, y = M tile of 16 query heads (ceil(group / 16)); 128 threads; dynamic shared
-// memory by head_dim and KV dtype (49..203 KB, see decode_fa2_tc.cuh). Requirements beyond the
-// API's: q, out and the cache 16-byte aligned; the workspace 16-byte aligned; a plan with split
-// items passes merge_indptr (its last entry, the number of partial slots, places partial_lse).
+// Grid: x = work item (head pairs: items 2x and 2x + 1), y = M tile of 16 query heads
+// (ceil(group / 16)); 128 threads; dynamic shared memory by head_dim and KV dtype (49..203 KB, see
+// decode_fa2_tc.cuh). Requirements beyond the API's: q, out and the cache 16-byte aligned; the
+// workspace 16-byte aligned; a plan with split items passes merge_indptr (its last entry, the
+// number of partial slots, places partial_lse).
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -50,6 +51,19 @@ cudaError_t device_smem(int* device, int* max_smem) {
   return cudaSuccess;
 }
 
+// Head pairs (two work items per CTA, side by side in its shared-memory rows) where an NHD fp8 row
+// of one kv head, 128 bytes at a num_kv_heads x 128-byte stride, is the unit of a read: plan_decode
+// emits a chunk's kv heads in turn, so with an even number of them items 2x and 2x + 1 are heads
+// h, h + 1 of one chunk and the CTA reads 256 contiguous bytes per token (16-bit rows are 256
+// bytes already; HND rows are contiguous per head). Head_dim 128 only (256 would not fit the
+// registers; 64 is unmeasured), and group <= 8 so each item's query heads fit half the M tile.
+int items_per_cta(const DecodeParams& p) {
+  const PagedKvCache& kv = p.kv;
+  const bool pairs = kv.layout == KvLayout::NHD && is_fp8(kv.dtype) && kv.head_dim == 128 &&
+                     kv.num_kv_heads % 2 == 0 && p.num_qo_heads / kv.num_kv_heads <= decode_tc_detail::kMRows / 2;
+  return pairs ? 2 : 1;
+}
+
 }  // namespace
 
 bool fa2_tc_supported(const DecodeParams& p) {
@@ -86,6 +100,7 @@ cudaError_t launch_fa2_tc(const DecodeParams& params, const DecodeWorkspace& wor
   args.indptr = kv.indptr;
   args.indices = kv.indices;
   args.items = workspace.items;
+  args.num_items = workspace.num_items;
   args.merge_indptr = workspace.merge_indptr;
   args.partial_o = static_cast<float*>(workspace.workspace);
   if (kv.layout == KvLayout::NHD) {  // [page][k|v][slot][head][dim]
@@ -116,15 +131,15 @@ cudaError_t launch_fa2_tc(const DecodeParams& params, const DecodeWorkspace& wor
   const cudaError_t status = device_smem(&device, &max_smem);
   if (status != cudaSuccess) return status;
   const int m_tiles = (args.group + decode_tc_detail::kMRows - 1) / decode_tc_detail::kMRows;
-  const int n = workspace.num_items;
+  const int cta_items = items_per_cta(params);
   const bool pdl = params.enable_pdl;
   const int hd = kv.head_dim;
   namespace tc = decode_tc_detail;
   switch (kv.dtype) {
-    case DType::bfloat16: return tc::launch_bf16(args, hd, n, m_tiles, max_smem, device, pdl, stream);
-    case DType::float16: return tc::launch_fp16(args, hd, n, m_tiles, max_smem, device, pdl, stream);
-    case DType::fp8_e4m3: return tc::launch_e4m3(args, hd, n, m_tiles, max_smem, device, pdl, stream);
-    case DType::fp8_e5m2: return tc::launch_e5m2(args, hd, n, m_tiles, max_smem, device, pdl, stream);
+    case DType::bfloat16: return tc::launch_bf16(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
+    case DType::float16: return tc::launch_fp16(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
+    case DType::fp8_e4m3: return tc::launch_e4m3(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
+    case DType::fp8_e5m2: return tc::launch_e5m2(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
     default: return cudaErrorInvalidValue;
   }
 }

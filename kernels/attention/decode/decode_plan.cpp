@@ -224,7 +224,10 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
     any_split = any_split || split;
     // Slots stay contiguous per (request, kv head) for the merge; the items of one chunk are
     // emitted for every kv head in turn, so the CTAs that share a chunk's pages (NHD interleaves
-    // the heads within a page) run side by side.
+    // the heads within a page) run side by side. The stable sort below keeps them so: a length
+    // class holds whole chunks, so every chunk's items stay consecutive from a multiple of
+    // num_kv_heads, and fa2_tc's fp8 NHD head pairs (items 2x, 2x + 1 in one CTA) are heads h, h + 1
+    // of one chunk.
     const int64_t first_slot = next_slot;
     if (split) next_slot += n * num_kv_heads;
     for (int64_t h = 0; h < num_kv_heads; ++h) {
