@@ -1,0 +1,12 @@
+// fa2 prefill kernel for bfloat16 q/k/v, head dims qk 128 / vo 128 (see prefill_fa2.cuh).
+#include "kernels/attention/prefill/sm80/prefill_fa2.cuh"
+
+namespace kbench::kernels::prefill_fa2 {
+
+template cudaError_t launch_head_dims<false, 128, 128>(const Fa2Args&, int, bool, int, cudaStream_t);
+
+cudaError_t probe_kernel_image(cudaFuncAttributes* attributes) {
+  return cudaFuncGetAttributes(attributes, fa2_prefill_kernel<false, Fa2TileFor<128, 128>::type>);
+}
+
+}  // namespace kbench::kernels::prefill_fa2

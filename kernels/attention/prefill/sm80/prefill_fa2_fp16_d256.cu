@@ -1,0 +1,8 @@
+// fa2 prefill kernel for float16 q/k/v, head dims qk 256 / vo 256 (see prefill_fa2.cuh).
+#include "kernels/attention/prefill/sm80/prefill_fa2.cuh"
+
+namespace kbench::kernels::prefill_fa2 {
+
+template cudaError_t launch_head_dims<true, 256, 256>(const Fa2Args&, int, bool, int, cudaStream_t);
+
+}  // namespace kbench::kernels::prefill_fa2
