@@ -106,7 +106,8 @@ TEST(KbenchCommand, ShippedTestlistsAreValidCases) {
   // validation (no GPU needed: make_case allocates nothing).
   const RoutineRegistry registry = make_builtin_registry();
   for (const char* name : {"samples/quickstart.txt", "samples/sample_testlist.txt", "samples/decode_sweep.txt",
-                           "bench/decode_h100.txt", "bench/norm_family.txt", "bench/sanitize_cases.txt"}) {
+                           "bench/decode_h100.txt", "bench/norm_family.txt", "bench/sanitize_cases.txt",
+                           "samples/prefill_seed.txt", "bench/prefill_h100.txt"}) {
     const auto lines = read_testlist(std::string(KBENCH_SOURCE_DIR) + "/" + name);
     EXPECT_FALSE(lines.empty()) << name;
     for (const TestlistLine& line : lines) {

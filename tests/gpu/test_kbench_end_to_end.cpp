@@ -1,5 +1,6 @@
-// kbench on a GPU, end to end, as a user runs it: the seed's commands, testlists with bad lines,
-// the CSV, repro commands, timers, and cases too large for the GPU.
+// kbench on a GPU, end to end, as a user runs it: the seed's commands (rmsnorm, decode, prefill),
+// testlists with bad lines, the CSV, repro commands, timers, and cases too large for the GPU.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -224,6 +225,141 @@ TEST(EndToEnd, DecodeFp8AndUnsupportedCombinationsAreSkippedNotFailed) {
   EXPECT_EQ(fp4.exit_status, 0) << fp4.output;
   EXPECT_NE(fp4.output.find("nvfp4 output"), std::string::npos) << fp4.output;
   EXPECT_NE(fp4.output.find("No backends to test"), std::string::npos) << fp4.output;
+}
+
+bool on_sm90() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    return false;
+  }
+  return major == 9 && minor == 0;
+}
+
+bool has(const std::string& output, const std::string& text) { return output.find(text) != std::string::npos; }
+
+// Every backend that ran passed the refcheck and printed its [PERF] line.
+void expect_ran(const std::string& output, const std::string& backend) {
+  const std::regex perf("\\[PERF\\] " + backend +
+                        " +:: median time \\d+\\.\\d{3} ms; std \\d+\\.\\d{3} ms; achieved tflops \\d+\\.\\d{3} "
+                        "TFLOPs/sec; achieved tb_per_sec \\d+\\.\\d{3} TB/sec");
+  EXPECT_TRUE(std::regex_search(output, perf)) << backend << "\n" << output;
+}
+
+// seed 000's example output: paged prefill, fa2 and cudnn, random lengths, causal, -vv.
+TEST(EndToEnd, SeedPagedPrefillCommandRunsUnchanged) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine BatchPrefillWithPagedKVCacheWrapper --backends fa2 cudnn --page_size 16 --batch_size 16 --s_qo 1024 "
+      "--s_kv 1024 --num_qo_heads 8 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 --random_actual_seq_len "
+      "--refcheck --causal --no_cuda_graph -vv");
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_FALSE(has(r.output, "[ERROR]")) << r.output;
+  EXPECT_FALSE(has(r.output, "[WARNING] fa2")) << r.output;
+  expect_ran(r.output, "fa2");
+#ifdef KBENCH_HAVE_CUDNN
+  expect_ran(r.output, "cudnn");
+#endif
+  for (const char* line : {"[INFO] Running testBatchPrefillWithPagedKVCacheWrapper",
+                           "[VVERBOSE] s_qo == s_kv, making actual_seq_lens_kv the same as actual_seq_lens_q",
+                           "[VERBOSE] Average actual qo seq len: ", "[VERBOSE] Average actual kv seq len: ",
+                           "[VVERBOSE] actual_seq_lens_q.flatten() = [", "[VVERBOSE] q.shape = torch.Size([",
+                           "[VVERBOSE] num_pages_per_seq = 64", "[VVERBOSE] total_num_pages = 1024",
+                           "[VVERBOSE] kv_cache.shape = torch.Size([1024, 2, 8, 16, 128])",
+                           "[VVERBOSE] kv_cache.stride() = (32768, 16384, 128, 1024, 1)",
+                           "[VVERBOSE] block_tables.shape = torch.Size([16, 64])",
+                           "[VVERBOSE] qo_indptr.shape = torch.Size([17])",
+                           "[VVERBOSE] qo_indptr.dtype = torch.int32", "[VVERBOSE] kv_indptr.shape = torch.Size([17])",
+                           "[VVERBOSE] kv_indices.shape = torch.Size([", "[VVERBOSE] kv_last_page_len.shape = torch.Size([16])",
+                           "[VVERBOSE] scale = 0.08838834764831843"}) {
+    EXPECT_TRUE(has(r.output, line)) << line << "\n" << r.output;
+  }
+}
+
+// seed 002's DeepSeek-R1 ragged prefill: cutlass is skipped with the reference's warning, fa3 runs
+// on Hopper, every backend that runs passes the refcheck (--allow_output_mismatch notwithstanding).
+TEST(EndToEnd, SeedRaggedPrefillCommandRunsUnchanged) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine BatchPrefillWithRaggedKVCacheWrapper --backends fa2 fa3 cutlass cudnn --batch_size 16 --s_qo 1024 "
+      "--s_kv 1024 --num_qo_heads 128 --num_kv_heads 128 --head_dim_qk 192 --head_dim_vo 128 --random_actual_seq_len "
+      "-vv --refcheck --causal --q_dtype bfloat16 --kv_dtype bfloat16 --allow_output_mismatch "
+      "--generate_repro_command --case_tag \"DeepSeek-R1\"");
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_FALSE(has(r.output, "[ERROR]")) << r.output;  // no mismatch, even where one would be allowed
+  EXPECT_TRUE(has(r.output,
+                  "[WARNING] cutlass for routine BatchPrefillWithRaggedKVCacheWrapper is not supported on compute "
+                  "capability"))
+      << r.output;
+  expect_ran(r.output, "fa2");
+  if (on_sm90()) expect_ran(r.output, "fa3");
+#ifdef KBENCH_HAVE_CUDNN
+  expect_ran(r.output, "cudnn");
+#endif
+  for (const char* line : {"[INFO] Running testBatchPrefillWithRaggedKVCacheWrapper",
+                           "[VVERBOSE] s_qo == s_kv, making actual_seq_lens_kv the same as actual_seq_lens_q",
+                           "[VERBOSE] Average actual qo seq len: ", "[VVERBOSE] actual_seq_lens_kv.flatten() = [",
+                           "[VVERBOSE] k.shape = torch.Size([", "[VVERBOSE] v.shape = torch.Size([",
+                           "[VVERBOSE] qo_indptr.shape = torch.Size([17])",
+                           "[VVERBOSE] kv_indptr.shape = torch.Size([17])",
+                           "[VVERBOSE] scale = 0.07216878364870323",
+                           "[INFO] To reproduce this test case, run the following command: kbench --routine "
+                           "BatchPrefillWithRaggedKVCacheWrapper"}) {
+    EXPECT_TRUE(has(r.output, line)) << line << "\n" << r.output;
+  }
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(--case_tag DeepSeek-R1)"))) << r.output;
+}
+
+// auto says what it chose (fa3 on Hopper), cudnn-native runs as the cudnn backend, and the CSV
+// carries both names, the average q length and the refcheck status; q shorter than kv, HND cache.
+TEST(EndToEnd, PrefillAutoCudnnNativeAndCsv) {
+  KBENCH_REQUIRE_GPU();
+  const std::string csv_path = temp_file("prefill.csv");
+  const auto r = run_kbench(
+      "--routine BatchPrefillWithPagedKVCacheWrapper --backends auto fa2 cudnn-native --page_size 16 --batch_size 3 "
+      "--s_qo 100 --s_kv 300 --num_qo_heads 16 --num_kv_heads 4 --head_dim_qk 128 --head_dim_vo 128 --kv_layout HND "
+      "--causal --random_actual_seq_len --refcheck -n 5 -vv --output_path " + csv_path);
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  const std::string chosen = on_sm90() ? "fa3" : "fa2";
+  EXPECT_TRUE(has(r.output, "[PERF] auto(" + chosen + ")")) << r.output;
+  EXPECT_TRUE(has(r.output, "[VVERBOSE] s_qo < s_kv, sampling actual_seq_lens_kv")) << r.output;
+#ifdef KBENCH_HAVE_CUDNN
+  EXPECT_TRUE(has(r.output, "[INFO] kbench runs cudnn-native as its cudnn backend")) << r.output;
+  const std::size_t rows = 3;
+#else
+  const std::size_t rows = 2;
+#endif
+  const Csv csv = read_csv(csv_path);
+  ASSERT_EQ(csv.rows.size(), rows);
+  EXPECT_EQ(csv.at(0, "backend"), "auto");
+  EXPECT_EQ(csv.at(0, "resolved_backend"), chosen);
+  EXPECT_EQ(csv.at(1, "backend"), "fa2");
+  if (rows == 3) {
+    EXPECT_EQ(csv.at(2, "backend"), "cudnn-native");
+    EXPECT_EQ(csv.at(2, "resolved_backend"), "cudnn");
+  }
+  for (std::size_t i = 0; i < rows; ++i) {
+    EXPECT_EQ(csv.at(i, "refcheck_status"), "passed") << i;
+    EXPECT_EQ(csv.at(i, "causal"), "True") << i;
+    EXPECT_EQ(csv.at(i, "kv_layout"), "HND") << i;
+    EXPECT_LE(std::stoi(csv.at(i, "avg_actual_seq_len")), 100) << i;
+    EXPECT_GT(std::stod(csv.at(i, "tflops")), 0.0) << i;
+  }
+}
+
+// fp8 inputs: fa2 (and cuDNN where it cannot) are skipped with a reason, not failed; fa3 runs them
+// on Hopper where its kernel takes them.
+TEST(EndToEnd, PrefillFp8SkipsWhatCannotRun) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine BatchPrefillWithRaggedKVCacheWrapper --backends fa2 fa3 --batch_size 2 --s_qo 200 --s_kv 200 "
+      "--num_qo_heads 8 --num_kv_heads 2 --head_dim_qk 128 --head_dim_vo 128 --q_dtype fp8_e4m3 --kv_dtype fp8_e4m3 "
+      "--causal --refcheck -n 5");
+  EXPECT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "[WARNING] fa2 for routine BatchPrefillWithRaggedKVCacheWrapper is not supported")) << r.output;
+  EXPECT_TRUE(has(r.output, "fp8 runs on fa3")) << r.output;
+  EXPECT_FALSE(has(r.output, "Output tensor mismatch")) << r.output;
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "routines/attention/attention_routines.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "kernels/attention/decode/decode.hpp"
+#include "kernels/attention/prefill/prefill.hpp"
 #include "routines/attention/decode_case.hpp"
+#include "routines/attention/prefill_case.hpp"
 
 namespace kbench {
 namespace {
@@ -25,9 +28,9 @@ std::vector<FlagSpec> attention_flags() {
   std::vector<std::string> out_dtypes = data_dtypes;
   out_dtypes.push_back("nvfp4");
   return {
-      {"page_size", FlagKind::integer, "0", "Tokens per KV page (paged routines).", {}, false, ""},
+      {"page_size", FlagKind::integer, "0", "Tokens per KV page (paged routines: required).", {}, false, ""},
       {"batch_size", FlagKind::integer, std::nullopt, "Requests.", {}, true, ""},
-      {"s_qo", FlagKind::integer, "1", "Query tokens per request (1 for decode).", {}, false, ""},
+      {"s_qo", FlagKind::integer, "1", "Query tokens per request (1 for decode; prefill: at most --s_kv).", {}, false, ""},
       {"s_kv", FlagKind::integer, std::nullopt, "KV tokens per request (the maximum with --random_actual_seq_len).", {}, true, ""},
       {"num_qo_heads", FlagKind::integer, std::nullopt, "Query heads.", {}, true, ""},
       {"num_kv_heads", FlagKind::integer, std::nullopt, "KV heads (divides --num_qo_heads).", {}, true, ""},
@@ -38,9 +41,9 @@ std::vector<FlagSpec> attention_flags() {
       {"q_dtype", FlagKind::text, "bfloat16", "Query dtype (fp8: per-tensor scale).", data_dtypes, false, ""},
       {"kv_dtype", FlagKind::text, "bfloat16", "KV cache dtype (fp8: per-tensor scales).", data_dtypes, false, ""},
       {"out_dtype", FlagKind::text, std::nullopt, "Output dtype (default: --q_dtype, bfloat16 for fp8 q).", out_dtypes, false, ""},
-      {"kv_layout", FlagKind::text, "NHD", "KV cache layout: NHD (token-major) or HND (head-major).", {"NHD", "HND"}, false, ""},
-      {"causal", FlagKind::boolean, "false", "Causal mask (prefill; decode attends to every KV token).", {}, false, ""},
-      {"random_actual_seq_len", FlagKind::boolean, "false", "KV lengths uniform in [1, --s_kv] instead of --s_kv.", {}, false, ""},
+      {"kv_layout", FlagKind::text, "NHD", "Paged KV cache layout: NHD (token-major) or HND (head-major).", {"NHD", "HND"}, false, ""},
+      {"causal", FlagKind::boolean, "false", "Causal mask, bottom-right aligned (prefill; decode attends to every KV token).", {}, false, ""},
+      {"random_actual_seq_len", FlagKind::boolean, "false", "Lengths uniform in [1, --s_qo] and [1, --s_kv] instead of the maxima.", {}, false, ""},
   };
 }
 
@@ -125,8 +128,144 @@ class DecodeRoutine final : public Routine {
   }
 };
 
+// Why a kbench prefill kernel cannot run on this GPU, or nullopt.
+std::optional<std::string> prefill_kernel_unavailable(kernels::PrefillKernel kernel, std::string_view name,
+                                                      const DeviceInfo& device) {
+  if (kernel == kernels::PrefillKernel::fa3 && (device.cc_major != 9 || device.cc_minor != 0)) {
+    return std::string("fa3 is kbench's Hopper kernel: TMA and wgmma, sm_90a only");
+  }
+  if (kernel == kernels::PrefillKernel::fa2 && device.cc_major < 8) {
+    return std::string("kbench's fa2 prefill needs sm_80+: bf16 mma.sync and cp.async");
+  }
+  const cudaError_t status = kernels::prefill_kernels_available(kernel);
+  if (status == cudaSuccess) return std::nullopt;
+  if (status == cudaErrorNoKernelImageForDevice) {
+    return "this build has no " + std::string(name) + " kernel image for sm_" +
+           std::to_string(device.cc_major * 10 + device.cc_minor);
+  }
+  return "kbench's " + std::string(name) + " prefill kernel is not available here (" + cudaGetErrorName(status) + ")";
+}
+
+// BatchPrefillWithRaggedKVCacheWrapper and BatchPrefillWithPagedKVCacheWrapper: one routine, the KV
+// kind aside.
+class PrefillRoutine final : public Routine {
+ public:
+  explicit PrefillRoutine(bool paged) : paged_(paged) {}
+
+  [[nodiscard]] std::string_view name() const override {
+    return paged_ ? "BatchPrefillWithPagedKVCacheWrapper" : "BatchPrefillWithRaggedKVCacheWrapper";
+  }
+  [[nodiscard]] std::string_view family() const override { return "attention"; }
+  [[nodiscard]] std::string_view description() const override {
+    return paged_ ? "Prefill attention (several query tokens per request) on a paged KV cache."
+                  : "Prefill attention (several query tokens per request) on ragged K/V tensors.";
+  }
+  [[nodiscard]] std::string_view test_name() const override {
+    return paged_ ? "testBatchPrefillWithPagedKVCacheWrapper" : "testBatchPrefillWithRaggedKVCacheWrapper";
+  }
+  [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
+  [[nodiscard]] std::vector<std::string> backends() const override {
+    return {"fa2", "fa3", "cudnn", "cudnn-native", "auto"};
+  }
+  [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
+
+  [[nodiscard]] BackendSupport support(std::string_view backend, const DeviceInfo& device) const override {
+    if (backend == "cudnn" || backend == "cudnn-native") return {true, ""};  // the case asks cuDNN itself
+    if (backend == "auto") {  // fa3 where it runs, else fa2
+      if (!prefill_kernel_unavailable(kernels::PrefillKernel::fa3, "fa3", device)) return {true, ""};
+      return support("fa2", device);
+    }
+    const auto kernel = backend == "fa3" ? kernels::PrefillKernel::fa3 : kernels::PrefillKernel::fa2;
+    if (const auto why = prefill_kernel_unavailable(kernel, backend, device)) return {false, *why};
+    return {true, ""};
+  }
+
+  [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
+    PrefillProblem p;
+    p.paged = paged_;
+    p.batch = positive(args, "batch_size");
+    p.s_qo = positive(args, "s_qo");
+    p.s_kv = positive(args, "s_kv");
+    p.num_qo_heads = positive(args, "num_qo_heads");
+    p.num_kv_heads = positive(args, "num_kv_heads");
+    p.head_dim_qk = positive(args, "head_dim_qk");
+    p.head_dim_vo = positive(args, "head_dim_vo");
+    if (p.s_qo > p.s_kv) {
+      throw CaseError("--s_qo " + std::to_string(p.s_qo) + " is larger than --s_kv " + std::to_string(p.s_kv) +
+                      ": prefill queries are the last tokens of their KV sequence (the reference refuses "
+                      "s_qo > s_kv too)");
+    }
+    if (p.num_qo_heads % p.num_kv_heads != 0) {
+      throw CaseError("--num_qo_heads " + std::to_string(p.num_qo_heads) + " is not a multiple of --num_kv_heads " +
+                      std::to_string(p.num_kv_heads));
+    }
+    const bool equal_dims = p.head_dim_qk == p.head_dim_vo &&
+                            (p.head_dim_qk == 64 || p.head_dim_qk == 128 || p.head_dim_qk == 256);
+    if (!equal_dims && !(p.head_dim_qk == 192 && p.head_dim_vo == 128)) {
+      throw CaseError("--head_dim_qk " + std::to_string(p.head_dim_qk) + " with --head_dim_vo " +
+                      std::to_string(p.head_dim_vo) + ": prefill takes 64/64, 128/128, 256/256 or 192/128");
+    }
+    if (paged_) {
+      if (p.head_dim_qk != p.head_dim_vo) {
+        throw CaseError("a paged KV cache holds K and V rows of one size: --head_dim_vo " +
+                        std::to_string(p.head_dim_vo) + " must equal --head_dim_qk " + std::to_string(p.head_dim_qk) +
+                        " (192/128 is a ragged-KV shape)");
+      }
+      if (args.integer("page_size") < 1) {
+        throw CaseError("--page_size is required for a paged KV cache (got " + args.display("page_size") + ")");
+      }
+      p.page_size = positive(args, "page_size");
+      p.layout = args.text("kv_layout") == "HND" ? kernels::KvLayout::HND : kernels::KvLayout::NHD;
+    }
+    p.q_dtype = *parse_dtype(args.text("q_dtype"));
+    p.kv_dtype = *parse_dtype(args.text("kv_dtype"));
+    const std::string out = args.optional_text("out_dtype").value_or(is_fp8(p.q_dtype) ? "bfloat16" : args.text("q_dtype"));
+    if (out != "bfloat16" && out != "float16") {
+      throw CaseError("prefill writes bfloat16 or float16 outputs: --out_dtype " + out + " is not supported");
+    }
+    p.out_dtype = *parse_dtype(out);
+    p.causal = args.flag("causal");
+    p.enable_pdl = args.flag("enable_pdl");
+    if (args.has("backends")) {
+      const auto& names = args.list("backends");
+      p.cudnn_native_requested = std::find(names.begin(), names.end(), "cudnn-native") != names.end();
+    }
+
+    // Token offsets are int32 (the kernels' and cuDNN's); every tensor stays under 2^40 elements.
+    constexpr double kMaxTokens = std::numeric_limits<int32_t>::max();
+    if (static_cast<double>(p.batch) * p.s_kv > kMaxTokens) {
+      throw CaseError("--batch_size " + std::to_string(p.batch) + " x --s_kv " + std::to_string(p.s_kv) +
+                      " is over 2^31 - 1 tokens");
+    }
+    const double kv_elements =
+        paged_ ? static_cast<double>(p.batch) * ((p.s_kv + p.page_size - 1) / p.page_size) * p.page_size * 2.0 *
+                     p.num_kv_heads * p.head_dim_qk
+               : static_cast<double>(p.batch) * p.s_kv * p.num_kv_heads * (p.head_dim_qk + p.head_dim_vo);
+    const double q_elements =
+        static_cast<double>(p.batch) * p.s_qo * p.num_qo_heads * std::max(p.head_dim_qk, p.head_dim_vo);
+    if (std::max(kv_elements, q_elements) > static_cast<double>(kMaxCacheElements)) {
+      throw CaseError("the tensors of --batch_size " + std::to_string(p.batch) + " x --s_kv " +
+                      std::to_string(p.s_kv) + " are over 2^40 elements");
+    }
+
+    const auto seed = static_cast<uint64_t>(args.integer("random_seed"));
+    p.lens = make_prefill_lengths(p.batch, p.s_qo, p.s_kv, args.flag("random_actual_seq_len"), seed);
+    p.qo_indptr = token_offsets(p.lens.q);
+    p.kv_token_indptr = token_offsets(p.lens.kv);
+    if (paged_) p.pages = make_paged_kv_layout(p.lens.kv, p.s_kv, p.page_size, seed);
+    return std::make_unique<PrefillCase>(std::move(p));
+  }
+
+ private:
+  bool paged_;
+};
+
 }  // namespace
 
-void register_attention_routines(RoutineRegistry& registry) { registry.add(std::make_unique<DecodeRoutine>()); }
+void register_attention_routines(RoutineRegistry& registry) {
+  registry.add(std::make_unique<DecodeRoutine>());
+  registry.add(std::make_unique<PrefillRoutine>(false));
+  registry.add(std::make_unique<PrefillRoutine>(true));
+}
 
 }  // namespace kbench

@@ -23,12 +23,6 @@ enum TensorId { kQ = 16, kCache = 17 };
 
 double bytes_of(DType t, bool nvfp4) { return nvfp4 ? 0.5 : static_cast<double>(dtype_size(t)); }
 
-std::string list(const std::vector<int32_t>& values) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::to_string(values[i]);
-  return s + "]";
-}
-
 }  // namespace
 
 DecodeCase::DecodeCase(DecodeProblem problem) : p_(std::move(problem)) {
@@ -80,7 +74,7 @@ void DecodeCase::describe(const Log& log) const {
   const auto& lens = p_.pages.seq_lens;
   const int64_t total = std::accumulate(lens.begin(), lens.end(), int64_t{0});
   log.verbose("Average actual seq len: " + std::to_string(total / std::max(p_.batch, 1)));
-  log.vverbose("actual_seq_lens_kv.flatten() = " + list(lens));
+  log.vverbose("actual_seq_lens_kv.flatten() = " + lengths_text(lens));
   log.vverbose("num_pages_per_seq = " + std::to_string(p_.pages.pages_per_request));
   log.vverbose("total_num_pages = " + std::to_string(p_.pages.total_pages));
   log.vverbose("scale = " + python_float(1.0 / std::sqrt(static_cast<double>(p_.head_dim))));

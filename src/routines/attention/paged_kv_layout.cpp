@@ -1,6 +1,8 @@
 #include "routines/attention/paged_kv_layout.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -15,6 +17,38 @@ std::vector<int32_t> make_sequence_lengths(int batch, int max_len, bool random, 
     for (auto& len : lens) len = length(rng);
   }
   return lens;
+}
+
+PrefillLengths make_prefill_lengths(int batch, int s_qo, int s_kv, bool random, uint64_t seed) {
+  if (s_qo < 1 || s_qo > s_kv) throw std::invalid_argument("prefill lengths: need 1 <= s_qo <= s_kv");
+  PrefillLengths lens;
+  lens.q = make_sequence_lengths(batch, s_qo, random, seed);
+  if (s_qo == s_kv) {
+    lens.kv = lens.q;
+    return lens;
+  }
+  // An independent stream for the KV lengths.
+  lens.kv = make_sequence_lengths(batch, s_kv, random, seed ^ 0x9E3779B97F4A7C15ull);
+  for (std::size_t b = 0; b < lens.kv.size(); ++b) lens.kv[b] = std::max(lens.kv[b], lens.q[b]);
+  return lens;
+}
+
+std::vector<int32_t> token_offsets(std::span<const int32_t> lens) {
+  std::vector<int32_t> offsets{0};
+  int64_t total = 0;
+  for (const int32_t len : lens) {
+    if (len < 0) throw std::invalid_argument("token offsets: a negative length");
+    total += len;
+    if (total > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("token offsets: over 2^31 - 1 tokens");
+    offsets.push_back(static_cast<int32_t>(total));
+  }
+  return offsets;
+}
+
+std::string lengths_text(std::span<const int32_t> lens) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < lens.size(); ++i) s += (i ? ", " : "") + std::to_string(lens[i]);
+  return s + "]";
 }
 
 PagedKvLayout make_paged_kv_layout(std::span<const int32_t> seq_lens, int max_len, int page_size, uint64_t seed) {

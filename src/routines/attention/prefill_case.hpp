@@ -1,0 +1,112 @@
+// One BatchPrefillWith{Ragged,Paged}KVCacheWrapper problem: the query rows and the KV (ragged tensors
+// or a paged cache) on the device, the work lists of kbench's kernels (fa2, fa3), the cuDNN graph,
+// the fp32 reference, and the formulas.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/routine.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kernels/attention/prefill/prefill.hpp"
+#include "routines/attention/paged_kv_layout.hpp"
+
+namespace kbench {
+
+namespace backends {
+class CudnnPrefill;
+struct CudnnPrefillShape;
+}  // namespace backends
+
+struct PrefillProblem {
+  bool paged = false;  // BatchPrefillWithPagedKVCacheWrapper
+  int batch = 0;
+  int num_qo_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim_qk = 0;
+  int head_dim_vo = 0;
+  int s_qo = 0;  // the largest q length
+  int s_kv = 0;  // the largest kv length
+  int page_size = 0;                                  // paged only
+  kernels::KvLayout layout = kernels::KvLayout::NHD;  // paged only
+  DType q_dtype = DType::bfloat16;
+  DType kv_dtype = DType::bfloat16;
+  DType out_dtype = DType::bfloat16;
+  bool causal = false;
+  bool enable_pdl = false;
+  bool cudnn_native_requested = false;  // --backends names cudnn-native: say how kbench runs it
+  PrefillLengths lens;                  // made from --random_seed
+  std::vector<int32_t> qo_indptr;       // [batch + 1] token offsets
+  std::vector<int32_t> kv_token_indptr;  // [batch + 1] token offsets (ragged K/V rows; cuDNN's offsets)
+  PagedKvLayout pages;                  // paged only: page tables
+
+  [[nodiscard]] int group() const { return num_qo_heads / num_kv_heads; }
+  [[nodiscard]] std::size_t q_elements() const {
+    return static_cast<std::size_t>(qo_indptr.back()) * num_qo_heads * head_dim_qk;
+  }
+  [[nodiscard]] std::size_t out_elements() const {
+    return static_cast<std::size_t>(qo_indptr.back()) * num_qo_heads * head_dim_vo;
+  }
+  // Ragged: K and V rows; paged: the whole cache (every page of every request, K and V).
+  [[nodiscard]] std::size_t k_elements() const {
+    return paged ? static_cast<std::size_t>(pages.total_pages) * 2 * num_kv_heads * page_size * head_dim_qk
+                 : static_cast<std::size_t>(kv_token_indptr.back()) * num_kv_heads * head_dim_qk;
+  }
+  [[nodiscard]] std::size_t v_elements() const {
+    return paged ? 0 : static_cast<std::size_t>(kv_token_indptr.back()) * num_kv_heads * head_dim_vo;
+  }
+};
+
+class PrefillCase final : public Case {
+ public:
+  explicit PrefillCase(PrefillProblem problem);
+  ~PrefillCase() override;
+
+  [[nodiscard]] double flops() const override;
+  [[nodiscard]] double bytes() const override;
+  [[nodiscard]] std::size_t bytes_per_copy() const override;
+  [[nodiscard]] std::size_t reference_bytes() const override;
+  [[nodiscard]] std::vector<TensorInfo> tensors() const override;
+  void describe(const Log& log) const override;
+  [[nodiscard]] BackendSupport support(std::string_view backend) const override;
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> result_columns() const override;
+  [[nodiscard]] std::string resolved_backend(std::string_view backend) const override;
+  void allocate(int copies, uint64_t seed, cudaStream_t stream) override;
+  void prepare(std::string_view backend, cudaStream_t stream) override;
+  void launch(std::string_view backend, cudaStream_t stream, int copy) override;
+  [[nodiscard]] RefcheckResult check(std::string_view backend, cudaStream_t stream) override;
+
+ private:
+  struct Copy {
+    DeviceBuffer q;
+    DeviceBuffer k;  // ragged K, or the paged cache (K and V)
+    DeviceBuffer v;  // ragged V (empty when paged)
+    DeviceBuffer out;
+  };
+  struct KernelPlan {  // one kernel's work list, on the device
+    DeviceBuffer items;
+    kernels::PrefillWorkspace view;
+  };
+  [[nodiscard]] kernels::PrefillParams params(const Copy& copy) const;
+  [[nodiscard]] backends::CudnnPrefillShape cudnn_shape() const;
+  [[nodiscard]] bool fa3_runs_here() const;
+
+  PrefillProblem p_;
+  float q_scale_ = 1.0f;
+  float kv_scale_ = 1.0f;
+  mutable std::optional<std::string> auto_choice_;  // what `auto` resolved to on this device
+  std::vector<Copy> copies_;
+  DeviceBuffer qo_indptr_;
+  DeviceBuffer kv_indptr_;  // ragged: token offsets; paged: page offsets
+  DeviceBuffer kv_indices_;
+  DeviceBuffer last_page_len_;
+  DeviceBuffer block_table_;
+  std::optional<KernelPlan> fa2_plan_;
+  std::optional<KernelPlan> fa3_plan_;
+  std::unique_ptr<backends::CudnnPrefill> cudnn_;
+  DeviceBuffer reference_;  // the fp32 reference output of input set 0, made by the first check
+};
+
+}  // namespace kbench

@@ -1,0 +1,391 @@
+// The prefill routines without a GPU: plan_prefill's work list (coverage, tile bound, order), the
+// reference's length rules, the formulas with causal q < kv, case validation, and the kbench binary
+// (help, usage errors, --list, the shipped prefill testlists).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "core/cli.hpp"
+#include "core/shell_words.hpp"
+#include "core/testlist.hpp"
+#include "kernels/attention/prefill/prefill.hpp"
+#include "routines/attention/attention_formulas.hpp"
+#include "routines/attention/paged_kv_layout.hpp"
+#include "routines/builtin_routines.hpp"
+#include "run_command.hpp"
+
+namespace kbench {
+namespace {
+
+namespace kk = kernels;
+using kk::PrefillKernel;
+
+constexpr const char* kRagged = "BatchPrefillWithRaggedKVCacheWrapper";
+constexpr const char* kPaged = "BatchPrefillWithPagedKVCacheWrapper";
+
+kk::PrefillParams plan_params(int num_qo_heads, int num_kv_heads, int head_dim_qk, int head_dim_vo, bool causal,
+                              int batch) {
+  kk::PrefillParams p;
+  p.batch = batch;
+  p.num_qo_heads = num_qo_heads;
+  p.num_kv_heads = num_kv_heads;
+  p.head_dim_qk = head_dim_qk;
+  p.head_dim_vo = head_dim_vo;
+  p.causal = causal;
+  p.sm_scale = 0.1f;
+  return p;
+}
+
+// Keys the last row of rows [q_begin, q_end) sees: plan_prefill's cost.
+int64_t keys_seen(const kk::PrefillWorkItem& it, int64_t q_len, int64_t kv_len, bool causal) {
+  return causal ? std::clamp<int64_t>(it.q_end + kv_len - q_len, 0, kv_len) : kv_len;
+}
+
+// Every (request, head, row) exactly once, tiles within block_m and their request, costliest first,
+// equal costs by (request, kv head, q_begin, qo head).
+::testing::AssertionResult check_plan(const std::vector<kk::PrefillWorkItem>& items, const kk::PrefillParams& p,
+                                    const std::vector<int32_t>& q_lens, const std::vector<int32_t>& kv_lens,
+                                    int block_m) {
+  const int group = p.num_qo_heads / p.num_kv_heads;
+  std::map<std::tuple<int, int, int>, int> seen;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const kk::PrefillWorkItem& it = items[i];
+    if (it.request < 0 || it.request >= p.batch || it.qo_head < 0 || it.qo_head >= p.num_qo_heads) {
+      return ::testing::AssertionFailure() << "item " << i << " outside the batch or heads";
+    }
+    const int q_len = q_lens[static_cast<std::size_t>(it.request)];
+    if (it.q_begin < 0 || it.q_end <= it.q_begin || it.q_end > q_len || it.q_end - it.q_begin > block_m) {
+      return ::testing::AssertionFailure() << "item " << i << " rows [" << it.q_begin << ", " << it.q_end
+                                         << ") of request " << it.request << " (q_len " << q_len << ", block_m "
+                                         << block_m << ")";
+    }
+    for (int r = it.q_begin; r < it.q_end; ++r) ++seen[{it.request, it.qo_head, r}];
+    if (i == 0) continue;
+    const kk::PrefillWorkItem& prev = items[i - 1];
+    const auto cost = [&](const kk::PrefillWorkItem& x) {
+      const auto b = static_cast<std::size_t>(x.request);
+      return keys_seen(x, q_lens[b], kv_lens[b], p.causal);
+    };
+    if (cost(prev) < cost(it)) return ::testing::AssertionFailure() << "item " << i << " costs more than item " << i - 1;
+    if (cost(prev) == cost(it) &&
+        std::make_tuple(prev.request, prev.qo_head / group, prev.q_begin, prev.qo_head) >=
+            std::make_tuple(it.request, it.qo_head / group, it.q_begin, it.qo_head)) {
+      return ::testing::AssertionFailure() << "items " << i - 1 << " and " << i << " of equal cost are out of order";
+    }
+  }
+  int64_t rows = 0;
+  for (const auto& [key, count] : seen) {
+    if (count != 1) {
+      return ::testing::AssertionFailure() << "request " << std::get<0>(key) << " head " << std::get<1>(key) << " row "
+                                         << std::get<2>(key) << " covered " << count << " times";
+    }
+    ++rows;
+  }
+  const int64_t want = static_cast<int64_t>(std::accumulate(q_lens.begin(), q_lens.end(), int64_t{0})) * p.num_qo_heads;
+  if (rows != want) return ::testing::AssertionFailure() << rows << " rows covered, want " << want;
+  return ::testing::AssertionSuccess();
+}
+
+TEST(PrefillPlan, CoversEveryRowOnceCostliestFirst) {
+  const std::vector<int32_t> q_lens = {1, 37, 0, 129, 1000, 64, 5, 300};
+  const std::vector<int32_t> kv_lens = {1, 200, 7, 129, 1000, 0, 900, 300};  // q < kv, kv 0, q 0
+  for (PrefillKernel kernel : {PrefillKernel::fa2, PrefillKernel::fa3}) {
+    for (bool causal : {false, true}) {
+      for (const auto& [hq, hkv, dqk, dvo] : {std::tuple{8, 8, 128, 128}, std::tuple{20, 4, 64, 64},
+                                              std::tuple{16, 2, 192, 128}, std::tuple{8, 1, 256, 256}}) {
+        const kk::PrefillParams p = plan_params(hq, hkv, dqk, dvo, causal, static_cast<int>(q_lens.size()));
+        const int block_m = kk::prefill_block_m(kernel, p);
+        ASSERT_GE(block_m, 1);
+        const auto items = kk::plan_prefill(kernel, p, q_lens, kv_lens);
+        EXPECT_TRUE(check_plan(items, p, q_lens, kv_lens, block_m))
+            << (kernel == PrefillKernel::fa2 ? "fa2" : "fa3") << (causal ? " causal" : "") << " heads " << hq << "/"
+            << hkv << " dims " << dqk << "/" << dvo;
+        // ceil(q_len / block_m) items per (request, head); none for the empty request.
+        int64_t want = 0;
+        for (int32_t q : q_lens) want += (q + block_m - 1) / block_m * hq;
+        EXPECT_EQ(static_cast<int64_t>(items.size()), want);
+        EXPECT_TRUE(std::none_of(items.begin(), items.end(), [](const auto& it) { return it.request == 2; }));
+      }
+    }
+  }
+}
+
+TEST(PrefillPlan, KeepsTheHeadsOfAKvHeadTogether) {
+  // Uniform lengths: every tile costs the same without a mask, so the order is request, kv head,
+  // tile, query head: the first `group` items are the query heads of kv head 0 on tile 0.
+  const std::vector<int32_t> lens(4, 1024);
+  const kk::PrefillParams p = plan_params(64, 8, 128, 128, false, 4);
+  const auto items = kk::plan_prefill(PrefillKernel::fa2, p, lens, lens);
+  ASSERT_GE(items.size(), 8u);
+  for (int h = 0; h < 8; ++h) {
+    EXPECT_EQ(items[static_cast<std::size_t>(h)].request, 0);
+    EXPECT_EQ(items[static_cast<std::size_t>(h)].qo_head, h);
+    EXPECT_EQ(items[static_cast<std::size_t>(h)].q_begin, 0);
+  }
+  // Causal: the costliest tiles are the requests' last ones (they see every key).
+  const kk::PrefillParams causal = plan_params(64, 8, 128, 128, true, 4);
+  const auto causal_items = kk::plan_prefill(PrefillKernel::fa2, causal, lens, lens);
+  EXPECT_EQ(causal_items.front().q_end, 1024);
+  EXPECT_EQ(causal_items.back().q_begin, 0);
+}
+
+TEST(PrefillPlan, RejectsInconsistentInput) {
+  const kk::PrefillParams p = plan_params(8, 2, 128, 128, true, 2);
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {1, 2, 3}, {1, 2, 3}), std::invalid_argument);
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {1, 2}, {1}), std::invalid_argument);
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {1, -2}, {1, 2}), std::invalid_argument);
+  kk::PrefillParams bad_heads = p;
+  bad_heads.num_kv_heads = 3;
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, bad_heads, {1, 2}, {1, 2}), std::invalid_argument);
+  EXPECT_TRUE(kk::plan_prefill(PrefillKernel::fa3, p, {0, 0}, {5, 0}).empty());
+}
+
+TEST(PrefillLengths, FollowTheReferenceRules) {
+  // s_qo == s_kv: the kv lengths are the q lengths.
+  const PrefillLengths same = make_prefill_lengths(64, 500, 500, true, 42);
+  EXPECT_EQ(same.q, same.kv);
+  EXPECT_TRUE(std::all_of(same.q.begin(), same.q.end(), [](int32_t v) { return v >= 1 && v <= 500; }));
+  EXPECT_EQ(make_prefill_lengths(64, 500, 500, true, 42).q, same.q);  // deterministic
+  // s_qo < s_kv: drawn on their own, then raised to at least q.
+  const PrefillLengths longer = make_prefill_lengths(256, 300, 1000, true, 7);
+  bool some_raised = false;
+  bool some_longer = false;
+  for (std::size_t b = 0; b < longer.q.size(); ++b) {
+    EXPECT_GE(longer.q[b], 1);
+    EXPECT_LE(longer.q[b], 300);
+    EXPECT_GE(longer.kv[b], longer.q[b]);
+    EXPECT_LE(longer.kv[b], 1000);
+    some_raised = some_raised || longer.kv[b] == longer.q[b];
+    some_longer = some_longer || longer.kv[b] > 300;
+  }
+  EXPECT_TRUE(some_raised);
+  EXPECT_TRUE(some_longer);
+  // Fixed lengths: the maxima.
+  const PrefillLengths fixed = make_prefill_lengths(3, 100, 4096, false, 1);
+  EXPECT_EQ(fixed.q, (std::vector<int32_t>{100, 100, 100}));
+  EXPECT_EQ(fixed.kv, (std::vector<int32_t>{4096, 4096, 4096}));
+  EXPECT_THROW((void)make_prefill_lengths(3, 200, 100, false, 1), std::invalid_argument);
+  EXPECT_THROW((void)make_prefill_lengths(3, 0, 100, false, 1), std::invalid_argument);
+}
+
+TEST(PrefillLengths, TokenOffsetsAndText) {
+  EXPECT_EQ(token_offsets(std::vector<int32_t>{3, 0, 5}), (std::vector<int32_t>{0, 3, 3, 8}));
+  EXPECT_EQ(token_offsets(std::vector<int32_t>{}), (std::vector<int32_t>{0}));
+  EXPECT_THROW((void)token_offsets(std::vector<int32_t>{2'000'000'000, 2'000'000'000}), std::invalid_argument);
+  EXPECT_EQ(lengths_text(std::vector<int32_t>{103, 436, 1}), "[103, 436, 1]");
+}
+
+TEST(PrefillFormulas, CausalWithShorterQueries) {
+  // Bottom-right causal: H_q (d_qk + d_vo) sum q (2k - q), which is twice the visible (row, key)
+  // pairs less the diagonal, times the per-pair work.
+  const AttentionSizes causal{16, 4, 192, 128, true, 2, 2, 2};
+  const std::vector<int32_t> q = {10, 300, 1};
+  const std::vector<int32_t> k = {50, 300, 4096};
+  double pairs = 0;
+  for (std::size_t b = 0; b < q.size(); ++b) {
+    for (int i = 0; i < q[b]; ++i) pairs += i + k[b] - q[b] + 1;  // row i sees keys 0 .. i + k - q
+  }
+  const double diagonal = 10 + 300 + 1;
+  EXPECT_DOUBLE_EQ(attention_flops(causal, q, k), 16.0 * 320 * (2 * pairs - diagonal));
+  EXPECT_DOUBLE_EQ(attention_flops(causal, q, k), 16.0 * 320 * (10 * 90 + 300 * 300 + 1 * 8191));
+  AttentionSizes full = causal;
+  full.causal = false;
+  EXPECT_DOUBLE_EQ(attention_flops(full, q, k), 2.0 * 16 * 320 * (500 + 90000 + 4096));
+  EXPECT_DOUBLE_EQ(attention_bytes(full, q, k), 311.0 * 16 * 192 * 2 + 4446.0 * 4 * 320 * 2 + 311.0 * 16 * 128 * 2);
+}
+
+class PrefillValidation : public ::testing::Test {
+ protected:
+  RoutineRegistry registry = make_builtin_registry();
+  std::unique_ptr<Case> make(const std::string& line) {
+    const auto words = split_shell_words(line);
+    const CaseArgs args = parse_case(words, registry);
+    return registry.find(args.routine())->make_case(args);
+  }
+  std::string error(const std::string& line) {
+    try {
+      (void)make(line);
+    } catch (const CaseError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted: " << line;
+    return {};
+  }
+  static std::string ragged(const std::string& extra) {
+    return std::string("--routine ") + kRagged +
+           " --batch_size 4 --s_qo 100 --s_kv 300 --num_qo_heads 16 --num_kv_heads 4 --head_dim_qk 128 "
+           "--head_dim_vo 128 " + extra;
+  }
+  static std::string paged(const std::string& extra) {
+    return std::string("--routine ") + kPaged +
+           " --page_size 16 --batch_size 4 --s_qo 100 --s_kv 300 --num_qo_heads 16 --num_kv_heads 4 "
+           "--head_dim_qk 128 --head_dim_vo 128 " + extra;
+  }
+};
+
+TEST_F(PrefillValidation, TheSeedCommandsParse) {
+  // seed 000 / 002 prefill commands, verbatim.
+  for (const std::string line : {
+           "--routine BatchPrefillWithPagedKVCacheWrapper --backends fa2 cudnn --page_size 16 --batch_size 16 "
+           "--s_qo 4096 --s_kv 4096 --num_qo_heads 64 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 "
+           "--random_actual_seq_len --verbose --refcheck --causal --no_cuda_graph",
+           "--routine BatchPrefillWithRaggedKVCacheWrapper --backends fa2 cudnn cutlass --batch_size 16 --s_qo 4096 "
+           "--s_kv 4096 --num_qo_heads 128 --num_kv_heads 128 --head_dim_qk 192 --head_dim_vo 128 --verbose "
+           "--refcheck --causal --no_cuda_graph",
+           "--routine BatchPrefillWithPagedKVCacheWrapper --backends fa2 cudnn --page_size 16 --batch_size 16 "
+           "--s_qo 1024 --s_kv 1024 --num_qo_heads 8 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 "
+           "--random_actual_seq_len --refcheck --causal --no_cuda_graph -vv",
+           "--routine BatchPrefillWithRaggedKVCacheWrapper --backends fa2 fa3 cutlass cudnn --batch_size 16 "
+           "--s_qo 1024 --s_kv 1024 --num_qo_heads 128 --num_kv_heads 128 --head_dim_qk 192 --head_dim_vo 128 "
+           "--random_actual_seq_len -vv --refcheck --causal --q_dtype bfloat16 --kv_dtype bfloat16 "
+           "--allow_output_mismatch --generate_repro_command --case_tag \"DeepSeek-R1\""}) {
+    const auto c = make(line);
+    EXPECT_GT(c->flops(), 0) << line;
+    EXPECT_GT(c->bytes(), 0) << line;
+  }
+}
+
+TEST_F(PrefillValidation, FormulasUseTheActualLengths) {
+  for (const bool is_paged : {false, true}) {
+    const std::string extra = "--random_actual_seq_len --causal --random_seed 9";
+    const auto c = make(is_paged ? paged(extra) : ragged(extra));
+    const PrefillLengths lens = make_prefill_lengths(4, 100, 300, true, 9);
+    const AttentionSizes sizes{16, 4, 128, 128, true, 2, 2, 2};
+    EXPECT_DOUBLE_EQ(c->flops(), attention_flops(sizes, lens.q, lens.kv));
+    EXPECT_DOUBLE_EQ(c->bytes(), attention_bytes(sizes, lens.q, lens.kv));
+    const auto columns = c->result_columns();
+    ASSERT_EQ(columns.size(), 1u);
+    EXPECT_EQ(columns[0].first, "avg_actual_seq_len");
+    EXPECT_EQ(columns[0].second, std::to_string(std::accumulate(lens.q.begin(), lens.q.end(), 0) / 4));
+  }
+  // fp8 KV counts one byte per element.
+  const auto fp8 = make(ragged("--kv_dtype fp8_e4m3 --q_dtype fp8_e4m3"));
+  const std::vector<int32_t> q(4, 100), kv(4, 300);
+  const AttentionSizes sizes{16, 4, 128, 128, false, 1, 1, 2};  // out: bfloat16 for fp8 q
+  EXPECT_DOUBLE_EQ(fp8->bytes(), attention_bytes(sizes, q, kv));
+}
+
+TEST_F(PrefillValidation, TensorsAreTheReferencesShapes) {
+  const auto r = make(ragged("--head_dim_qk 192"));
+  const auto rt = r->tensors();
+  ASSERT_GE(rt.size(), 5u);
+  EXPECT_EQ(rt[0].name, "q");
+  EXPECT_EQ(rt[0].shape, (std::vector<int64_t>{400, 16, 192}));
+  EXPECT_EQ(rt[1].name, "k");
+  EXPECT_EQ(rt[1].shape, (std::vector<int64_t>{1200, 4, 192}));
+  EXPECT_EQ(rt[2].name, "v");
+  EXPECT_EQ(rt[2].shape, (std::vector<int64_t>{1200, 4, 128}));
+  EXPECT_EQ(rt[3].name, "qo_indptr");
+  EXPECT_EQ(rt[4].name, "kv_indptr");
+  const auto p = make(paged(""));
+  const auto pt = p->tensors();
+  ASSERT_GE(pt.size(), 2u);
+  EXPECT_EQ(pt[1].name, "kv_cache");
+  EXPECT_EQ(pt[1].shape, (std::vector<int64_t>{4 * 19, 2, 4, 16, 128}));  // ceil(300 / 16) pages per request
+  EXPECT_EQ(pt[1].stride, (std::vector<int64_t>{2 * 16 * 4 * 128, 16 * 4 * 128, 128, 4 * 128, 1}));  // NHD
+  const auto hnd = make(paged("--kv_layout HND"));
+  EXPECT_EQ(hnd->tensors()[1].stride, (std::vector<int64_t>{2 * 4 * 16 * 128, 4 * 16 * 128, 16 * 128, 128, 1}));
+}
+
+TEST_F(PrefillValidation, RejectsWhatPrefillCannotBe) {
+  EXPECT_NE(error(ragged("--s_qo 400")).find("--s_qo 400 is larger than --s_kv 300"), std::string::npos);
+  EXPECT_NE(error(ragged("--num_kv_heads 5")).find("not a multiple of --num_kv_heads 5"), std::string::npos);
+  EXPECT_NE(error(ragged("--head_dim_qk 96 --head_dim_vo 96")).find("prefill takes 64/64, 128/128, 256/256 or 192/128"),
+            std::string::npos);
+  EXPECT_NE(error(ragged("--head_dim_vo 64")).find("--head_dim_vo 64"), std::string::npos);
+  EXPECT_NE(error(paged("--head_dim_qk 192")).find("192/128 is a ragged-KV shape"), std::string::npos);
+  EXPECT_NE(error(paged("--page_size 0")).find("--page_size is required"), std::string::npos);
+  EXPECT_NE(error(ragged("--out_dtype fp8_e4m3")).find("bfloat16 or float16 outputs"), std::string::npos);
+  EXPECT_NE(error(ragged("--batch_size 0")).find("--batch_size must be in [1, 2^30]"), std::string::npos);
+  EXPECT_NE(error(ragged("--s_qo 0")).find("--s_qo must be in [1, 2^30]"), std::string::npos);
+  EXPECT_NE(error(ragged("--batch_size 100000 --s_kv 100000")).find("over 2^31 - 1 tokens"), std::string::npos);
+  // A ragged case ignores --page_size; a paged one takes HND.
+  EXPECT_NO_THROW((void)make(ragged("--page_size 0")));
+  EXPECT_NO_THROW((void)make(paged("--kv_layout HND --page_size 1")));
+}
+
+TEST_F(PrefillValidation, BackendsAndTheirNames) {
+  const Routine& r = *registry.find(kRagged);
+  EXPECT_EQ(r.backends(), (std::vector<std::string>{"fa2", "fa3", "cudnn", "cudnn-native", "auto"}));
+  EXPECT_EQ(r.default_backends(), (std::vector<std::string>{"fa2"}));
+  EXPECT_EQ(r.test_name(), "testBatchPrefillWithRaggedKVCacheWrapper");
+  EXPECT_EQ(registry.find(kPaged)->test_name(), "testBatchPrefillWithPagedKVCacheWrapper");
+  const auto c = make(ragged(""));
+  EXPECT_EQ(c->resolved_backend("cudnn-native"), "cudnn");
+  EXPECT_EQ(c->resolved_backend("fa2"), "fa2");
+  // A backend kbench does not have for prefill says so.
+  const BackendSupport cutlass = c->support("cutlass");
+  EXPECT_FALSE(cutlass.supported);
+  EXPECT_NE(cutlass.reason.find("kbench has no cutlass backend"), std::string::npos);
+  const BackendSupport fp8_fa2 = make(ragged("--q_dtype fp8_e4m3 --kv_dtype fp8_e4m3"))->support("fa2");
+  EXPECT_FALSE(fp8_fa2.supported);
+  EXPECT_NE(fp8_fa2.reason.find("fp8 runs on fa3"), std::string::npos);
+}
+
+using testing::run_kbench;
+
+TEST(PrefillCommand, RoutineHelpListsTheAttentionFlags) {
+  for (const char* routine : {kRagged, kPaged}) {
+    const auto r = run_kbench(std::string("--routine ") + routine + " --help");
+    EXPECT_EQ(r.exit_status, 0) << r.output;
+    for (const char* flag : {"--s_qo INT", "--s_kv INT", "--causal", "--page_size INT", "--kv_layout TEXT",
+                             "--random_actual_seq_len", "--head_dim_vo INT"}) {
+      EXPECT_NE(r.output.find(flag), std::string::npos) << routine << " " << flag << "\n" << r.output;
+    }
+  }
+  const auto top = run_kbench("--help");
+  EXPECT_NE(top.output.find(kRagged), std::string::npos);
+  EXPECT_NE(top.output.find(kPaged), std::string::npos);
+}
+
+TEST(PrefillCommand, BadFlagsExitTwoWithAClearMessage) {
+  const std::string base = std::string("--routine ") + kPaged +
+                           " --page_size 16 --batch_size 2 --s_kv 64 --num_qo_heads 4 --num_kv_heads 4 "
+                           "--head_dim_qk 64 --head_dim_vo 64";
+  struct Bad {
+    std::string arguments;
+    std::string message;
+  };
+  const Bad cases[] = {
+      {base + " --kv_layout XND", "invalid choice 'XND'"},
+      {base + " --backends fa2 flash", "unknown backend 'flash'"},
+      {base + " --causal yes", "yes"},
+      {base + " --s_qo 1.5", "'1.5' is not an integer"},
+      {std::string("--routine ") + kRagged + " --batch_size 2 --num_qo_heads 4 --num_kv_heads 4 --head_dim_qk 64 "
+                                             "--head_dim_vo 64",
+       "missing required flag --s_kv"},
+      {"--routine BatchPrefillWithRaggedKVCacheWraper --batch_size 1", "did you mean: BatchPrefillWithRaggedKVCacheWrapper"},
+  };
+  for (const Bad& c : cases) {
+    const auto r = run_kbench(c.arguments);
+    EXPECT_EQ(r.exit_status, 2) << c.arguments << "\n" << r.output;
+    EXPECT_NE(r.output.find("[ERROR]"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.arguments << "\n" << r.output;
+  }
+}
+
+TEST(PrefillCommand, ListShowsThePrefillBackends) {
+  const auto r = run_kbench("--list");
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  for (const char* routine : {kRagged, kPaged}) {
+    for (const char* backend : {"fa2", "fa3", "cudnn", "cudnn-native", "auto"}) {
+      bool found = false;
+      std::istringstream lines(r.output);
+      for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string name, listed;
+        words >> name >> listed;
+        found = found || (name == routine && listed == backend);
+      }
+      EXPECT_TRUE(found) << routine << " " << backend << "\n" << r.output;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kbench
