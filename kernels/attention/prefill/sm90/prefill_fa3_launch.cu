@@ -1,11 +1,219 @@
-// SCAFFOLD (replaced by the fa3 kernel's own dispatch): lets the tree link while the kernel is written.
+// fa3 prefill (sm_90a): what it supports, its tensor maps and its launch (dispatch to the
+// per-head-dim translation units). The kernel is in prefill_fa3_kernel.cuh.
+//
+// Grid: min(work items, SMs) persistent CTAs of 384 threads (one per SM: 144..224 KB of shared
+// memory). Requirements beyond launch_prefill's shared checks: q and KV of one type (bf16, fp16, or
+// fp8_e4m3 with head dims 128 or 256), sm_scale * q_scale * k_scale > 0 (the running max is taken on
+// raw logits).
+#include <cudaTypedefs.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+
 #include "kernels/attention/prefill/prefill_internal.hpp"
+#include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
 
-namespace kbench::kernels::prefill_detail {
+namespace kbench::kernels {
 
-int fa3_block_m(const PrefillParams&) { return 128; }
-bool fa3_supported(const PrefillParams&) { return false; }
-cudaError_t fa3_available() { return cudaErrorNotSupported; }
-cudaError_t launch_fa3(const PrefillParams&, const PrefillWorkspace&, cudaStream_t) { return cudaErrorNotSupported; }
+namespace prefill_fa3 {
 
-}  // namespace kbench::kernels::prefill_detail
+namespace {
+
+// cuTensorMapEncodeTiled from the driver the runtime uses (no link against libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 encoder = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &query) !=
+            cudaSuccess ||
+        query != cudaDriverEntryPointSuccess) {
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  return encoder;
+}
+
+// Multiprocessors of the current device (cached per device).
+cudaError_t sm_count(int* count) {
+  static std::atomic<int> cache[64];
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  if (device >= 0 && device < 64) {
+    const int cached = cache[device].load(std::memory_order_relaxed);
+    if (cached > 0) {
+      *count = cached;
+      return cudaSuccess;
+    }
+  }
+  int value = 0;
+  status = cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device);
+  if (status != cudaSuccess) return status;
+  if (device >= 0 && device < 64) cache[device].store(value, std::memory_order_relaxed);
+  *count = value;
+  return cudaSuccess;
+}
+
+bool input_dtype(DType t) { return t == DType::bfloat16 || t == DType::float16 || t == DType::fp8_e4m3; }
+
+}  // namespace
+
+namespace {
+
+CUtensorMapDataType map_type(DType dtype) {
+  return dtype == DType::bfloat16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+         : dtype == DType::float16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+}  // namespace
+
+cudaError_t encode_token_major_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim,
+                                   int box_rows) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t elem = dtype_size(dtype);
+  const cuuint64_t chunk = 128 / elem;  // elements per 128-byte swizzled row
+  // Rows: any count (the kernel stays inside its requests); 2^31 - 1 keeps int32 coordinates.
+  const cuuint64_t dims[4] = {chunk, 0x7fffffffull, static_cast<cuuint64_t>(heads),
+                              static_cast<cuuint64_t>(head_dim) / chunk};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(heads) * head_dim * elem,
+                                 static_cast<cuuint64_t>(head_dim) * elem, 128};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(box_rows), 1,
+                             static_cast<cuuint32_t>(head_dim / chunk)};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUresult result = encode(map, map_type(dtype), 4, const_cast<void*>(base), dims, strides, box,
+                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t encode_page_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim, int page_size,
+                            int64_t slot_stride, int64_t head_stride, int64_t page_stride) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) return cudaErrorNotSupported;
+  const cuuint64_t chunk = 128 / dtype_size(dtype);
+  const cuuint64_t dims[5] = {chunk, static_cast<cuuint64_t>(page_size), static_cast<cuuint64_t>(heads),
+                              static_cast<cuuint64_t>(head_dim) / chunk, 0x7fffffffull};
+  const cuuint64_t strides[4] = {static_cast<cuuint64_t>(slot_stride), static_cast<cuuint64_t>(head_stride), 128,
+                                 static_cast<cuuint64_t>(page_stride)};
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(page_size), 1, 1, 1};
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult result = encode(map, map_type(dtype), 5, const_cast<void*>(base), dims, strides, box,
+                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+}  // namespace prefill_fa3
+
+namespace prefill_detail {
+
+int fa3_block_m(const PrefillParams&) { return prefill_fa3::kBlockM; }
+
+bool fa3_supported(const PrefillParams& p) {
+  if (!prefill_fa3::input_dtype(p.q_dtype) || p.kv_dtype != p.q_dtype) return false;
+  // fp8 rows must fill whole 128-byte swizzle rows: head dims 128 and 256.
+  if (p.q_dtype == DType::fp8_e4m3 && (p.head_dim_qk % 128 != 0 || p.head_dim_vo % 128 != 0)) return false;
+  if (p.out_dtype != DType::bfloat16 && p.out_dtype != DType::float16) return false;
+  const bool dims = (p.head_dim_qk == p.head_dim_vo &&
+                     (p.head_dim_qk == 64 || p.head_dim_qk == 128 || p.head_dim_qk == 256)) ||
+                    (p.head_dim_qk == 192 && p.head_dim_vo == 128);
+  if (!dims) return false;
+  if (p.num_qo_heads < 1 || p.num_kv_heads < 1 || p.num_qo_heads % p.num_kv_heads != 0) return false;
+  if (p.paged && (p.head_dim_qk != p.head_dim_vo || p.pages.page_size < 1)) return false;
+  const double scale = static_cast<double>(p.sm_scale) * p.q_scale * p.k_scale;
+  return std::isfinite(scale) && scale > 0.0 && std::isfinite(p.v_scale);
+}
+
+cudaError_t fa3_available() {
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  int major = 0;
+  int minor = 0;
+  status = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (status != cudaSuccess) return status;
+  status = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (status != cudaSuccess) return status;
+  if (major != 9 || minor != 0) return cudaErrorNoKernelImageForDevice;  // wgmma and setmaxnreg: sm_90a only
+  return prefill_fa3::probe_kernel_image();
+}
+
+cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& workspace, cudaStream_t stream) {
+  namespace fa3 = prefill_fa3;
+  if (!fa3_supported(params) || workspace.num_items < 0) return cudaErrorInvalidValue;
+  if (workspace.num_items == 0) return cudaSuccess;
+
+  fa3::Fa3Args args{};
+  cudaError_t status = fa3::encode_token_major_map(&args.tma_q, params.q, params.q_dtype, params.num_qo_heads,
+                                                   params.head_dim_qk, fa3::kBlockM);
+  if (status != cudaSuccess) return status;
+  args.items = workspace.items;
+  args.num_items = workspace.num_items;
+  args.qo_indptr = params.qo_indptr;
+  args.out = params.out;
+  args.num_qo_heads = params.num_qo_heads;
+  args.group = params.num_qo_heads / params.num_kv_heads;
+  args.causal = params.causal ? 1 : 0;
+  args.out_type = params.out_dtype == DType::bfloat16 ? fa3::OutType::bf16 : fa3::OutType::fp16;
+  args.scale_log2 = static_cast<float>(static_cast<double>(params.sm_scale) * params.q_scale * params.k_scale *
+                                       1.4426950408889634073599);
+  args.out_scale = params.v_scale;
+  if (params.paged) {
+    const PagedKvView& kv = params.pages;
+    const int64_t es = static_cast<int64_t>(dtype_size(params.kv_dtype));
+    const int64_t d = params.head_dim_qk;
+    const int64_t h = params.num_kv_heads;
+    const int64_t ps = kv.page_size;
+    args.paged = 1;
+    args.cache = static_cast<const uint8_t*>(kv.data);
+    args.kv_indptr = kv.indptr;
+    args.page_indices = kv.indices;
+    args.last_page_len = kv.last_page_len;
+    args.page_size = kv.page_size;
+    args.page_stride = 2 * ps * h * d * es;
+    args.v_offset = ps * h * d * es;
+    if (kv.layout == KvLayout::NHD) {  // [page][k|v][slot][head][dim]
+      args.slot_stride = h * d * es;
+      args.head_stride = d * es;
+    } else {  // HND: [page][k|v][head][slot][dim]
+      args.slot_stride = d * es;
+      args.head_stride = ps * d * es;
+    }
+    // Pages of whole 8-row swizzle atoms go by TMA (one box per page and 128-byte chunk); the kernel
+    // uses them where the page size also tiles its block_n.
+    args.page_maps = kv.page_size % 8 == 0 && kv.page_size <= 256 ? 1 : 0;
+    if (args.page_maps) {
+      const uint8_t* cache = static_cast<const uint8_t*>(kv.data);
+      status = fa3::encode_page_map(&args.tma_k, cache, params.kv_dtype, params.num_kv_heads, params.head_dim_qk,
+                                    kv.page_size, args.slot_stride, args.head_stride, args.page_stride);
+      if (status != cudaSuccess) return status;
+      status = fa3::encode_page_map(&args.tma_v, cache + args.v_offset, params.kv_dtype, params.num_kv_heads,
+                                    params.head_dim_vo, kv.page_size, args.slot_stride, args.head_stride,
+                                    args.page_stride);
+      if (status != cudaSuccess) return status;
+    }
+  } else {
+    args.paged = 0;
+    args.kv_indptr = params.ragged.indptr;
+  }
+
+  int sms = 0;
+  status = fa3::sm_count(&sms);
+  if (status != cudaSuccess) return status;
+  const fa3::Fa3Launch launch{workspace.num_items < sms ? workspace.num_items : sms, params.enable_pdl, stream};
+  switch (params.head_dim_qk) {
+    case 64: return fa3::launch_d64(args, params, launch);
+    case 128: return fa3::launch_d128(args, params, launch);
+    case 256: return fa3::launch_d256(args, params, launch);
+    case 192: return fa3::launch_d192_128(args, params, launch);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace prefill_detail
+
+}  // namespace kbench::kernels

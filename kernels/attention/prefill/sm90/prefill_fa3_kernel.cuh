@@ -1,0 +1,989 @@
+// kbench's fa3 prefill-attention kernel: FlashAttention-3 structure on sm_90a (TMA, wgmma,
+// warp-specialized producer / consumer warpgroups, intra- and inter-warpgroup overlap of softmax
+// and GEMMs). Private to kernels/attention/prefill/sm90; included by the per-head-dim translation
+// units (prefill_fa3_<dims>.cu), each of which instantiates it for bf16, fp16 (and fp8_e4m3 where
+// the head dims are 128 or 256).
+//
+// CTA = 3 warpgroups, persistent (CTA i runs work items i, i + gridDim.x, ...):
+//  * producer (warpgroup 0, setmaxnreg 40): thread 0 walks the item list, writes each item's
+//    geometry to shared memory and loads its 128-row Q tile (one TMA); then the K and V tiles of
+//    the item into a 2- or 3-stage ring, in the order the consumers use them (K0, K1, V0, K2, V1,
+//    ...). Ragged KV: one TMA per tile (thread 0). Paged KV: tiles of whole pages go by TMA, one box
+//    per page and 128-byte column chunk (page sizes that are multiples of 8 and divide block_n);
+//    other tiles (the partial last one, other page sizes) are gathered by all 128 threads with
+//    16-byte cp.async into the same swizzled layout, zero-filled outside [0, kv_len): each thread
+//    owns a row (its page-table lookup one tile ahead, its cache offset). fp8: V is widened to fp16
+//    in shared memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
+//  * consumers (warpgroups 1 and 2, setmaxnreg 232): 64 query rows each. Per KV tile: S = Q K^T
+//    (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P to 16 bits in
+//    registers, O += P V (wgmma RS). The QK^T of tile i is issued before the softmax of tile i - 1's
+//    PV has finished (intra-warpgroup overlap); a pair of named barriers makes the two warpgroups
+//    take turns issuing GEMMs so one's softmax runs under the other's GEMMs (ping-pong).
+//
+// Tile geometry. The host does not know the tensors' lengths, so no load may read past the end of
+// a request's rows (TMA reads negative coordinates as zeros; rows before the request belong to
+// earlier requests and are finite):
+//  * the Q window of item (q_begin, q_end) is request rows [q_end - 128, q_end); rows below q_begin
+//    are computed and discarded (never stored);
+//  * ragged and gathered KV tiles are END-aligned: tile t covers keys [kv_len - (t + 1) N,
+//    kv_len - t N) (keys < 0 masked, zero-filled); paged tiles loaded by TMA are page-aligned:
+//    [t N, t N + N) (keys >= kv_len masked; that tile is gathered with zero fill, never reading a
+//    slot past last_page_len). Causal (bottom-right): row i sees keys j <= i + kv_len - q_len, so an
+//    item needs keys up to kmax, the last row's limit; its tiles are visited from the one holding
+//    kmax (the diagonal) down to key 0, ItemInfo::key0 being the first one's first key. Only tiles
+//    that can hold a masked key are masked.
+// Rows that see no key have l = 0 and store zeros.
+//
+// Shared memory (1024-byte aligned buffers, 128-byte swizzle: a [chunk][rows][128 B] layout where
+// a chunk is 128 bytes of a row, the layout TMA writes and wgmma descriptors read): Q buffers,
+// K and V stages (fp8: also the raw e4m3 V stages), mbarriers and the item geometry slots. A third
+// K/V stage, then a second Q buffer, where they fit (Fa3Config).
+// Barriers: q_full (1 arrival + Q bytes), q_empty (one arrival per consumer warpgroup, after its
+// last QK^T of the item), k/v_full (ragged TMA: 1 arrival + bytes; paged: 128 arrivals, cp.async or
+// after the page TMAs' expect_tx; fp8 v_full: 128 after widening), k/v_empty (one arrival per
+// consumer warpgroup). Stage and parity come from running item / tile counts that the producer and
+// the consumers advance identically: stage = g % stages, parity = (g / stages) % 2.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include <cute/arch/mma_sm90.hpp>
+
+#include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
+#include "kernels/common/pdl.cuh"
+
+namespace kbench::kernels::prefill_fa3 {
+
+// ------------------------------------------------------------------------------------------------
+// Compile-time configuration of one instantiation.
+// ------------------------------------------------------------------------------------------------
+
+inline constexpr int kThreads = 384;
+// setmaxnreg moves registers inside the CTA's own allocation (168 x 384 at launch): the consumers'
+// increase must be covered by what the producer releases, or their setmaxnreg.inc never returns.
+inline constexpr int kProducerRegs = 40;
+inline constexpr int kConsumerRegs = 232;
+inline constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;  // 168 under __launch_bounds__(384, 1)
+static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs, "register pool");
+inline constexpr int kSwizzleBytes = 128;  // one swizzled row of a chunk
+// Named barriers (0 is __syncthreads): the producer warpgroup's (fp8 V widening), and one per
+// consumer warpgroup for the GEMM-issue turns.
+inline constexpr int kProducerBarrier = 1;
+inline constexpr int kSchedulerBarrier = 2;  // + consumer warpgroup index
+
+// The geometry of one work item, written by the producer for the consumers.
+struct ItemInfo {
+  int32_t num_tiles;   // KV tiles to visit; 0: rows see no key (store zeros); -1: no more items
+  int32_t key0;        // request key of column 0 of the first tile visited; tile i: key0 - i N
+  int32_t q_begin;     // request rows [q_begin, q_end) are stored
+  int32_t q_end;
+  int32_t q_row0;  // qo_indptr[request]
+  int32_t qo_head;
+  int32_t kv_len;
+  int32_t q_len;
+};
+
+template <class Elem, int kDqk, int kDvo, int kN>
+struct Fa3Config {
+  using Element = Elem;  // q / K / V as stored: cute::bfloat16_t, cute::half_t or cute::float_e4m3_t
+  static constexpr bool kFp8 = sizeof(Elem) == 1;
+  // The PV GEMM's operands: P and V in 16 bits (fp8 V is widened to fp16 in shared memory).
+  using PvElement = std::conditional_t<kFp8, cute::half_t, Elem>;
+  static constexpr int kHeadQk = kDqk;
+  static constexpr int kHeadVo = kDvo;
+  static constexpr int kBlockN = kN;
+  static constexpr int kElemBytes = static_cast<int>(sizeof(Elem));
+  static constexpr int kQkRowBytes = kDqk * kElemBytes;
+  static constexpr int kVoRowBytes = kDvo * 2;                // V as the PV GEMM reads it
+  static constexpr int kVLoadRowBytes = kDvo * kElemBytes;    // V as loaded
+  static constexpr int kQkStep = 32 / kElemBytes;             // wgmma K of the QK^T GEMM (32 bytes)
+  static constexpr int kQBytes = kBlockM * kQkRowBytes;
+  static constexpr int kKBytes = kN * kQkRowBytes;  // one stage
+  static constexpr int kVBytes = kN * kVoRowBytes;
+  static constexpr int kVLoadBytes = kN * kVLoadRowBytes;
+  static constexpr int kVRawBytes = kFp8 ? kVLoadBytes : 0;  // fp8: the loaded bytes, before widening
+  // Stages by shared-memory fit (227 KB per block, less room for barriers): a third K/V stage first
+  // (load latency: paged cp.async round trips need more than one tile of slack), then a second Q
+  // buffer (the next item's Q loads during the current item).
+  static constexpr int kStageBytes = kKBytes + kVBytes + kVRawBytes;
+  static constexpr int kSmemBudget = 226 * 1024;
+  static constexpr int kStages = kQBytes + 3 * kStageBytes <= kSmemBudget ? 3 : 2;
+  static constexpr int kQStages = 2 * kQBytes + kStages * kStageBytes <= kSmemBudget ? 2 : 1;
+  static constexpr int kQOffset = 0;
+  static constexpr int kKOffset = kQOffset + kQStages * kQBytes;
+  static constexpr int kVOffset = kKOffset + kStages * kKBytes;
+  static constexpr int kVRawOffset = kVOffset + kStages * kVBytes;
+  static constexpr int kBarOffset = kVRawOffset + kStages * kVRawBytes;
+  static constexpr int kNumBarriers = 2 * kQStages + (kFp8 ? 5 : 4) * kStages;
+  static constexpr int kInfoOffset = kBarOffset + 8 * kNumBarriers;
+  static constexpr int kSmemBytes = kInfoOffset + kQStages * static_cast<int>(sizeof(ItemInfo));
+  // Accumulator registers per consumer thread (64 rows x columns over 128 threads).
+  static constexpr int kSRegs = kN / 2;
+  static constexpr int kORegs = kDvo / 2;
+  static constexpr int kPRegs = kN / 4;  // P as packed 16-bit pairs
+  static_assert(kQkRowBytes % kSwizzleBytes == 0 && kVLoadRowBytes % kSwizzleBytes == 0, "whole chunks");
+  static_assert(kN % 16 == 0 && kN <= 256, "wgmma N and the PV k-steps");
+  static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0 && kVRawBytes % 1024 == 0,
+                "swizzle atoms stay aligned");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory per block");
+};
+
+// ------------------------------------------------------------------------------------------------
+// Device primitives (sm_90a).
+// ------------------------------------------------------------------------------------------------
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+namespace dev {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+#ifdef FA3_WATCHDOG
+  long long spins = 0;
+#endif
+  do {
+#ifdef FA3_WATCHDOG
+    if (++spins == (1ll << 26)) {
+      printf("fa3 watchdog: block %d thread %d bar 0x%x parity %u\n", (int)blockIdx.x, (int)threadIdx.x, bar, parity);
+    }
+#endif
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// TMA: a 4-D box into shared memory, completing on `bar` (transaction bytes).
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1, int c2,
+                                            int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1, int c2,
+                                            int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, "
+      "%7}], [%2];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
+// 16 bytes global -> shared; src_bytes 0 writes zeros. L1-allocating: a thread copies a row's
+// consecutive 16-byte chunks, so the second half of each 32-byte sector hits L1.
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// The barrier receives one arrival once this thread's earlier cp.async have landed.
+__device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
+// This thread's generic-proxy shared-memory writes, made visible to the async proxy (wgmma).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Named barriers count whole converged warps. The consumer warpgroups reach theirs converged (a
+// __syncwarp there would make ptxas serialize the wgmmas); the producer's thread 0 diverges from its
+// warp to issue TMAs and hand items over, so its barrier reconverges the warp first.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void named_sync_reconverged(int id, int threads) {
+  __syncwarp();
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Keeps the compiler from moving accesses of wgmma operand registers across a wait (the hardware
+// reads / writes them asynchronously between issue and wait).
+template <int kN>
+__device__ __forceinline__ void fence_regs(float (&r)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int kN>
+__device__ __forceinline__ void fence_regs(uint32_t (&r)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// wgmma shared-memory descriptor, 128-byte swizzle. K-major (rows of 128 B, 8-row atoms 1024 B
+// apart): lbo unused (1), sbo 1024. MN-major (V: 64-element chunks lbo apart along N, 8-row atoms
+// of K sbo = 1024 apart).
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo_bytes, uint32_t sbo_bytes) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo_bytes >> 4) << 16) |
+         (static_cast<uint64_t>(sbo_bytes >> 4) << 32) | (uint64_t{1} << 62);
+}
+
+template <class Op, int kN, size_t... I>
+__device__ __forceinline__ void gmma_ss(uint64_t a, uint64_t b, float (&d)[kN], bool accumulate,
+                                        std::index_sequence<I...>) {
+  Op::fma(a, b, d[I]..., accumulate ? cute::SM90::GMMA::ScaleOut::One : cute::SM90::GMMA::ScaleOut::Zero);
+}
+
+template <class Op, int kN, size_t... I>
+__device__ __forceinline__ void gmma_rs(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t b,
+                                        float (&d)[kN], std::index_sequence<I...>) {
+  Op::fma(a0, a1, a2, a3, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
+}
+
+// Two floats as a packed pair of 16-bit values (lo in the low half): bf16 or fp16.
+template <bool kBf16>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (kBf16) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
+}  // namespace dev
+
+// ------------------------------------------------------------------------------------------------
+// Shared-memory addresses of one CTA.
+// ------------------------------------------------------------------------------------------------
+template <class Cfg>
+struct SmemMap {
+  uint8_t* base;
+  uint32_t addr;  // shared-window address of base
+
+  __device__ uint32_t q(uint32_t qs) const { return addr + Cfg::kQOffset + qs * Cfg::kQBytes; }
+  __device__ uint32_t k(uint32_t stage) const { return addr + Cfg::kKOffset + stage * Cfg::kKBytes; }
+  __device__ uint32_t v(uint32_t stage) const { return addr + Cfg::kVOffset + stage * Cfg::kVBytes; }
+  __device__ uint32_t v_raw(uint32_t stage) const { return addr + Cfg::kVRawOffset + stage * Cfg::kVRawBytes; }
+  __device__ uint32_t bar(int i) const { return addr + Cfg::kBarOffset + 8 * i; }
+  static constexpr int kKv = 2 * Cfg::kQStages;  // first K/V barrier
+  __device__ uint32_t q_full(uint32_t qs) const { return bar(qs); }
+  __device__ uint32_t q_empty(uint32_t qs) const { return bar(Cfg::kQStages + qs); }
+  __device__ uint32_t k_full(uint32_t s) const { return bar(kKv + s); }
+  __device__ uint32_t k_empty(uint32_t s) const { return bar(kKv + Cfg::kStages + s); }
+  __device__ uint32_t v_full(uint32_t s) const { return bar(kKv + 2 * Cfg::kStages + s); }
+  __device__ uint32_t v_empty(uint32_t s) const { return bar(kKv + 3 * Cfg::kStages + s); }
+  __device__ uint32_t v_raw_full(uint32_t s) const { return bar(kKv + 4 * Cfg::kStages + s); }  // fp8 only
+  // K/V stage and barrier parity of running tile g.
+  __device__ static uint32_t stage(uint32_t g) { return g % Cfg::kStages; }
+  __device__ static uint32_t parity(uint32_t g) { return (g / Cfg::kStages) & 1; }
+  __device__ ItemInfo* info(uint32_t qs) const {
+    return reinterpret_cast<ItemInfo*>(base + Cfg::kInfoOffset) + qs;
+  }
+};
+
+
+// ------------------------------------------------------------------------------------------------
+// Producer warpgroup.
+// ------------------------------------------------------------------------------------------------
+
+// Geometry of work item `index` (see the file comment); kv_row0 = the request's first KV token
+// (ragged) or first page-table entry (paged).
+// Whether paged K/V tiles go by TMA, one box per page (page-aligned tiles): pages of a multiple of
+// 8 rows (whole swizzle atoms) that tile block_n.
+template <int kN>
+__device__ __forceinline__ bool paged_by_tma(const Fa3Args& a) {
+  return a.paged && a.page_maps && kN % a.page_size == 0;
+}
+
+template <int kN>
+__device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, int index, int32_t* kv_row0) {
+  const PrefillWorkItem item = a.items[index];
+  ItemInfo info{};
+  const int b = item.request;
+  info.q_row0 = a.qo_indptr[b];
+  info.q_len = a.qo_indptr[b + 1] - info.q_row0;
+  info.q_begin = max(item.q_begin, 0);
+  info.q_end = min(item.q_end, info.q_len);
+  info.qo_head = item.qo_head;
+  *kv_row0 = a.kv_indptr[b];
+  if (a.paged) {
+    const int pages = a.kv_indptr[b + 1] - *kv_row0;
+    info.kv_len = pages > 0 ? (pages - 1) * a.page_size + a.last_page_len[b] : 0;
+  } else {
+    info.kv_len = a.kv_indptr[b + 1] - *kv_row0;
+  }
+  info.num_tiles = 0;
+  info.key0 = 0;
+  if (info.kv_len > 0 && info.q_end > info.q_begin) {
+    int kmax = info.kv_len - 1;  // the last row's last visible key
+    if (a.causal) kmax = min(kmax, info.q_end - 1 + info.kv_len - info.q_len);
+    if (kmax >= 0) {
+      if (paged_by_tma<kN>(a)) {  // tiles [t N, t N + N), t = kmax / N down to 0
+        info.num_tiles = kmax / kN + 1;
+        info.key0 = kmax / kN * kN;
+      } else {  // tiles [kv_len - (t + 1) N, kv_len - t N), t = t_lo up to (kv_len - 1) / N
+        const int t_lo = (info.kv_len - 1 - kmax) / kN;
+        info.num_tiles = (info.kv_len - 1) / kN - t_lo + 1;
+        info.key0 = info.kv_len - (t_lo + 1) * kN;
+      }
+    }
+  }
+  return info;
+}
+
+// Paged gather: producer thread p copies tile row p / (128 / N) (its share of the row's 16-byte
+// chunks). It looks up the row's page one tile ahead and keeps the row's byte offset in the cache
+// (-1: key outside [0, kv_len), zero-filled), so each copy is one cp.async with an immediate offset.
+template <int kN>
+struct PagedRow {
+  static constexpr int kThreadsPerRow = 128 / kN;
+  static_assert(128 % kN == 0, "whole rows per producer thread");
+  int row;       // tile row of this thread
+  int32_t page;  // page-table entry of the row's key in the tile looked up last (-1: none)
+
+  __device__ __forceinline__ void lookup(const Fa3Args& a, int key, int32_t page_begin, int kv_len) {
+    page = key >= 0 && key < kv_len ? a.page_indices[page_begin + key / a.page_size] : -1;
+  }
+  __device__ __forceinline__ int64_t offset(const Fa3Args& a, int key, int64_t head_offset) const {
+    return page < 0 ? int64_t{-1}
+                    : static_cast<int64_t>(page) * a.page_stride +
+                          static_cast<int64_t>(key % a.page_size) * a.slot_stride + head_offset;
+  }
+};
+
+template <int kN, int kRowBytes>
+__device__ __forceinline__ void gather_tile(const uint8_t* cache, int64_t row_offset, uint32_t stage, int ptid) {
+  constexpr int kThreadsPerRow = PagedRow<kN>::kThreadsPerRow;
+  constexpr int kChunks = kRowBytes / 16 / kThreadsPerRow;  // per thread
+  static_assert(kRowBytes / 16 % kThreadsPerRow == 0, "whole chunks per thread");
+  const int row = ptid / kThreadsPerRow;
+  const int first = (ptid % kThreadsPerRow) * kChunks;
+  const uint32_t dst_row = stage + row * kSwizzleBytes;
+  const uint8_t* src = row_offset >= 0 ? cache + row_offset + first * 16 : cache;
+  const uint32_t src_bytes = row_offset >= 0 ? 16u : 0u;
+#pragma unroll(kThreadsPerRow == 1 ? kChunks : 8)  // (register fit of the 40-register producer)
+  for (int c = 0; c < kChunks; ++c) {
+    const int chunk = first + c;
+    const uint32_t dst = dst_row + (chunk / 8) * (kN * kSwizzleBytes) + (((chunk % 8) ^ (row % 8)) * 16);
+    dev::cp_async_16(dst, src + (row_offset >= 0 ? c * 16 : 0), src_bytes);
+  }
+}
+
+// Paged by TMA: lane j of producer warp 0 loads page j of the tile (`page`, -1: none), one box per
+// 128-byte column chunk, into rows [j page_size, (j + 1) page_size) of the swizzled stage; lane 0
+// sets the transaction bytes first. Every producer thread then arrives (the stage's count is 128).
+template <int kN>
+__device__ __forceinline__ void load_pages(const CUtensorMap* map, uint32_t stage, uint32_t full, uint32_t bytes,
+                                           int chunks, int32_t page, int page_size, int kv_head, int ptid) {
+  if (ptid < 32) {
+    if (ptid == 0) dev::mbar_expect_tx(full, bytes);
+    __syncwarp();
+    if (page >= 0) {
+      const uint32_t dst = stage + ptid * page_size * kSwizzleBytes;
+      for (int c = 0; c < chunks; ++c) dev::tma_load_5d(dst + c * (kN * kSwizzleBytes), map, full, 0, 0, kv_head, c, page);
+    }
+  }
+  dev::mbar_arrive(full);
+}
+
+// fp8: the loaded V tile (e4m3, [Dvo/128][N][128 B] swizzled) widened to fp16 in the layout of a
+// 16-bit V tile ([Dvo/64][N][128 B] swizzled). Each thread converts 16-byte chunks: 16 values of
+// one row into two 16-byte chunks of the same row.
+template <class Cfg>
+__device__ __forceinline__ void widen_v(uint32_t raw, uint32_t wide, int ptid) {
+  constexpr int kN = Cfg::kBlockN;
+  constexpr int kChunksPerRow = Cfg::kVLoadRowBytes / 16;
+  static_assert(128 % kChunksPerRow == 0 && kN * kChunksPerRow % 128 == 0, "whole rows per pass");
+  const int chunk = ptid % kChunksPerRow;  // values [16 chunk, 16 chunk + 16) of the row
+#pragma unroll 2
+  for (int pass = 0; pass < kN * kChunksPerRow / 128; ++pass) {
+    const int row = ptid / kChunksPerRow + pass * (128 / kChunksPerRow);
+    const uint32_t src = raw + (chunk / 8) * (kN * kSwizzleBytes) + row * kSwizzleBytes + (((chunk % 8) ^ (row % 8)) * 16);
+    uint32_t words[4];
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(words[0]), "=r"(words[1]), "=r"(words[2]), "=r"(words[3])
+                 : "r"(src)
+                 : "memory");
+    uint32_t out[8];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const __half2_raw lo = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(words[w] & 0xffff), __NV_E4M3);
+      const __half2_raw hi = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(words[w] >> 16), __NV_E4M3);
+      out[2 * w] = static_cast<uint32_t>(lo.x) | (static_cast<uint32_t>(lo.y) << 16);
+      out[2 * w + 1] = static_cast<uint32_t>(hi.x) | (static_cast<uint32_t>(hi.y) << 16);
+    }
+    // fp16 values 16 chunk .. +15: 64-value block chunk / 4, 16-byte chunks 2 (chunk % 4) and + 1.
+    const uint32_t dst_row = wide + (chunk / 4) * (kN * kSwizzleBytes) + row * kSwizzleBytes;
+    const int c0 = 2 * (chunk % 4);
+    const uint32_t d0 = dst_row + (((c0) ^ (row % 8)) * 16);
+    const uint32_t d1 = dst_row + (((c0 + 1) ^ (row % 8)) * 16);
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(d0), "r"(out[0]), "r"(out[1]), "r"(out[2]),
+                 "r"(out[3])
+                 : "memory");
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(d1), "r"(out[4]), "r"(out[5]), "r"(out[6]),
+                 "r"(out[7])
+                 : "memory");
+  }
+}
+
+// The producer warpgroup. Thread 0 hands each item over (geometry + Q) and issues the TMA loads;
+// the whole warpgroup gathers paged K/V and widens fp8 V. Ragged 16-bit: thread 0 alone.
+// Order per item (the consumers' order): K0, [K1, V0], [K2, V1], ..., V(n-1); fp8: K0, V0, [K1, V1,
+// widen V0], ..., widen V(n-1) (the raw V of a tile lands while the previous one is widened).
+template <class Cfg>
+__device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg>& sm, int ptid) {
+  constexpr int kN = Cfg::kBlockN;
+  constexpr bool kWiden = Cfg::kFp8;
+  // Paged KV has head_dim_qk == head_dim_vo (fa3_supported): other instantiations have no gather.
+  constexpr bool kPagedDims = Cfg::kHeadQk == Cfg::kHeadVo;
+  const bool gather = a.paged != 0;
+  if (!kPagedDims && gather) __trap();
+  if (!gather && !kWiden && ptid != 0) return;
+  const bool issuer = ptid == 0;
+  uint32_t item = 0;  // running item count (Q stage / parity)
+  uint32_t tile = 0;  // running KV tile count (stage / parity)
+  for (int index = blockIdx.x;; index += gridDim.x, ++item) {
+    const bool done = index >= a.num_items;
+    int32_t kv_row0 = 0;
+    ItemInfo info{};
+    if (done) {
+      info.num_tiles = -1;
+    } else {
+      info = load_item<kN>(a, index, &kv_row0);
+    }
+    const int n = info.num_tiles;
+    const int kv_head = info.qo_head / a.group;
+    // Request key of tile i's first row.
+    auto tile_key0 = [&](int i) { return info.key0 - i * kN; };
+
+    // Paged: this thread's gather row (see PagedRow) and its cache offsets in tiles i and i - 1;
+    // with page TMA, lane j of warp 0 also holds page j of tiles i + 1, i and i - 1. Tiles that hold
+    // keys >= kv_len (only the first one visited) are gathered, zero-filled.
+    PagedRow<kN> rows{ptid / PagedRow<kN>::kThreadsPerRow, -1};
+    const int64_t head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
+    int64_t offset = -1;
+    int64_t prev_offset = -1;
+    const bool page_tma = paged_by_tma<kN>(a);
+    const bool page_lane = page_tma && ptid < kN / a.page_size;
+    int32_t page_next = -1;
+    int32_t page = -1;
+    int32_t prev_page = -1;
+    auto lookup_page = [&](int i) {
+      const int key = tile_key0(i) + ptid * a.page_size;
+      page_next = page_lane && key < info.kv_len ? a.page_indices[kv_row0 + key / a.page_size] : -1;
+    };
+    auto by_tma = [&](int i) { return page_tma && tile_key0(i) + kN <= info.kv_len; };
+    if (gather && n > 0) {
+      rows.lookup(a, tile_key0(0) + rows.row, kv_row0, info.kv_len);
+      lookup_page(0);
+    }
+
+    auto load_k = [&](int i) {
+      const uint32_t g = tile + i;
+      if (kPagedDims && gather) {
+        prev_offset = offset;
+        offset = rows.offset(a, tile_key0(i) + rows.row, head_offset);
+        prev_page = page;
+        page = page_next;
+        if (i + 1 < n) {  // used next tile
+          rows.lookup(a, tile_key0(i + 1) + rows.row, kv_row0, info.kv_len);
+          lookup_page(i + 1);
+        }
+        dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
+        if constexpr (kPagedDims) {
+          if (by_tma(i)) {
+            load_pages<kN>(&a.tma_k, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)), Cfg::kKBytes,
+                           Cfg::kQkRowBytes / kSwizzleBytes, page, a.page_size, kv_head, ptid);
+          } else {
+            gather_tile<kN, Cfg::kQkRowBytes>(a.cache, offset, sm.k(sm.stage(g)), ptid);
+            dev::cp_async_arrive_noinc(sm.k_full(sm.stage(g)));
+          }
+        }
+      } else if (issuer) {
+        dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
+        dev::mbar_arrive_expect_tx(sm.k_full(sm.stage(g)), Cfg::kKBytes);
+        dev::tma_load_4d(sm.k(sm.stage(g)), &a.tma_k, sm.k_full(sm.stage(g)), 0, kv_row0 + tile_key0(i), kv_head, 0);
+      }
+    };
+    // V of tile i as stored: 16-bit into the consumers' V stage; fp8 into the raw stage (free: the
+    // widening that read it ended with a producer barrier).
+    auto load_v = [&](int i, int64_t row_offset, int32_t row_page) {
+      const uint32_t g = tile + i;
+      const uint32_t dst = kWiden ? sm.v_raw(sm.stage(g)) : sm.v(sm.stage(g));
+      const uint32_t full = kWiden ? sm.v_raw_full(sm.stage(g)) : sm.v_full(sm.stage(g));
+      if (kPagedDims && gather) {
+        if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
+        if constexpr (kPagedDims) {
+          if (by_tma(i)) {
+            load_pages<kN>(&a.tma_v, dst, full, Cfg::kVLoadBytes, Cfg::kVLoadRowBytes / kSwizzleBytes, row_page,
+                           a.page_size, kv_head, ptid);
+          } else {
+            gather_tile<kN, Cfg::kVLoadRowBytes>(a.cache, row_offset < 0 ? row_offset : row_offset + a.v_offset, dst,
+                                                 ptid);
+            dev::cp_async_arrive_noinc(full);
+          }
+        }
+      } else if (issuer) {
+        if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
+        dev::mbar_arrive_expect_tx(full, Cfg::kVLoadBytes);
+        dev::tma_load_4d(dst, &a.tma_v, full, 0, kv_row0 + tile_key0(i), kv_head, 0);
+      }
+    };
+    // fp8: widen the raw V of tile i into the consumers' V stage.
+    auto widen = [&](int i) {
+      if constexpr (kWiden) {
+        const uint32_t g = tile + i;
+        dev::mbar_wait(sm.v_raw_full(sm.stage(g)), sm.parity(g));
+        dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
+        widen_v<Cfg>(sm.v_raw(sm.stage(g)), sm.v(sm.stage(g)), ptid);
+        dev::fence_proxy_async();  // generic-proxy stores, read next by wgmma
+        dev::mbar_arrive(sm.v_full(sm.stage(g)));
+        dev::named_sync_reconverged(kProducerBarrier, 128);  // the raw stage is free again
+      }
+    };
+
+    // K of the first tile goes out before waiting for the Q buffer (the consumers may still be
+    // finishing the previous item).
+    if (n > 0) load_k(0);
+    if (issuer) {
+      const uint32_t qs = item % Cfg::kQStages;
+      dev::mbar_wait(sm.q_empty(qs), ((item / Cfg::kQStages) & 1) ^ 1);
+      *sm.info(qs) = info;
+      if (n > 0) {
+        dev::mbar_arrive_expect_tx(sm.q_full(qs), Cfg::kQBytes);
+        dev::tma_load_4d(sm.q(qs), &a.tma_q, sm.q_full(qs), 0, info.q_row0 + info.q_end - kBlockM, info.qo_head, 0);
+      } else {
+        dev::mbar_arrive(sm.q_full(qs));
+      }
+    }
+    if (done) break;
+    if (n <= 0) continue;
+    if constexpr (kWiden) {
+      load_v(0, offset, page);
+      for (int i = 1; i < n; ++i) {
+        load_k(i);
+        load_v(i, offset, page);
+        widen(i - 1);
+      }
+      widen(n - 1);
+    } else {
+      for (int i = 1; i < n; ++i) {
+        load_k(i);
+        load_v(i - 1, prev_offset, prev_page);
+      }
+      load_v(n - 1, offset, page);
+    }
+    tile += n;
+  }
+  if (gather) dev::cp_async_wait_all();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Consumer warpgroups.
+// ------------------------------------------------------------------------------------------------
+
+template <class Cfg>
+struct Gmma {
+  using E = typename Cfg::Element;
+  using P = typename Cfg::PvElement;
+  using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<
+                        E, E, float, cute::Shape<cute::_64, cute::Int<Cfg::kBlockN>, cute::Int<Cfg::kQkStep>>,
+                        cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
+  using PvOp = decltype(cute::SM90::GMMA::rs_op_selector<P, P, float,
+                                                         cute::Shape<cute::_64, cute::Int<Cfg::kHeadVo>, cute::_16>,
+                                                         cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
+
+  // S = Q K^T over the head dim: k-steps of 32 bytes (16 16-bit / 32 fp8 elements) inside
+  // 128-byte chunks.
+  __device__ static __forceinline__ void qk(uint32_t q_rows, uint32_t k_stage, float (&s)[Cfg::kSRegs]) {
+    constexpr int kSteps = Cfg::kQkRowBytes / 32;
+    const uint64_t qd = dev::smem_desc(q_rows, 16, 1024);
+    const uint64_t kd = dev::smem_desc(k_stage, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+      const uint32_t q_off = (kk / 4) * (kBlockM * kSwizzleBytes) + (kk % 4) * 32;
+      const uint32_t k_off = (kk / 4) * (Cfg::kBlockN * kSwizzleBytes) + (kk % 4) * 32;
+      dev::gmma_ss<QkOp>(qd + (q_off >> 4), kd + (k_off >> 4), s, kk > 0, std::make_index_sequence<Cfg::kSRegs>{});
+    }
+  }
+
+  // O += P V: k-steps of 16 keys (16 rows of 128 B = 2048 bytes); V is N-major (head dim
+  // contiguous), its 64-element chunks kBlockN * 128 bytes apart.
+  __device__ static __forceinline__ void pv(const uint32_t (&p)[Cfg::kPRegs], uint32_t v_stage,
+                                            float (&o)[Cfg::kORegs]) {
+    constexpr int kSteps = Cfg::kBlockN / 16;
+    const uint64_t vd = dev::smem_desc(v_stage, Cfg::kBlockN * kSwizzleBytes, 1024);
+#pragma unroll
+    for (int kk = 0; kk < kSteps; ++kk) {
+      dev::gmma_rs<PvOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + ((kk * 2048) >> 4), o,
+                         std::make_index_sequence<Cfg::kORegs>{});
+    }
+  }
+};
+
+// Online-softmax state of a thread's two rows (tile rows r0 and r0 + 8 of its warpgroup's 64).
+struct RowState {
+  float m0, m1;  // running max of the raw logits (-inf: none yet)
+  float l0, l1;  // this thread's share of the running sums
+};
+
+// Masks tile `t` of S where needed, updates the row state and turns S into P = exp2(s * scale - m)
+// (in place, fp32). Returns the factors the old O rows must be scaled by.
+template <class Cfg>
+__device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& st, const ItemInfo& info, int i,
+                                             int row0, int quad, bool causal, float scale, float& alpha0,
+                                             float& alpha1) {
+  constexpr int kN = Cfg::kBlockN;
+  const int key0 = info.key0 - i * kN;  // key of column 0 of the item's tile i
+  const int q0 = info.q_end - kBlockM;  // request row of tile row 0
+  const int diag = info.kv_len - info.q_len;
+  const bool needs_mask = key0 < 0 || key0 + kN > info.kv_len || (causal && key0 + kN - 1 > q0 + diag);
+  if (needs_mask) {
+    // Valid columns: lo <= col <= hi (keys in [0, kv_len); causal: key <= row + kv_len - q_len).
+    const int lo = -key0;
+    const int last = info.kv_len - 1 - key0;
+    const int hi0 = causal ? min(last, q0 + row0 + diag - key0) : last;
+    const int hi1 = causal ? min(last, q0 + row0 + 8 + diag - key0) : last;
+#pragma unroll
+    for (int j = 0; j < kN / 8; ++j) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int col = 8 * j + 2 * quad + c;
+        if (col < lo || col > hi0) s[4 * j + c] = -INFINITY;
+        if (col < lo || col > hi1) s[4 * j + 2 + c] = -INFINITY;
+      }
+    }
+  }
+  float mx0 = st.m0, mx1 = st.m1;
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    mx0 = fmaxf(mx0, fmaxf(s[4 * j], s[4 * j + 1]));
+    mx1 = fmaxf(mx1, fmaxf(s[4 * j + 2], s[4 * j + 3]));
+  }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  // A row with no key yet keeps max -inf: subtract 0 instead (its P are all exp2(-inf) = 0).
+  const float base0 = mx0 == -INFINITY ? 0.0f : mx0 * scale;
+  const float base1 = mx1 == -INFINITY ? 0.0f : mx1 * scale;
+  alpha0 = dev::ex2(st.m0 * scale - base0);  // old max -inf: 0
+  alpha1 = dev::ex2(st.m1 * scale - base1);
+  st.m0 = mx0;
+  st.m1 = mx1;
+  float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    s[4 * j] = dev::ex2(fmaf(s[4 * j], scale, -base0));
+    s[4 * j + 1] = dev::ex2(fmaf(s[4 * j + 1], scale, -base0));
+    s[4 * j + 2] = dev::ex2(fmaf(s[4 * j + 2], scale, -base1));
+    s[4 * j + 3] = dev::ex2(fmaf(s[4 * j + 3], scale, -base1));
+    sum0 += s[4 * j] + s[4 * j + 1];
+    sum1 += s[4 * j + 2] + s[4 * j + 3];
+  }
+  st.l0 = fmaf(st.l0, alpha0, sum0);
+  st.l1 = fmaf(st.l1, alpha1, sum1);
+}
+
+// P (fp32 accumulator layout) -> the A operand of the PV wgmma: k-step kk takes n8 blocks 2kk and
+// 2kk + 1, (row r0, row r0 + 8) x (cols 2q, 2q + 1 and 8 + 2q, 9 + 2q).
+template <class Cfg>
+__device__ __forceinline__ void convert_p(const float (&s)[Cfg::kSRegs], uint32_t (&p)[Cfg::kPRegs]) {
+  constexpr bool kBf16 = std::is_same_v<typename Cfg::PvElement, cute::bfloat16_t>;
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kBlockN / 16; ++kk) {
+    p[4 * kk] = dev::pack2<kBf16>(s[8 * kk], s[8 * kk + 1]);
+    p[4 * kk + 1] = dev::pack2<kBf16>(s[8 * kk + 2], s[8 * kk + 3]);
+    p[4 * kk + 2] = dev::pack2<kBf16>(s[8 * kk + 4], s[8 * kk + 5]);
+    p[4 * kk + 3] = dev::pack2<kBf16>(s[8 * kk + 6], s[8 * kk + 7]);
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void rescale_o(float (&o)[Cfg::kORegs], float alpha0, float alpha1) {
+#pragma unroll
+  for (int j = 0; j < Cfg::kHeadVo / 8; ++j) {
+    o[4 * j] *= alpha0;
+    o[4 * j + 1] *= alpha0;
+    o[4 * j + 2] *= alpha1;
+    o[4 * j + 3] *= alpha1;
+  }
+}
+
+// Stores the thread's two rows (those in [q_begin, q_end)) of the normalised output.
+template <class Cfg, bool kBf16>
+__device__ __forceinline__ void store_rows(const Fa3Args& a, const ItemInfo& info, const float (&o)[Cfg::kORegs],
+                                           int row0, int quad, float inv0, float inv1) {
+  const int q0 = info.q_end - kBlockM + row0;  // request row of tile row row0
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int q = q0 + 8 * h;
+    if (q < info.q_begin) continue;
+    const float inv = h == 0 ? inv0 : inv1;
+    const int64_t row = static_cast<int64_t>(info.q_row0 + q) * a.num_qo_heads + info.qo_head;
+    // 16-bit output: element (row, 8j + 2 quad) starts the thread's pair of block j.
+    uint32_t* dst = static_cast<uint32_t*>(a.out) + (row * Cfg::kHeadVo + 2 * quad) / 2;
+#pragma unroll
+    for (int j = 0; j < Cfg::kHeadVo / 8; ++j) {
+      dst[4 * j] = dev::pack2<kBf16>(o[4 * j + 2 * h] * inv, o[4 * j + 2 * h + 1] * inv);
+    }
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg>& sm, int wg, int t) {
+  using G = Gmma<Cfg>;
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int quad = lane % 4;
+  const int row0 = wg * 64 + warp * 16 + lane / 4;  // tile row of o[4j], o[4j + 1]; row0 + 8: o[4j + 2, 3]
+  const uint32_t q_rows_offset = wg * 64 * kSwizzleBytes;  // this warpgroup's rows of a Q buffer
+  const bool causal = a.causal != 0;
+  const float scale = a.scale_log2;
+  const int my_turn = kSchedulerBarrier + wg;
+  const int next_turn = kSchedulerBarrier + (wg ^ 1);
+  const bool leader = t == 0;  // arrives on the pipeline barriers for the warpgroup
+
+  // Warpgroup 0 issues first.
+  if (wg == 1) dev::named_arrive(kSchedulerBarrier, 256);
+
+  float s[Cfg::kSRegs];
+  float o[Cfg::kORegs];
+  uint32_t p[Cfg::kPRegs];
+  uint32_t tile = 0;
+  for (uint32_t item = 0;; ++item) {
+    const uint32_t qs = item % Cfg::kQStages;
+    dev::mbar_wait(sm.q_full(qs), (item / Cfg::kQStages) & 1);
+    const ItemInfo info = *sm.info(qs);
+    if (info.num_tiles < 0) break;
+    const uint32_t q_rows = sm.q(qs) + q_rows_offset;
+    const int n = info.num_tiles;
+#pragma unroll
+    for (int i = 0; i < Cfg::kORegs; ++i) o[i] = 0.0f;
+    RowState st{-INFINITY, -INFINITY, 0.0f, 0.0f};
+    float alpha0 = 1.0f, alpha1 = 1.0f;
+
+    // (cp.async-filled stages need no proxy fence before wgmma reads them: the mbarrier completion
+    // orders them, as in CUTLASS's cp.async warp-specialized mainloops.)
+    auto wait_k = [&](uint32_t g) { dev::mbar_wait(sm.k_full(sm.stage(g)), sm.parity(g)); };
+    auto wait_v = [&](uint32_t g) { dev::mbar_wait(sm.v_full(sm.stage(g)), sm.parity(g)); };
+
+    if (n > 0) {
+      // Tile 0: S only.
+      dev::named_sync(my_turn, 256);
+      wait_k(tile);
+      dev::wgmma_fence();
+      G::qk(q_rows, sm.k(sm.stage(tile)), s);
+      dev::wgmma_commit();
+      dev::named_arrive(next_turn, 256);
+      dev::wgmma_wait<0>();
+      dev::fence_regs(s);
+      if (leader) {
+        if (n == 1) dev::mbar_arrive(sm.q_empty(qs));
+        dev::mbar_arrive(sm.k_empty(sm.stage(tile)));
+      }
+      softmax_tile<Cfg>(s, st, info, 0, row0, quad, causal, scale, alpha0, alpha1);
+      convert_p<Cfg>(s, p);
+
+      // Tiles 1 .. n-1: S of tile i, then PV of tile i - 1, overlapping tile i's softmax.
+      for (int i = 1; i < n; ++i) {
+        const uint32_t gk = tile + i;
+        const uint32_t gv = gk - 1;
+        dev::named_sync(my_turn, 256);
+        wait_k(gk);
+        dev::wgmma_fence();
+        G::qk(q_rows, sm.k(sm.stage(gk)), s);
+        dev::wgmma_commit();
+        wait_v(gv);
+        G::pv(p, sm.v(sm.stage(gv)), o);
+        dev::wgmma_commit();
+        dev::named_arrive(next_turn, 256);
+        dev::wgmma_wait<1>();
+        dev::fence_regs(s);
+        if (leader) {
+          if (i == n - 1) dev::mbar_arrive(sm.q_empty(qs));
+          dev::mbar_arrive(sm.k_empty(sm.stage(gk)));
+        }
+        softmax_tile<Cfg>(s, st, info, i, row0, quad, causal, scale, alpha0, alpha1);
+        dev::wgmma_wait<0>();
+        dev::fence_regs(o);
+        dev::fence_regs(p);
+        if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gv)));
+        rescale_o<Cfg>(o, alpha0, alpha1);
+        convert_p<Cfg>(s, p);
+      }
+
+      // PV of the last tile.
+      const uint32_t gl = tile + n - 1;
+      wait_v(gl);
+      dev::wgmma_fence();
+      G::pv(p, sm.v(sm.stage(gl)), o);
+      dev::wgmma_commit();
+      dev::wgmma_wait<0>();
+      dev::fence_regs(o);
+      dev::fence_regs(p);
+      if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gl)));
+      tile += n;
+    } else if (leader) {
+      dev::mbar_arrive(sm.q_empty(qs));
+    }
+
+    // Epilogue: the four threads of a row hold its partial sums.
+    st.l0 += __shfl_xor_sync(0xffffffffu, st.l0, 1);
+    st.l1 += __shfl_xor_sync(0xffffffffu, st.l1, 1);
+    st.l0 += __shfl_xor_sync(0xffffffffu, st.l0, 2);
+    st.l1 += __shfl_xor_sync(0xffffffffu, st.l1, 2);
+    const float inv0 = st.l0 > 0.0f ? a.out_scale / st.l0 : 0.0f;
+    const float inv1 = st.l1 > 0.0f ? a.out_scale / st.l1 : 0.0f;
+    if (a.out_type == OutType::bf16) {
+      store_rows<Cfg, true>(a, info, o, row0, quad, inv0, inv1);
+    } else {
+      store_rows<Cfg, false>(a, info, o, row0, quad, inv0, inv1);
+    }
+  }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// ------------------------------------------------------------------------------------------------
+// The kernel.
+// ------------------------------------------------------------------------------------------------
+template <class Cfg>
+__global__ void __launch_bounds__(kThreads, 1) fa3_prefill_kernel(const __grid_constant__ Fa3Args args) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const SmemMap<Cfg> sm{smem_raw, dev::smem_addr(smem_raw)};
+  if ((sm.addr & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) {
+    // Arrivals that fill a stage: one (TMA: the issuer's expect_tx) or every producer thread (paged
+    // cp.async gathers; fp8 widening of V).
+    const uint32_t loaded = args.paged ? 128 : 1;
+    for (uint32_t qs = 0; qs < Cfg::kQStages; ++qs) {
+      dev::mbar_init(sm.q_full(qs), 1);
+      dev::mbar_init(sm.q_empty(qs), 2);
+    }
+    for (uint32_t s = 0; s < Cfg::kStages; ++s) {
+      dev::mbar_init(sm.k_full(s), loaded);
+      dev::mbar_init(sm.v_full(s), Cfg::kFp8 ? 128 : loaded);
+      dev::mbar_init(sm.k_empty(s), 2);
+      dev::mbar_init(sm.v_empty(s), 2);
+      if constexpr (Cfg::kFp8) dev::mbar_init(sm.v_raw_full(s), loaded);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  pdl_wait();
+  const int warpgroup = tid / 128;
+  if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+    run_producer<Cfg>(args, sm, tid);
+    pdl_launch_dependents();
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+    run_consumer<Cfg>(args, sm, warpgroup - 1, tid % 128);
+    pdl_launch_dependents();
+  }
+#else
+  (void)args;
+  __trap();  // fa3 needs sm_90a (wgmma, setmaxnreg); fa3_available refuses other devices
+#endif
+}
+
+// ------------------------------------------------------------------------------------------------
+// Host side: one instantiation per call site (the per-head-dim translation units).
+// ------------------------------------------------------------------------------------------------
+template <class Cfg>
+cudaError_t launch_config(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch) {
+  if (!params.paged) {
+    cudaError_t status = encode_token_major_map(&args.tma_k, params.ragged.k, params.kv_dtype, params.num_kv_heads,
+                                                Cfg::kHeadQk, Cfg::kBlockN);
+    if (status != cudaSuccess) return status;
+    status = encode_token_major_map(&args.tma_v, params.ragged.v, params.kv_dtype, params.num_kv_heads, Cfg::kHeadVo,
+                                    Cfg::kBlockN);
+    if (status != cudaSuccess) return status;
+  }
+  void (*kernel)(Fa3Args) = fa3_prefill_kernel<Cfg>;
+  // Opt in to the dynamic shared memory once per device.
+  static std::atomic<uint64_t> configured{0};
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
+  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
+  if (bit == 0 || (configured.load(std::memory_order_relaxed) & bit) == 0) {
+    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
+    if (status != cudaSuccess) return status;
+    configured.fetch_or(bit, std::memory_order_relaxed);
+  }
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(launch.grid), 1, 1);
+  config.blockDim = dim3(kThreads, 1, 1);
+  config.dynamicSmemBytes = Cfg::kSmemBytes;
+  config.stream = launch.stream;
+  config.attrs = launch.pdl ? attribute : nullptr;
+  config.numAttrs = launch.pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args);
+}
+
+// The instantiations of one head-dim pair: bf16, fp16 and (head dims 128 and 256) fp8_e4m3.
+template <int kDqk, int kDvo>
+cudaError_t launch_dims(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch) {
+  constexpr int kN = block_n(kDqk);
+  switch (params.q_dtype) {
+    case DType::bfloat16: return launch_config<Fa3Config<cute::bfloat16_t, kDqk, kDvo, kN>>(args, params, launch);
+    case DType::float16: return launch_config<Fa3Config<cute::half_t, kDqk, kDvo, kN>>(args, params, launch);
+    case DType::fp8_e4m3:
+      if constexpr (kDqk % 128 == 0 && kDvo % 128 == 0) {  // fp8 rows in whole 128-byte swizzle rows
+        return launch_config<Fa3Config<cute::float_e4m3_t, kDqk, kDvo, kN>>(args, params, launch);
+      }
+      return cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace kbench::kernels::prefill_fa3
