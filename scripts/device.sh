@@ -2,8 +2,11 @@
 # Everything kbench does on a GPU machine, in one call: build with every core, run the GPU tests,
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
-#   scripts/device.sh [stage...]     stages: info build test sanitize bench bench_decode
-#                                    (default: all)
+#   scripts/device.sh [stage...]     stages: info build test gtest sanitize bench bench_decode
+#                                    bench_decode_fp8 bench_prefill (default: all but gtest and
+#                                    bench_decode_fp8)
+# gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
+# SANITIZE_FILTER picks the kernel tests compute-sanitizer runs.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -13,7 +16,7 @@ mkdir -p "$work"
 export KBENCH_BUILD_DIR=${KBENCH_BUILD_DIR:-$root/build-device}
 export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
-stages=${*:-info build test sanitize bench bench_decode}
+stages=${*:-info build test sanitize bench bench_decode bench_prefill}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -30,6 +33,10 @@ for stage in $stages; do
       ctest --test-dir "$KBENCH_BUILD_DIR" --output-on-failure --timeout 120 -j1 >"$work/ctest.log" 2>&1
       note "ctest: $(grep -E 'tests passed|tests failed' "$work/ctest.log" | tail -1)"
       grep -E '\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Not Run' "$work/ctest.log" | head -20 ;;
+    gtest)
+      timeout 400 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" --gtest_filter="${GTEST_FILTER:-*}" >"$work/gtest.log" 2>&1
+      note "gtest ${GTEST_FILTER:-*}: exit $? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$work/gtest.log" | tr '\n' ' ')"
+      grep -E '^\[  FAILED  \]|Failure|error' "$work/gtest.log" | head -30 ;;
     sanitize)
       for tool in memcheck racecheck; do
         timeout 200 compute-sanitizer --tool $tool --error-exitcode 99 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" \
@@ -47,6 +54,15 @@ for stage in $stages; do
       KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 400 bash bench/decode_h100.sh "$work/bench_decode" >"$work/bench_decode.log" 2>&1
       note "bench_decode: exit $?"
       grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|speedup' "$work/bench_decode.log" | tail -60 ;;
+    bench_decode_fp8)
+      timeout 200 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/decode_fp8_h100.txt \
+        --output_path "$work/decode_fp8_h100.csv" >"$work/decode_fp8_h100.log" 2>&1
+      note "bench_decode_fp8: exit $?"
+      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]' "$work/decode_fp8_h100.log" ;;
+    bench_prefill)
+      KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 500 bash bench/prefill_h100.sh "$work/bench_prefill" >"$work/bench_prefill.log" 2>&1
+      note "bench_prefill: exit $?"
+      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|refcheck' "$work/bench_prefill.log" | tail -60 ;;
     *) note "unknown stage $stage" ;;
   esac
   note "$stage took $(( $(date +%s) - start )) s"
