@@ -29,6 +29,9 @@ template <class T>
   return buffer;
 }
 
+// The current device's SM count (what the kernels' planners size their grids by).
+[[nodiscard]] int current_device_sm_count();
+
 // `count` elements of `dtype` as host floats, converted on the device through `scratch`
 // (count floats); synchronises `stream`.
 [[nodiscard]] std::vector<float> to_host_floats(const void* data, DType dtype, std::size_t count, float* scratch,

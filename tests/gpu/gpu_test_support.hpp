@@ -19,10 +19,20 @@
 #include <array>
 #include <cstdint>
 
+#include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
 #include "kbench/device_buffer.hpp"
 
 namespace kbench::testing {
+
+// The current device's SM count (the planners' input).
+inline int device_sm_count() {
+  int device = 0;
+  int count = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
 
 // Device buffers by slot (a test's enum), grown on demand and reused across the cases of a test,
 // with the stream the test runs on.

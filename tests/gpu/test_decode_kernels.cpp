@@ -60,13 +60,7 @@ struct WorkspaceSlots {
 };
 struct Workspace : WorkspaceSlots, kbench::testing::ScratchBuffers<WorkspaceSlots::kSlots> {};
 
-int device_sm_count() {
-  int device = 0;
-  int count = 0;
-  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
+using kbench::testing::device_sm_count;
 
 enum class Split { kAny, kMust, kNever };
 

@@ -40,6 +40,7 @@ using kbench::DType;
 using kbench::dtype_name;
 using kbench::dtype_size;
 using kbench::is_fp8;
+using kbench::testing::device_sm_count;
 namespace kk = kbench::kernels;
 using kk::KvLayout;
 using kk::PrefillKernel;
@@ -370,7 +371,7 @@ const char* name_of(PrefillKernel kernel) { return kernel == PrefillKernel::fa2 
 
 // Plans, launches and compares `kernel` on a built case.
 testing::AssertionResult run_kernel(Workspace& ws, const Case& c, Built& b, PrefillKernel kernel) {
-  const auto items = kk::plan_prefill(kernel, b.params, c.q_lens, c.kv_lens);
+  const auto items = kk::plan_prefill(kernel, b.params, c.q_lens, c.kv_lens, device_sm_count());
   const kk::PrefillWorkspace w = upload_plan(ws, items);
   poisoned_out(ws, b, c);
   const cudaError_t status = kk::launch_prefill(kernel, b.params, w, ws.stream());
@@ -628,7 +629,7 @@ TEST(PrefillKernels, CudaGraphCapture) {
       c.pdl = paged;
       c.seed = 500 + (paged ? 1 : 0);
       Built b = build(ws, c);
-      const auto items = kk::plan_prefill(kernel, b.params, c.q_lens, c.kv_lens);
+      const auto items = kk::plan_prefill(kernel, b.params, c.q_lens, c.kv_lens, device_sm_count());
       const kk::PrefillWorkspace w = upload_plan(ws, items);
       const int64_t bytes = b.out_count * static_cast<int64_t>(dtype_size(c.out));
       char* eager = poisoned_out(ws, b, c, Workspace::kEager);
@@ -661,7 +662,7 @@ TEST(PrefillKernels, RejectsUnsupported) {
   Case c;
   Built b = build(ws, c);
   poisoned_out(ws, b, c);
-  const auto items = kk::plan_prefill(PrefillKernel::fa2, b.params, c.q_lens, c.kv_lens);
+  const auto items = kk::plan_prefill(PrefillKernel::fa2, b.params, c.q_lens, c.kv_lens, device_sm_count());
   const kk::PrefillWorkspace w = upload_plan(ws, items);
   ASSERT_EQ(kk::launch_prefill(PrefillKernel::fa2, b.params, w, ws.stream()), cudaSuccess);
 
@@ -720,7 +721,7 @@ TEST(PrefillKernels, RejectsUnsupported) {
   p = b.params;
   p.batch = 0;
   EXPECT_EQ(kk::launch_prefill(PrefillKernel::fa2, p, w, ws.stream()), cudaSuccess);
-  const auto empty = kk::plan_prefill(PrefillKernel::fa2, b.params, {0, 0, 0, 0}, {3, 0, 9, 1});
+  const auto empty = kk::plan_prefill(PrefillKernel::fa2, b.params, {0, 0, 0, 0}, {3, 0, 9, 1}, device_sm_count());
   EXPECT_TRUE(empty.empty());
   EXPECT_EQ(kk::launch_prefill(PrefillKernel::fa2, b.params, kk::PrefillWorkspace{}, ws.stream()), cudaSuccess);
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(ws.stream()));

@@ -83,12 +83,14 @@ enum class PrefillKernel {
 [[nodiscard]] int prefill_block_m(PrefillKernel kernel, const PrefillParams& params);
 
 // The work list, made on the host before timing (FlashInfer's plan()) from host copies of the
-// per-request lengths: ceil(q_len / block_m) items per (request, query head), the costliest first
-// (most keys to visit: causal tiles near a request's end), so that persistent CTAs taking items in
-// order finish together.
+// per-request lengths: ceil(q_len / block_m) items per (request, query head). The items that read
+// the same keys and values (the tiles and query heads of one (request, kv head)) come together, so
+// the CTAs running at once share them through the L2; the list is cut into rounds as wide as the
+// CTAs that run at once on `sm_count` SMs, and each round is dealt out so that every CTA of a
+// persistent grid (CTA i takes items i, i + grid, ...) ends with the same work.
 [[nodiscard]] std::vector<PrefillWorkItem> plan_prefill(PrefillKernel kernel, const PrefillParams& params,
                                                         const std::vector<int32_t>& q_lens,
-                                                        const std::vector<int32_t>& kv_lens);
+                                                        const std::vector<int32_t>& kv_lens, int sm_count);
 
 // Device copy of a plan (caller-owned memory).
 struct PrefillWorkspace {

@@ -185,10 +185,7 @@ void DecodeCase::prepare(std::string_view requested, cudaStream_t stream) {
   if (const auto kernel = kernel_of(backend)) {
     std::optional<KernelPlan>& slot = *kernel == kernels::DecodeKernel::fa2 ? fa2_plan_ : fa2_tc_plan_;
     if (slot) return;
-    int device = 0;
-    int sms = 0;
-    KBENCH_CUDA_CHECK(cudaGetDevice(&device));
-    KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = current_device_sm_count();
     const kernels::DecodePlan plan =
         kernels::plan_decode(*kernel, p_.pages.indptr, p_.pages.last_page_len, p_.page_size, p_.num_qo_heads,
                              p_.num_kv_heads, p_.head_dim, sms, p_.kv_dtype);

@@ -250,8 +250,9 @@ void PrefillCase::prepare(std::string_view requested, cudaStream_t stream) {
   if (const auto kernel = kernel_of(backend)) {
     std::optional<KernelPlan>& slot = *kernel == kernels::PrefillKernel::fa2 ? fa2_plan_ : fa3_plan_;
     if (slot) return;
+    const int sms = current_device_sm_count();
     const std::vector<kernels::PrefillWorkItem> items =
-        kernels::plan_prefill(*kernel, params(copies_.front()), p_.lens.q, p_.lens.kv);
+        kernels::plan_prefill(*kernel, params(copies_.front()), p_.lens.q, p_.lens.kv, sms);
     KernelPlan k{upload(items, stream), {}};
     k.view.items = k.items.as<kernels::PrefillWorkItem>();
     k.view.num_items = static_cast<int>(items.size());

@@ -184,6 +184,10 @@ int fa2_block_m(const PrefillParams& params) {
   return with_tile(head_dims_of(params), 128, [](auto tile) { return decltype(tile)::kBlockM; });
 }
 
+int fa2_ctas_per_sm(const PrefillParams& params) {
+  return with_tile(head_dims_of(params), 1, [](auto tile) { return decltype(tile)::kMinBlocks; });
+}
+
 bool fa2_supported(const PrefillParams& params) {
   if (!shape_supported(params)) return false;
   // On a device: sm_80+ and the tile's shared memory fits (no device: the shape answer alone).

@@ -113,6 +113,10 @@ namespace prefill_detail {
 
 int fa3_block_m(const PrefillParams&) { return prefill_fa3::kBlockM; }
 
+// One CTA per SM (__launch_bounds__(384, 1), up to 224 KB of shared memory); launch_fa3's grid is
+// min(items, SMs).
+int fa3_ctas_per_sm(const PrefillParams&) { return 1; }
+
 bool fa3_supported(const PrefillParams& p) {
   if (!prefill_fa3::input_dtype(p.q_dtype) || p.kv_dtype != p.q_dtype) return false;
   // fp8 rows must fill whole 128-byte swizzle rows: head dims 128 and 256.
