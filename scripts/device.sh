@@ -40,7 +40,7 @@ for stage in $stages; do
     sanitize)
       for tool in memcheck racecheck; do
         timeout 200 compute-sanitizer --tool $tool --error-exitcode 99 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" \
-          --gtest_filter="${SANITIZE_FILTER:-RmsNormKernels.*:TensorFill.*:*RmsNormMatrix*:DecodeKernels.*}" >"$work/sanitize_$tool.log" 2>&1
+          --gtest_filter="${SANITIZE_FILTER:-RmsNormKernels.*:TensorFill.*:*RmsNormMatrix*:DecodeKernels.*:PrefillKernels.*:PrefillReference.*}" >"$work/sanitize_$tool.log" 2>&1
         note "compute-sanitizer $tool (kernel tests): exit $? $(grep -E 'ERROR SUMMARY' "$work/sanitize_$tool.log" | tail -1)"
       done
       timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/sanitize_cases.txt \
