@@ -20,6 +20,7 @@
 // throughout, out = y rounded to nearest even (fp8: saturated to the largest finite value).
 #pragma once
 
+#include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 
 #include <cuda_runtime.h>
@@ -536,17 +537,9 @@ cudaError_t launch_typed(const Args& args, const Plan& plan, bool fused, bool pd
   }
   if (kernel == nullptr) return cudaErrorInvalidValue;
 
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.blocks), 1, 1);
-  config.blockDim = dim3(static_cast<unsigned>(plan.threads_per_row), static_cast<unsigned>(plan.rows_per_block), 1);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  config.attrs = pdl ? attribute : nullptr;
-  config.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args);
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(plan.blocks), 1, 1),
+                       dim3(static_cast<unsigned>(plan.threads_per_row), static_cast<unsigned>(plan.rows_per_block), 1), 0,
+                       stream, pdl, args);
 }
 
 #endif  // __CUDACC__

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
@@ -32,6 +33,26 @@ inline int device_sm_count() {
   KBENCH_CUDA_CHECK(cudaGetDevice(&device));
   KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
   return count;
+}
+
+// `count` elements of T copied from the device (synchronises `stream`).
+template <class T>
+std::vector<T> to_host(const void* device, int64_t count, cudaStream_t stream) {
+  std::vector<T> host(static_cast<std::size_t>(count));
+  if (count > 0) {
+    KBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, static_cast<std::size_t>(count) * sizeof(T),
+                                      cudaMemcpyDeviceToHost, stream));
+  }
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+// `host` copied to the device memory at `dst` (enqueued on `stream`), as a T pointer.
+template <class T>
+T* to_device(char* dst, const std::vector<T>& host, cudaStream_t stream) {
+  if (!host.empty()) {
+    KBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
+  }
+  return reinterpret_cast<T*>(dst);
 }
 
 // Device buffers by slot (a test's enum), grown on demand and reused across the cases of a test,

@@ -104,23 +104,8 @@ struct Case {
 float fp8_max(DType t) { return static_cast<float>(kbench::fp8_max_finite(t)); }
 double fp8_spacing(DType t, double x) { return kbench::fp8_grid_step(t, x); }
 
-template <class T>
-std::vector<T> to_host(const void* device, int64_t count, cudaStream_t stream) {
-  std::vector<T> host(static_cast<std::size_t>(count));
-  if (count > 0) {
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, static_cast<std::size_t>(count) * sizeof(T),
-                                      cudaMemcpyDeviceToHost, stream));
-  }
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
-template <class T>
-T* to_device(char* dst, const std::vector<T>& host, cudaStream_t stream) {
-  if (!host.empty()) {
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-  }
-  return reinterpret_cast<T*>(dst);
-}
+using kbench::testing::to_device;
+using kbench::testing::to_host;
 
 // The inputs of a case on the device, and the reference output.
 struct Built {

@@ -91,23 +91,8 @@ struct Case {
   }
 };
 
-template <class T>
-std::vector<T> to_host(const void* device, int64_t count, cudaStream_t stream) {
-  std::vector<T> host(static_cast<std::size_t>(count));
-  if (count > 0) {
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, static_cast<std::size_t>(count) * sizeof(T),
-                                      cudaMemcpyDeviceToHost, stream));
-  }
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
-template <class T>
-T* to_device(char* dst, const std::vector<T>& host, cudaStream_t stream) {
-  if (!host.empty()) {
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
-  }
-  return reinterpret_cast<T*>(dst);
-}
+using kbench::testing::to_device;
+using kbench::testing::to_host;
 std::vector<float> floats_of(Workspace& ws, const void* data, DType dtype, int64_t count) {
   auto* f32 = reinterpret_cast<float*>(ws.get(Workspace::kOutF32, std::max<int64_t>(count, 1) * 4));
   KBENCH_CUDA_CHECK(kk::convert_to_float(data, dtype, count, f32, ws.stream()));

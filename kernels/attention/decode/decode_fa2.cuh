@@ -59,6 +59,7 @@
 #include <atomic>
 
 #include "kernels/attention/decode/decode_common.cuh"
+#include "kernels/common/launch.hpp"
 
 namespace kbench::kernels::decode_detail::fa2 {
 
@@ -475,43 +476,18 @@ __global__ void __launch_bounds__(Fa2Config<kHeadDim, kHeads, kKv>::kThreads, 2)
 // Host side (instantiated once per translation unit).
 // ------------------------------------------------------------------------------------------------
 
-// Sets the dynamic shared-memory limit of `kernel` (and asks for the largest shared-memory
-// carveout, so that two CTAs fit per SM) once per device. Idempotent attribute calls, no
-// synchronisation, so a first launch inside a stream capture is fine.
-template <class Kernel>
-cudaError_t ensure_smem_limit(Kernel kernel, int bytes, std::atomic<uint64_t>& done) {
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
-  if (bit != 0 && (done.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
-  status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-  if (status != cudaSuccess) return status;
-  status = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                static_cast<int>(cudaSharedmemCarveoutMaxShared));
-  if (status == cudaSuccess && bit != 0) done.fetch_or(bit, std::memory_order_acq_rel);
-  return status;
-}
-
 template <int kHeadDim, int kHeads, int kKv>
 cudaError_t launch_fa2_config(const Fa2Args& args, int num_items, bool pdl, cudaStream_t stream) {
   using C = Fa2Config<kHeadDim, kHeads, kKv>;
   static std::atomic<uint64_t> smem_done{0};
   void (*kernel)(Fa2Args) = fa2_decode_kernel<kHeadDim, kHeads, kKv>;
-  const cudaError_t status = ensure_smem_limit(kernel, C::kSmemBytes, smem_done);
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
   if (status != cudaSuccess) return status;
-
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(num_items) * static_cast<unsigned>(args.tiles), 1, 1);
-  config.blockDim = dim3(C::kThreads, 1, 1);
-  config.dynamicSmemBytes = C::kSmemBytes;
-  config.stream = stream;
-  config.attrs = pdl ? attribute : nullptr;
-  config.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args);
+  status = ensure_smem_limit(kernel, C::kSmemBytes, device, smem_done);
+  if (status != cudaSuccess) return status;
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(num_items) * static_cast<unsigned>(args.tiles), 1, 1),
+                       dim3(C::kThreads, 1, 1), C::kSmemBytes, stream, pdl, args);
 }
 
 template <int kHeadDim, int kKv>

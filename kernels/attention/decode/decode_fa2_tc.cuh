@@ -76,6 +76,7 @@
 //                      block may not have 202 KB (A100: 163 KB).
 #pragma once
 
+#include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 
 #include <cuda_runtime.h>
@@ -873,30 +874,12 @@ cudaError_t launch_config(const TcArgs& args, int m_tiles, int max_smem, int dev
   // Head pairs: each item's query heads fit its half of the one M tile.
   if (kItems > 1 && (m_tiles != 1 || args.group > Cfg::kRowsPerItem)) return cudaErrorInvalidValue;
   void (*kernel)(TcArgs) = fa2_tc_kernel<D, KvT, kStages, kItems>;
-  // Opt in to the dynamic shared memory once per device.
-  static std::atomic<uint64_t> configured{0};
-  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
-  if (bit == 0 || (configured.load(std::memory_order_relaxed) & bit) == 0) {
-    cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-    if (status != cudaSuccess) return status;
-    status = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  static_cast<int>(cudaSharedmemCarveoutMaxShared));
-    if (status != cudaSuccess) return status;
-    configured.fetch_or(bit, std::memory_order_relaxed);
-  }
-
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
+  static std::atomic<uint64_t> smem_done{0};
+  const cudaError_t status = ensure_smem_limit(kernel, kSmem, device, smem_done);
+  if (status != cudaSuccess) return status;
   const int ctas = (args.num_items + kItems - 1) / kItems;
-  config.gridDim = dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(m_tiles), 1);
-  config.blockDim = dim3(kThreads, 1, 1);
-  config.dynamicSmemBytes = kSmem;
-  config.stream = stream;
-  config.attrs = pdl ? attribute : nullptr;
-  config.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args);
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(m_tiles), 1), dim3(kThreads, 1, 1),
+                       kSmem, stream, pdl, args);
 }
 
 template <class KvT>

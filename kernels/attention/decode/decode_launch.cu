@@ -21,6 +21,7 @@
 
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/attention/decode/decode_common.cuh"
+#include "kernels/common/launch.hpp"
 #include "kernels/attention/decode/decode_internal.hpp"
 
 namespace kbench::kernels {
@@ -142,17 +143,8 @@ cudaError_t launch_merge(const DecodeParams& params, const DecodeWorkspace& work
     case 256: kernel = decode_merge_kernel<256>; break;
     default: return cudaErrorInvalidValue;
   }
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(params.batch) * static_cast<unsigned>(params.num_qo_heads), 1, 1);
-  config.blockDim = dim3(128, 1, 1);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  config.attrs = params.enable_pdl ? attribute : nullptr;
-  config.numAttrs = params.enable_pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args);
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(params.batch) * static_cast<unsigned>(params.num_qo_heads), 1, 1),
+                       dim3(128, 1, 1), 0, stream, params.enable_pdl, args);
 }
 
 bool known_dtype(DType t) { return elem_of(t) >= 0; }

@@ -45,6 +45,7 @@
 
 #include "kernels/common/mma_sm80.cuh"
 #include "kernels/attention/prefill/sm80/prefill_fa2.hpp"
+#include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 
 namespace kbench::kernels::prefill_fa2 {
@@ -460,29 +461,11 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) fa2_prefill_
 template <bool kF16, class Tile>
 cudaError_t launch_tile(const Fa2Args& args, int num_items, bool pdl, int device, cudaStream_t stream) {
   void (*kernel)(Fa2Args) = fa2_prefill_kernel<kF16, Tile>;
-  // Opt in to the dynamic shared memory once per device.
-  static std::atomic<uint64_t> configured{0};
-  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
-  if (bit == 0 || (configured.load(std::memory_order_relaxed) & bit) == 0) {
-    cudaError_t status =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Tile::kSmemBytes);
-    if (status != cudaSuccess) return status;
-    status = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  static_cast<int>(cudaSharedmemCarveoutMaxShared));
-    if (status != cudaSuccess) return status;
-    configured.fetch_or(bit, std::memory_order_relaxed);
-  }
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(num_items), 1, 1);
-  config.blockDim = dim3(Tile::kThreads, 1, 1);
-  config.dynamicSmemBytes = Tile::kSmemBytes;
-  config.stream = stream;
-  config.attrs = pdl ? attribute : nullptr;
-  config.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args);
+  static std::atomic<uint64_t> smem_done{0};
+  const cudaError_t status = ensure_smem_limit(kernel, Tile::kSmemBytes, device, smem_done);
+  if (status != cudaSuccess) return status;
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(num_items), 1, 1), dim3(Tile::kThreads, 1, 1),
+                       Tile::kSmemBytes, stream, pdl, args);
 }
 
 template <bool kF16, int kHeadDimQk, int kHeadDimVo>

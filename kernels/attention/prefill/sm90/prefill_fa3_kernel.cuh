@@ -59,6 +59,7 @@
 #include <cute/arch/mma_sm90.hpp>
 
 #include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
+#include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 
 namespace kbench::kernels::prefill_fa3 {
@@ -946,28 +947,14 @@ cudaError_t launch_config(Fa3Args& args, const PrefillParams& params, const Fa3L
     if (status != cudaSuccess) return status;
   }
   void (*kernel)(Fa3Args) = fa3_prefill_kernel<Cfg>;
-  // Opt in to the dynamic shared memory once per device.
-  static std::atomic<uint64_t> configured{0};
+  static std::atomic<uint64_t> smem_done{0};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
   if (status != cudaSuccess) return status;
-  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
-  if (bit == 0 || (configured.load(std::memory_order_relaxed) & bit) == 0) {
-    status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
-    if (status != cudaSuccess) return status;
-    configured.fetch_or(bit, std::memory_order_relaxed);
-  }
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(launch.grid), 1, 1);
-  config.blockDim = dim3(kThreads, 1, 1);
-  config.dynamicSmemBytes = Cfg::kSmemBytes;
-  config.stream = launch.stream;
-  config.attrs = launch.pdl ? attribute : nullptr;
-  config.numAttrs = launch.pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, args);
+  status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
+  if (status != cudaSuccess) return status;
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(launch.grid), 1, 1), dim3(kThreads, 1, 1), Cfg::kSmemBytes,
+                       launch.stream, launch.pdl, args);
 }
 
 // The instantiations of one head-dim pair: bf16, fp16 and (head dims 128 and 256) fp8_e4m3.

@@ -1,0 +1,46 @@
+// Host-side launch helpers shared by the kernel families (CUDA runtime only, no device code).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+
+namespace kbench::kernels {
+
+// Raises `kernel`'s dynamic shared-memory limit to `bytes` and asks for the largest shared-memory
+// carveout (so that as many CTAs as the shared memory allows fit per SM), once per device (the
+// current one, `device`): `done` is the caller's record of the devices done (a static per kernel).
+// Idempotent attribute calls and no synchronisation, so a first launch inside a stream capture is
+// fine.
+template <class Kernel>
+[[nodiscard]] cudaError_t ensure_smem_limit(Kernel kernel, int bytes, int device, std::atomic<uint64_t>& done) {
+  const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
+  if (bit != 0 && (done.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
+  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (status != cudaSuccess) return status;
+  status = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                static_cast<int>(cudaSharedmemCarveoutMaxShared));
+  if (status == cudaSuccess && bit != 0) done.fetch_or(bit, std::memory_order_acq_rel);
+  return status;
+}
+
+// cudaLaunchKernelEx of `kernel(args)`, allowing programmatic dependent launch when `pdl` (the
+// kernel waits with pdl_wait before its first global read; see pdl.cuh).
+template <class Args>
+[[nodiscard]] cudaError_t launch_kernel(void (*kernel)(Args), dim3 grid, dim3 block, int smem_bytes,
+                                        cudaStream_t stream, bool pdl, const Args& args) {
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+  config.stream = stream;
+  config.attrs = pdl ? attribute : nullptr;
+  config.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, args);
+}
+
+}  // namespace kbench::kernels
