@@ -143,7 +143,11 @@ cudaError_t fa3_available() {
   status = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
   if (status != cudaSuccess) return status;
   if (major != 9 || minor != 0) return cudaErrorNoKernelImageForDevice;  // wgmma and setmaxnreg: sm_90a only
+#if defined(KBENCH_FA3_BUILT_FOR_SM90A)
   return prefill_fa3::probe_kernel_image();
+#else
+  return cudaErrorNoKernelImageForDevice;  // built without sm_90a (sources.cmake): the bodies would trap
+#endif
 }
 
 cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& workspace, cudaStream_t stream) {
