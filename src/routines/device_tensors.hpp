@@ -13,6 +13,11 @@
 
 namespace kbench {
 
+// FP8 input tensors hold N(0, 1) data scaled by this factor (amax about 50, well inside e4m3's 448)
+// and are dequantised with its reciprocal: the vLLM benchmark's 0.1 * 448 / amax, made
+// deterministic.
+inline constexpr float kFp8DataScale = 10.0f;
+
 // Independent streams of random numbers per (seed, input copy, tensor id).
 [[nodiscard]] inline uint64_t tensor_seed(uint64_t seed, int copy, int tensor) {
   return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(copy) * 64 + static_cast<uint64_t>(tensor);

@@ -55,6 +55,34 @@ T* to_device(char* dst, const std::vector<T>& host, cudaStream_t stream) {
   return reinterpret_cast<T*>(dst);
 }
 
+// Captures what `enqueue` puts on `stream` into a CUDA graph (a status-returning callable; an
+// exception ends the capture and propagates) and replays the graph `replays` times, then
+// synchronises. Returns enqueue's status; the graph is replayed only when that is cudaSuccess.
+template <class Enqueue>
+cudaError_t capture_and_replay(cudaStream_t stream, int replays, Enqueue&& enqueue) {
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaGraph_t graph = nullptr;
+  KBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  cudaError_t status = cudaSuccess;
+  try {
+    status = enqueue();
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    throw;
+  }
+  KBENCH_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  if (status == cudaSuccess) {
+    cudaGraphExec_t exec = nullptr;
+    KBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (int i = 0; i < replays; ++i) KBENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    KBENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  }
+  KBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
+  return status;
+}
+
 // Device buffers by slot (a test's enum), grown on demand and reused across the cases of a test,
 // with the stream the test runs on.
 template <int kSlots>

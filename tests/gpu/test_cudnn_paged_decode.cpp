@@ -294,24 +294,12 @@ TEST_F(CudnnPagedDecodeTest, CudaGraphReplayMatchesEagerRun) {
 
     KBENCH_CUDA_CHECK(kk::poison(p.out_dev.get(), static_cast<int64_t>(bytes), stream_));
     KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    cudaGraph_t graph = nullptr;
-    KBENCH_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
-    try {
+    KBENCH_CUDA_CHECK(kbench::testing::capture_and_replay(stream_, 3, [&] {
       launch();
-    } catch (...) {
-      cudaStreamEndCapture(stream_, &graph);
-      if (graph != nullptr) cudaGraphDestroy(graph);
-      throw;
-    }
-    KBENCH_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    cudaGraphExec_t exec = nullptr;
-    KBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-    for (int i = 0; i < 3; ++i) KBENCH_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      return cudaSuccess;
+    }));
     std::vector<unsigned char> replayed(bytes);
     KBENCH_CUDA_CHECK(cudaMemcpy(replayed.data(), p.out_dev.get(), bytes, cudaMemcpyDeviceToHost));
-    KBENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
-    KBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
 
     // cuDNN's SDPA forward is deterministic: the replay writes the eager run's bytes.
     EXPECT_EQ(std::memcmp(eager.data(), replayed.data(), bytes), 0);

@@ -664,19 +664,10 @@ TEST(DecodeKernels, CudaGraphCapture) {
                                                   c.num_kv_heads, c.head_dim, device_sm_count());
       ASSERT_GT(plan.num_partial_slots, 0);
       const PlanOnDevice d = upload(ws, plan, c);
-      KBENCH_CUDA_CHECK(cudaStreamSynchronize(ws.stream()));
-      cudaGraph_t graph = nullptr;
-      KBENCH_CUDA_CHECK(cudaStreamBeginCapture(ws.stream(), cudaStreamCaptureModeGlobal));
-      const cudaError_t status = kk::launch_decode(kernel, b.params, d.ws, ws.stream());
-      KBENCH_CUDA_CHECK(cudaStreamEndCapture(ws.stream(), &graph));
+      const cudaError_t status = kbench::testing::capture_and_replay(
+          ws.stream(), 2, [&] { return kk::launch_decode(kernel, b.params, d.ws, ws.stream()); });
       ASSERT_EQ(status, cudaSuccess);
-      cudaGraphExec_t exec = nullptr;
-      KBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      KBENCH_CUDA_CHECK(cudaGraphLaunch(exec, ws.stream()));
-      KBENCH_CUDA_CHECK(cudaGraphLaunch(exec, ws.stream()));
       EXPECT_TRUE(compare(ws, c, b)) << (kernel == DecodeKernel::fa2 ? "fa2" : "fa2_tc") << (pdl ? " pdl" : "");
-      KBENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
-      KBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
     }
   }
 }

@@ -622,21 +622,11 @@ TEST(PrefillKernels, CudaGraphCapture) {
       const std::vector<uint8_t> eager_bytes = to_host<uint8_t>(eager, bytes, ws.stream());
 
       char* out = poisoned_out(ws, b, c);
-      KBENCH_CUDA_CHECK(cudaStreamSynchronize(ws.stream()));
-      cudaGraph_t graph = nullptr;
-      KBENCH_CUDA_CHECK(cudaStreamBeginCapture(ws.stream(), cudaStreamCaptureModeGlobal));
-      const cudaError_t status = kk::launch_prefill(kernel, b.params, w, ws.stream());
-      KBENCH_CUDA_CHECK(cudaStreamEndCapture(ws.stream(), &graph));
+      const cudaError_t status = kbench::testing::capture_and_replay(
+          ws.stream(), 2, [&] { return kk::launch_prefill(kernel, b.params, w, ws.stream()); });
       ASSERT_EQ(status, cudaSuccess) << name_of(kernel);
-      cudaGraphExec_t exec = nullptr;
-      KBENCH_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      KBENCH_CUDA_CHECK(cudaGraphLaunch(exec, ws.stream()));
-      KBENCH_CUDA_CHECK(cudaGraphLaunch(exec, ws.stream()));
-      KBENCH_CUDA_CHECK(cudaStreamSynchronize(ws.stream()));
       EXPECT_TRUE(compare(ws, c, b)) << name_of(kernel) << " graph " << c.describe();
       EXPECT_EQ(to_host<uint8_t>(out, bytes, ws.stream()), eager_bytes) << name_of(kernel) << " graph != eager";
-      KBENCH_CUDA_CHECK(cudaGraphExecDestroy(exec));
-      KBENCH_CUDA_CHECK(cudaGraphDestroy(graph));
     }
   }
 }

@@ -14,10 +14,6 @@
 namespace kbench {
 namespace {
 
-// FP8 tensors hold N(0, 1) data scaled by this factor (amax about 50, well inside e4m3's 448), and
-// are dequantised with its reciprocal: the vLLM benchmark's 0.1 * 448 / amax, made deterministic.
-constexpr float kFp8DataScale = 10.0f;
-
 // Tensor ids for tensor_seed: 16 and up keep the inputs the recorded results were measured on.
 enum TensorId { kQ = 16, kCache = 17 };
 

@@ -14,10 +14,6 @@
 namespace kbench {
 namespace {
 
-// FP8 tensors hold N(0, 1) data scaled by this factor and are dequantised with its reciprocal, as
-// the decode routine does (the reference's 0.1 * 448 / amax, made deterministic).
-constexpr float kFp8DataScale = 10.0f;
-
 // Tensor ids for tensor_seed.
 enum TensorId { kQ = 32, kK = 33, kV = 34 };
 
