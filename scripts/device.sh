@@ -3,10 +3,11 @@
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize bench bench_decode
-#                                    bench_decode_fp8 bench_prefill (default: all but gtest and
-#                                    bench_decode_fp8)
+#                                    bench_decode_fp8 bench_prefill ncu_prefill (default: all
+#                                    but gtest, bench_decode_fp8 and ncu_prefill)
 # gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
-# SANITIZE_FILTER picks the kernel tests compute-sanitizer runs.
+# SANITIZE_FILTER picks the kernel tests compute-sanitizer runs, SANITIZE_TOOLS its tools (memcheck
+# racecheck), SANITIZE_TIMEOUT the seconds each may take (200).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -38,8 +39,8 @@ for stage in $stages; do
       note "gtest ${GTEST_FILTER:-*}: exit $? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$work/gtest.log" | tr '\n' ' ')"
       grep -E '^\[  FAILED  \]|Failure|error' "$work/gtest.log" | head -30 ;;
     sanitize)
-      for tool in memcheck racecheck; do
-        timeout 200 compute-sanitizer --tool $tool --error-exitcode 99 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" \
+      for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+        timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool $tool --error-exitcode 99 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" \
           --gtest_filter="${SANITIZE_FILTER:-RmsNormKernels.*:TensorFill.*:*RmsNormMatrix*:DecodeKernels.*:PrefillKernels.*:PrefillReference.*}" >"$work/sanitize_$tool.log" 2>&1
         note "compute-sanitizer $tool (kernel tests): exit $? $(grep -E 'ERROR SUMMARY' "$work/sanitize_$tool.log" | tail -1)"
       done
@@ -63,6 +64,21 @@ for stage in $stages; do
       KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 500 bash bench/prefill_h100.sh "$work/bench_prefill" >"$work/bench_prefill.log" 2>&1
       note "bench_prefill: exit $?"
       grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|refcheck' "$work/bench_prefill.log" | tail -60 ;;
+    ncu_prefill)
+      # Nsight Compute on one fa3 launch of each issue case (details + per-instruction stall samples).
+      kb="$KBENCH_BUILD_DIR/src/app/kbench"
+      base=(--backends fa3 --batch_size 16 --s_qo 4096 --s_kv 4096 --num_qo_heads 64 --num_kv_heads 8 --head_dim_qk 128
+            --head_dim_vo 128 --no_cuda_graph --use_cuda_events -n 2 -d 1)
+      for c in "ragged_causal:--routine BatchPrefillWithRaggedKVCacheWrapper --causal" \
+               "ragged_full:--routine BatchPrefillWithRaggedKVCacheWrapper" \
+               "paged_causal:--routine BatchPrefillWithPagedKVCacheWrapper --page_size 16 --causal"; do
+        tag=${c%%:*}; read -ra extra <<<"${c#*:}"
+        timeout 150 ncu --clock-control none --set full --import-source no --kernel-name regex:fa3_prefill --launch-skip 1 \
+          --launch-count 1 -o "$work/ncu_$tag" "$kb" "${extra[@]}" "${base[@]}" >"$work/ncu_$tag.log" 2>&1
+        ncu -i "$work/ncu_$tag.ncu-rep" --page details >"$work/ncu_${tag}_details.txt" 2>&1
+        ncu -i "$work/ncu_$tag.ncu-rep" --page source --csv --print-source sass >"$work/ncu_${tag}_source.csv" 2>&1
+        note "ncu $tag: $(grep -E 'Duration|Compute \(SM\) Throughput' "$work/ncu_${tag}_details.txt" | head -2 | tr -s ' ' | tr '\n' ';')"
+      done ;;
     *) note "unknown stage $stage" ;;
   esac
   note "$stage took $(( $(date +%s) - start )) s"

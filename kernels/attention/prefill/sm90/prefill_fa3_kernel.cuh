@@ -9,10 +9,12 @@
 //    geometry to shared memory and loads its 128-row Q tile (one TMA); then the K and V tiles of
 //    the item into a 2- or 3-stage ring, in the order the consumers use them (K0, K1, V0, K2, V1,
 //    ...). Ragged KV: one TMA per tile (thread 0). Paged KV: tiles of whole pages go by TMA, one box
-//    per page and 128-byte column chunk (page sizes that are multiples of 8 and divide block_n);
-//    other tiles (the partial last one, other page sizes) are gathered by all 128 threads with
-//    16-byte cp.async into the same swizzled layout, zero-filled outside [0, kv_len): each thread
-//    owns a row (its page-table lookup one tile ahead, its cache offset). fp8: V is widened to fp16
+//    per page and 128-byte column chunk (page sizes that are multiples of 8 and divide block_n),
+//    the page table one tile ahead in the lanes of each producer warp; the partial last tile is
+//    gathered by all 128 threads with coalesced 16-byte cp.async from that table. Other page sizes
+//    are gathered by all 128 threads into the same swizzled layout, each thread owning a row (its
+//    page-table lookup one tile ahead, its cache offset). Gathers zero-fill keys outside
+//    [0, kv_len). fp8: V is widened to fp16
 //    in shared memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
 //  * consumers (warpgroups 1 and 2, setmaxnreg 232): 64 query rows each. Per KV tile: S = Q K^T
 //    (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P to 16 bits in
@@ -71,8 +73,10 @@ namespace kbench::kernels::prefill_fa3 {
 inline constexpr int kThreads = 384;
 // setmaxnreg moves registers inside the CTA's own allocation (168 x 384 at launch): the consumers'
 // increase must be covered by what the producer releases, or their setmaxnreg.inc never returns.
-inline constexpr int kProducerRegs = 40;
-inline constexpr int kConsumerRegs = 232;
+// The paged producer spilled in its per-tile loop at 40 (page 16 ran 12% slower); the consumers
+// fit in 224.
+inline constexpr int kProducerRegs = 56;
+inline constexpr int kConsumerRegs = 224;
 inline constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;  // 168 under __launch_bounds__(384, 1)
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs, "register pool");
 inline constexpr int kSwizzleBytes = 128;  // one swizzled row of a chunk
@@ -80,6 +84,7 @@ inline constexpr int kSwizzleBytes = 128;  // one swizzled row of a chunk
 // consumer warpgroup for the GEMM-issue turns.
 inline constexpr int kProducerBarrier = 1;
 inline constexpr int kSchedulerBarrier = 2;  // + consumer warpgroup index
+inline constexpr int kConsumerBarrier = 4;   // + consumer warpgroup index: the warpgroup alone
 
 // The geometry of one work item, written by the producer for the consumers.
 struct ItemInfo {
@@ -331,10 +336,11 @@ struct SmemMap {
 
 // Geometry of work item `index` (see the file comment); kv_row0 = the request's first KV token
 // (ragged) or first page-table entry (paged).
-// Whether paged K/V tiles go by TMA, one box per page (page-aligned tiles): pages of a multiple of
-// 8 rows (whole swizzle atoms) that tile block_n.
+// Whether paged K/V tiles are page-aligned (whole pages, loaded by page TMA boxes or the coalesced
+// page gather): pages of a multiple of 8 rows (whole swizzle atoms) that tile block_n, so a power of
+// two.
 template <int kN>
-__device__ __forceinline__ bool paged_by_tma(const Fa3Args& a) {
+__device__ __forceinline__ bool page_aligned(const Fa3Args& a) {
   return a.paged && a.page_maps && kN % a.page_size == 0;
 }
 
@@ -361,7 +367,7 @@ __device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, int index, int32
     int kmax = info.kv_len - 1;  // the last row's last visible key
     if (a.causal) kmax = min(kmax, info.q_end - 1 + info.kv_len - info.q_len);
     if (kmax >= 0) {
-      if (paged_by_tma<kN>(a)) {  // tiles [t N, t N + N), t = kmax / N down to 0
+      if (page_aligned<kN>(a)) {  // tiles [t N, t N + N), t = kmax / N down to 0
         info.num_tiles = kmax / kN + 1;
         info.key0 = kmax / kN * kN;
       } else {  // tiles [kv_len - (t + 1) N, kv_len - t N), t = t_lo up to (kv_len - 1) / N
@@ -409,6 +415,33 @@ __device__ __forceinline__ void gather_tile(const uint8_t* cache, int64_t row_of
     const int chunk = first + c;
     const uint32_t dst = dst_row + (chunk / 8) * (kN * kSwizzleBytes) + (((chunk % 8) ^ (row % 8)) * 16);
     dev::cp_async_16(dst, src + (row_offset >= 0 ? c * 16 : 0), src_bytes);
+  }
+}
+
+// Page-aligned tile gathered by the 128 producer threads with 16-byte cp.async, coalesced: the
+// threads of a pass copy consecutive rows whole (a warp copies 512 contiguous bytes of each page
+// row group), so a warp instruction touches 4 cache lines instead of 32. Lane j of every producer
+// warp holds page j of the tile (`lane_page`); rows >= valid_rows (keys >= kv_len) are zero-filled.
+template <int kN, int kRowBytes>
+__device__ __forceinline__ void gather_pages(const Fa3Args& a, int64_t head_offset, int32_t lane_page, int valid_rows,
+                                             uint32_t stage, int ptid) {
+  constexpr int kThreadsPerRow = kRowBytes / 16;
+  constexpr int kRowsPerPass = 128 / kThreadsPerRow;
+  static_assert(128 % kThreadsPerRow == 0 && kN % kRowsPerPass == 0, "whole rows per pass");
+  const int chunk = ptid % kThreadsPerRow;
+  const int page_shift = __ffs(a.page_size) - 1;
+  const uint32_t dst_chunk = stage + (chunk / 8) * (kN * kSwizzleBytes);
+#pragma unroll 1  // (register fit of the producer)
+  for (int pass = 0; pass < kN / kRowsPerPass; ++pass) {
+    const int row = pass * kRowsPerPass + ptid / kThreadsPerRow;
+    const int32_t page = __shfl_sync(0xffffffffu, lane_page, row >> page_shift);
+    const bool valid = row < valid_rows;
+    const uint8_t* src = valid ? a.cache + static_cast<int64_t>(page) * a.page_stride +
+                                     static_cast<int64_t>(row & (a.page_size - 1)) * a.slot_stride + head_offset +
+                                     chunk * 16
+                               : a.cache;
+    const uint32_t dst = dst_chunk + row * kSwizzleBytes + (((chunk % 8) ^ (row % 8)) * 16);
+    dev::cp_async_16(dst, src, valid ? 16u : 0u);
   }
 }
 
@@ -499,37 +532,43 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
     // Request key of tile i's first row.
     auto tile_key0 = [&](int i) { return info.key0 - i * kN; };
 
-    // Paged: this thread's gather row (see PagedRow) and its cache offsets in tiles i and i - 1;
-    // with page TMA, lane j of warp 0 also holds page j of tiles i + 1, i and i - 1. Tiles that hold
-    // keys >= kv_len (only the first one visited) are gathered, zero-filled.
+    // Paged, page-aligned tiles: lane j of every producer warp holds page j of tiles i + 1, i and
+    // i - 1 (warp 0 issues the TMA boxes; gather_pages shuffles from it); the tile that holds keys >=
+    // kv_len (only the first one visited) is gathered, zero-filled. Other page sizes: this thread's
+    // gather row (see PagedRow) and its cache offsets in tiles i and i - 1.
     PagedRow<kN> rows{ptid / PagedRow<kN>::kThreadsPerRow, -1};
     const int64_t head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
     int64_t offset = -1;
     int64_t prev_offset = -1;
-    const bool page_tma = paged_by_tma<kN>(a);
-    const bool page_lane = page_tma && ptid < kN / a.page_size;
+    const bool page_tiles = page_aligned<kN>(a);
+    const bool page_lane = page_tiles && ptid % 32 < kN / a.page_size;
     int32_t page_next = -1;
     int32_t page = -1;
     int32_t prev_page = -1;
-    auto lookup_page = [&](int i) {
-      const int key = tile_key0(i) + ptid * a.page_size;
-      page_next = page_lane && key < info.kv_len ? a.page_indices[kv_row0 + key / a.page_size] : -1;
+    const int page_shift = __ffs(a.page_size) - 1;  // page-aligned: page_size is a power of two
+    auto lookup_page = [&](int i) {  // (tile_key0(i) is a multiple of the page size)
+      const int lane = ptid % 32;
+      page_next = page_lane && tile_key0(i) + lane * a.page_size < info.kv_len
+                      ? a.page_indices[kv_row0 + (tile_key0(i) >> page_shift) + lane]
+                      : -1;
     };
-    auto by_tma = [&](int i) { return page_tma && tile_key0(i) + kN <= info.kv_len; };
+    auto by_tma = [&](int i) { return page_tiles && tile_key0(i) + kN <= info.kv_len; };
     if (gather && n > 0) {
-      rows.lookup(a, tile_key0(0) + rows.row, kv_row0, info.kv_len);
+      if (!page_tiles) rows.lookup(a, tile_key0(0) + rows.row, kv_row0, info.kv_len);
       lookup_page(0);
     }
 
     auto load_k = [&](int i) {
       const uint32_t g = tile + i;
       if (kPagedDims && gather) {
-        prev_offset = offset;
-        offset = rows.offset(a, tile_key0(i) + rows.row, head_offset);
         prev_page = page;
         page = page_next;
+        if (!page_tiles) {
+          prev_offset = offset;
+          offset = rows.offset(a, tile_key0(i) + rows.row, head_offset);
+        }
         if (i + 1 < n) {  // used next tile
-          rows.lookup(a, tile_key0(i + 1) + rows.row, kv_row0, info.kv_len);
+          if (!page_tiles) rows.lookup(a, tile_key0(i + 1) + rows.row, kv_row0, info.kv_len);
           lookup_page(i + 1);
         }
         dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
@@ -537,6 +576,10 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
           if (by_tma(i)) {
             load_pages<kN>(&a.tma_k, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)), Cfg::kKBytes,
                            Cfg::kQkRowBytes / kSwizzleBytes, page, a.page_size, kv_head, ptid);
+          } else if (page_tiles) {
+            gather_pages<kN, Cfg::kQkRowBytes>(a, head_offset, page, info.kv_len - tile_key0(i), sm.k(sm.stage(g)),
+                                               ptid);
+            dev::cp_async_arrive_noinc(sm.k_full(sm.stage(g)));
           } else {
             gather_tile<kN, Cfg::kQkRowBytes>(a.cache, offset, sm.k(sm.stage(g)), ptid);
             dev::cp_async_arrive_noinc(sm.k_full(sm.stage(g)));
@@ -560,6 +603,10 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
           if (by_tma(i)) {
             load_pages<kN>(&a.tma_v, dst, full, Cfg::kVLoadBytes, Cfg::kVLoadRowBytes / kSwizzleBytes, row_page,
                            a.page_size, kv_head, ptid);
+          } else if (page_tiles) {
+            gather_pages<kN, Cfg::kVLoadRowBytes>(a, head_offset + a.v_offset, row_page, info.kv_len - tile_key0(i),
+                                                  dst, ptid);
+            dev::cp_async_arrive_noinc(full);
           } else {
             gather_tile<kN, Cfg::kVLoadRowBytes>(a.cache, row_offset < 0 ? row_offset : row_offset + a.v_offset, dst,
                                                  ptid);
@@ -867,8 +914,11 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       dev::fence_regs(p);
       if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gl)));
       tile += n;
-    } else if (leader) {
-      dev::mbar_arrive(sm.q_empty(qs));
+    } else {
+      // Every thread has read the item before its slot is handed back (n > 0: the turn barrier
+      // before the first QK^T orders it).
+      dev::named_sync(kConsumerBarrier + wg, 128);
+      if (leader) dev::mbar_arrive(sm.q_empty(qs));
     }
 
     // Epilogue: the four threads of a row hold its partial sums.
