@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "core/case_args.hpp"
 #include "core/device_info.hpp"
 #include "core/refcheck.hpp"
+#include "kbench/cuda_check.hpp"
 #include "kbench/dtype.hpp"
 
 namespace kbench {
@@ -48,6 +50,19 @@ class BackendUnavailable : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Constructs a vendor library's backend object; a failure other than a CUDA error (the library
+// missing, or refusing the problem) becomes BackendUnavailable, prefixed with the library's name.
+template <class Backend, class... Args>
+[[nodiscard]] std::unique_ptr<Backend> make_vendor_backend(std::string_view library, Args&&... args) {
+  try {
+    return std::make_unique<Backend>(std::forward<Args>(args)...);
+  } catch (const CudaError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw BackendUnavailable(std::string(library) + ": " + e.what());
+  }
+}
 
 // One configured problem of a routine, owning its device memory.
 class Case {

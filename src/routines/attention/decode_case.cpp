@@ -194,13 +194,7 @@ void DecodeCase::prepare(std::string_view requested, cudaStream_t stream) {
     KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     slot = std::move(k);
   } else if (backend == "cudnn" && !cudnn_) {
-    try {
-      cudnn_ = std::make_unique<backends::CudnnPagedDecode>(cudnn_shape());
-    } catch (const CudaError&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      throw BackendUnavailable(std::string("cuDNN: ") + e.what());
-    }
+    cudnn_ = make_vendor_backend<backends::CudnnPagedDecode>("cuDNN", cudnn_shape());
     // cuDNN loads its kernels on first use: once eagerly, so graph capture sees none of that.
     const Copy& c = copies_.front();
     cudnn_->run(c.q.get(), c.cache.get(), block_table_.as<int32_t>(), seq_len_kv_.as<int32_t>(),

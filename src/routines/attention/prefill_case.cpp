@@ -255,13 +255,7 @@ void PrefillCase::prepare(std::string_view requested, cudaStream_t stream) {
     KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
     slot = std::move(k);
   } else if (backend == "cudnn" && !cudnn_) {
-    try {
-      cudnn_ = std::make_unique<backends::CudnnPrefill>(cudnn_shape());
-    } catch (const CudaError&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      throw BackendUnavailable(std::string("cuDNN: ") + e.what());
-    }
+    cudnn_ = make_vendor_backend<backends::CudnnPrefill>("cuDNN", cudnn_shape());
     // cuDNN loads its kernels on first use: once eagerly, so graph capture sees none of that.
     launch(backend, stream, 0);
     KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
