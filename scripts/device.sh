@@ -2,12 +2,12 @@
 # Everything kbench does on a GPU machine, in one call: build with every core, run the GPU tests,
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
-#   scripts/device.sh [stage...]     stages: info build test gtest sanitize bench bench_decode
-#                                    bench_decode_fp8 bench_prefill ncu_prefill (default: all
-#                                    but gtest, bench_decode_fp8 and ncu_prefill)
+#   scripts/device.sh [stage...]     stages: info build test gtest sanitize racecheck_fa3 bench
+#                                    bench_decode bench_decode_fp8 bench_prefill ncu_prefill
+#                                    (default: all but gtest, bench_decode_fp8 and ncu_prefill)
 # gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
 # SANITIZE_FILTER picks the kernel tests compute-sanitizer runs, SANITIZE_TOOLS its tools (memcheck
-# racecheck), SANITIZE_TIMEOUT the seconds each may take (200).
+# racecheck), SANITIZE_TIMEOUT the seconds each may take (200); NCU_CASES the ncu_prefill cases.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -17,7 +17,7 @@ mkdir -p "$work"
 export KBENCH_BUILD_DIR=${KBENCH_BUILD_DIR:-$root/build-device}
 export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
-stages=${*:-info build test sanitize bench bench_decode bench_prefill}
+stages=${*:-info build test sanitize racecheck_fa3 bench bench_decode bench_prefill}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -47,6 +47,12 @@ for stage in $stages; do
       timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/sanitize_cases.txt \
         >"$work/sanitize_kbench.log" 2>&1
       note "compute-sanitizer memcheck (kbench testlist): exit $? $(grep -E 'ERROR SUMMARY' "$work/sanitize_kbench.log" | tail -1)" ;;
+    racecheck_fa3)
+      # racecheck on kbench itself over small fa3 cases: one launch each (the kernel tests run every
+      # backend and the reference under it and take minutes).
+      timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 99 \
+        "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/racecheck_fa3_cases.txt >"$work/racecheck_fa3.log" 2>&1
+      note "compute-sanitizer racecheck (fa3 cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_fa3.log" | tr '\n' ' ')" ;;
     bench)
       KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 300 bash bench/norm_h100.sh "$work/bench" >"$work/bench.log" 2>&1
       note "bench: exit $?"
@@ -73,6 +79,7 @@ for stage in $stages; do
                "ragged_full:--routine BatchPrefillWithRaggedKVCacheWrapper" \
                "paged_causal:--routine BatchPrefillWithPagedKVCacheWrapper --page_size 16 --causal"; do
         tag=${c%%:*}; read -ra extra <<<"${c#*:}"
+        [[ " ${NCU_CASES:-ragged_causal ragged_full paged_causal} " == *" $tag "* ]] || continue
         timeout 150 ncu --clock-control none --set full --import-source no --kernel-name regex:fa3_prefill --launch-skip 1 \
           --launch-count 1 -o "$work/ncu_$tag" "$kb" "${extra[@]}" "${base[@]}" >"$work/ncu_$tag.log" 2>&1
         ncu -i "$work/ncu_$tag.ncu-rep" --page details >"$work/ncu_${tag}_details.txt" 2>&1

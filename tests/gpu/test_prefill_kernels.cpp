@@ -522,7 +522,7 @@ TEST(PrefillKernels, PagedPageSizesAndLayouts) {
   uint64_t seed = 200;
   int i = 0;
   for (int head_dim : {64, 128, 256}) {
-    for (int page_size : {1, 16, 64}) {
+    for (int page_size : {1, 8, 16, 64, 128}) {
       for (KvLayout layout : {KvLayout::NHD, KvLayout::HND}) {
         Case c;
         c.paged = true;

@@ -45,6 +45,10 @@ struct Fa3Args {
   int32_t page_size;
   int32_t paged;      // 1: K/V through the page table (TMA per page or cp.async gather)
   int32_t page_maps;  // paged: tma_k / tma_v are page maps (page_size a multiple of 8, <= 256)
+  // Paged, page-aligned 16-bit tiles with pages of >= 16 rows: V stages are page-major ([page][chunk]
+  // [slot][128 B], one k-step of the PV GEMM inside a page), so each page's V is one TMA box of all
+  // its chunks (tma_v's box spans them); else V stages are [chunk][row][128 B] like K.
+  int32_t v_page_major;
   int32_t causal;
   OutType out_type;
   float scale_log2;  // sm_scale * q_scale * k_scale * log2(e)
@@ -66,10 +70,11 @@ struct Fa3Launch {
                                                  int head_dim, int box_rows);
 
 // Encodes the 5-D tensor map of one K or V half of a paged cache: dims (128-byte chunk of E
-// elements, slot, kv head, chunk, page), box (E, page_size, 1, 1, 1): a box lands as page_size
-// swizzled 128-byte rows. Strides in bytes; pages unbounded (page-table entries are valid).
+// elements, slot, kv head, chunk, page), box (E, page_size, 1, box_chunks, 1): a box lands as
+// box_chunks blocks of page_size swizzled 128-byte rows. Strides in bytes; pages unbounded
+// (page-table entries are valid).
 [[nodiscard]] cudaError_t encode_page_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim,
-                                          int page_size, int64_t slot_stride, int64_t head_stride,
+                                          int page_size, int box_chunks, int64_t slot_stride, int64_t head_stride,
                                           int64_t page_stride);
 
 // One function per translation unit: the kernels of one head-dim pair for bf16, fp16 and (head dims

@@ -5,18 +5,20 @@
 // the head dims are 128 or 256).
 //
 // CTA = 3 warpgroups, persistent (CTA i runs work items i, i + gridDim.x, ...):
-//  * producer (warpgroup 0, setmaxnreg 40): thread 0 walks the item list, writes each item's
-//    geometry to shared memory and loads its 128-row Q tile (one TMA); then the K and V tiles of
-//    the item into a 2- or 3-stage ring, in the order the consumers use them (K0, K1, V0, K2, V1,
-//    ...). Ragged KV: one TMA per tile (thread 0). Paged KV: tiles of whole pages go by TMA, one box
-//    per page and 128-byte column chunk (page sizes that are multiples of 8 and divide block_n),
-//    the page table one tile ahead in the lanes of each producer warp; the partial last tile is
-//    gathered by all 128 threads with coalesced 16-byte cp.async from that table. Other page sizes
-//    are gathered by all 128 threads into the same swizzled layout, each thread owning a row (its
-//    page-table lookup one tile ahead, its cache offset). Gathers zero-fill keys outside
-//    [0, kv_len). fp8: V is widened to fp16
-//    in shared memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
-//  * consumers (warpgroups 1 and 2, setmaxnreg 232): 64 query rows each. Per KV tile: S = Q K^T
+//  * producer (warpgroup 0, setmaxnreg 56): thread 0 walks the item list and loads each item's
+//    128-row Q tile (one TMA); then the K and V tiles of the item into a 2- or 3-stage ring, in the
+//    order the consumers use them (K0, K1, V0, K2, V1, ...). Ragged KV: one TMA per tile (thread
+//    0). Paged KV, page sizes that are multiples of 8 and divide block_n: warp 0 loads K and warp 1
+//    V, lane j holding page j of the tile (one tile ahead); whole pages go by TMA, K one box per
+//    page and 128-byte column chunk, 16-bit V (pages of >= 16 rows) one box per page in a
+//    page-major stage (Fa3Args::v_page_major); the partial last tile is gathered by the warp with
+//    coalesced 16-byte cp.async. Other page sizes are gathered by all 128 threads into the same
+//    swizzled layout, each thread owning a row (its page-table lookup one tile ahead, its cache
+//    offset). Gathers zero-fill keys outside [0, kv_len). fp8: V is widened to fp16 in shared
+//    memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
+//  * consumers (warpgroups 1 and 2, setmaxnreg 224): 64 query rows each. They walk the same item
+//    list and derive each item's geometry from it themselves (no shared-memory hand-off to order:
+//    the producer runs items ahead). Per KV tile: S = Q K^T
 //    (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P to 16 bits in
 //    registers, O += P V (wgmma RS). The QK^T of tile i is issued before the softmax of tile i - 1's
 //    PV has finished (intra-warpgroup overlap); a pair of named barriers makes the two warpgroups
@@ -38,13 +40,14 @@
 //
 // Shared memory (1024-byte aligned buffers, 128-byte swizzle: a [chunk][rows][128 B] layout where
 // a chunk is 128 bytes of a row, the layout TMA writes and wgmma descriptors read): Q buffers,
-// K and V stages (fp8: also the raw e4m3 V stages), mbarriers and the item geometry slots. A third
-// K/V stage, then a second Q buffer, where they fit (Fa3Config).
+// K and V stages (fp8: also the raw e4m3 V stages) and mbarriers. A third K/V stage, then a second
+// Q buffer, where they fit (Fa3Config).
 // Barriers: q_full (1 arrival + Q bytes), q_empty (one arrival per consumer warpgroup, after its
-// last QK^T of the item), k/v_full (ragged TMA: 1 arrival + bytes; paged: 128 arrivals, cp.async or
-// after the page TMAs' expect_tx; fp8 v_full: 128 after widening), k/v_empty (one arrival per
-// consumer warpgroup). Stage and parity come from running item / tile counts that the producer and
-// the consumers advance identically: stage = g % stages, parity = (g / stages) % 2.
+// last QK^T of the item), k/v_full (TMA: 1 arrival + bytes; page gather by a warp: 1 arrival, the
+// cp.async landing held back by their own arrivals; per-row gathers: 128 arrivals; fp8 v_full: 128
+// after widening), k/v_empty (one arrival per consumer warpgroup). Stage and parity come from running item / tile counts that the producer and
+// the consumers advance identically (an item whose rows see no key loads no Q and counts for neither):
+// stage = g % stages, parity = (g / stages) % 2.
 #pragma once
 
 #include <cuda.h>
@@ -84,11 +87,10 @@ inline constexpr int kSwizzleBytes = 128;  // one swizzled row of a chunk
 // consumer warpgroup for the GEMM-issue turns.
 inline constexpr int kProducerBarrier = 1;
 inline constexpr int kSchedulerBarrier = 2;  // + consumer warpgroup index
-inline constexpr int kConsumerBarrier = 4;   // + consumer warpgroup index: the warpgroup alone
 
-// The geometry of one work item, written by the producer for the consumers.
+// The geometry of one work item (the producer and the consumers derive it from the item list alike).
 struct ItemInfo {
-  int32_t num_tiles;   // KV tiles to visit; 0: rows see no key (store zeros); -1: no more items
+  int32_t num_tiles;   // KV tiles to visit; 0: rows see no key (store zeros)
   int32_t key0;        // request key of column 0 of the first tile visited; tile i: key0 - i N
   int32_t q_begin;     // request rows [q_begin, q_end) are stored
   int32_t q_end;
@@ -130,8 +132,7 @@ struct Fa3Config {
   static constexpr int kVRawOffset = kVOffset + kStages * kVBytes;
   static constexpr int kBarOffset = kVRawOffset + kStages * kVRawBytes;
   static constexpr int kNumBarriers = 2 * kQStages + (kFp8 ? 5 : 4) * kStages;
-  static constexpr int kInfoOffset = kBarOffset + 8 * kNumBarriers;
-  static constexpr int kSmemBytes = kInfoOffset + kQStages * static_cast<int>(sizeof(ItemInfo));
+  static constexpr int kSmemBytes = kBarOffset + 8 * kNumBarriers;
   // Accumulator registers per consumer thread (64 rows x columns over 128 threads).
   static constexpr int kSRegs = kN / 2;
   static constexpr int kORegs = kDvo / 2;
@@ -164,10 +165,6 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
 
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
 
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
@@ -217,6 +214,12 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint3
 // The barrier receives one arrival once this thread's earlier cp.async have landed.
 __device__ __forceinline__ void cp_async_arrive_noinc(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+
+// The same, but the barrier's pending count is raised by one first: no net arrival, the phase just
+// cannot complete before this thread's earlier cp.async have landed.
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
 }
 
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
@@ -305,8 +308,7 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 // ------------------------------------------------------------------------------------------------
 template <class Cfg>
 struct SmemMap {
-  uint8_t* base;
-  uint32_t addr;  // shared-window address of base
+  uint32_t addr;  // shared-window address of the dynamic shared memory
 
   __device__ uint32_t q(uint32_t qs) const { return addr + Cfg::kQOffset + qs * Cfg::kQBytes; }
   __device__ uint32_t k(uint32_t stage) const { return addr + Cfg::kKOffset + stage * Cfg::kKBytes; }
@@ -324,9 +326,6 @@ struct SmemMap {
   // K/V stage and barrier parity of running tile g.
   __device__ static uint32_t stage(uint32_t g) { return g % Cfg::kStages; }
   __device__ static uint32_t parity(uint32_t g) { return (g / Cfg::kStages) & 1; }
-  __device__ ItemInfo* info(uint32_t qs) const {
-    return reinterpret_cast<ItemInfo*>(base + Cfg::kInfoOffset) + qs;
-  }
 };
 
 
@@ -334,8 +333,6 @@ struct SmemMap {
 // Producer warpgroup.
 // ------------------------------------------------------------------------------------------------
 
-// Geometry of work item `index` (see the file comment); kv_row0 = the request's first KV token
-// (ragged) or first page-table entry (paged).
 // Whether paged K/V tiles are page-aligned (whole pages, loaded by page TMA boxes or the coalesced
 // page gather): pages of a multiple of 8 rows (whole swizzle atoms) that tile block_n, so a power of
 // two.
@@ -344,9 +341,10 @@ __device__ __forceinline__ bool page_aligned(const Fa3Args& a) {
   return a.paged && a.page_maps && kN % a.page_size == 0;
 }
 
+// Geometry of a work item (see the file comment); kv_row0 = the request's first KV token (ragged)
+// or first page-table entry (paged).
 template <int kN>
-__device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, int index, int32_t* kv_row0) {
-  const PrefillWorkItem item = a.items[index];
+__device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, const PrefillWorkItem& item, int32_t* kv_row0) {
   ItemInfo info{};
   const int b = item.request;
   info.q_row0 = a.qo_indptr[b];
@@ -418,48 +416,60 @@ __device__ __forceinline__ void gather_tile(const uint8_t* cache, int64_t row_of
   }
 }
 
-// Page-aligned tile gathered by the 128 producer threads with 16-byte cp.async, coalesced: the
-// threads of a pass copy consecutive rows whole (a warp copies 512 contiguous bytes of each page
-// row group), so a warp instruction touches 4 cache lines instead of 32. Lane j of every producer
-// warp holds page j of the tile (`lane_page`); rows >= valid_rows (keys >= kv_len) are zero-filled.
+// Byte offset of 16-byte chunk `chunk` of tile row `row` in a swizzled stage whose rows come in
+// blocks of 1 << block_shift rows ([block][128-byte column chunk][row][128 B]): K and ragged or
+// gathered V stages are one block of kN rows, page-major V one block per page.
+template <int kRowBytes>
+__device__ __forceinline__ uint32_t stage_offset(int row, int chunk, int block_shift) {
+  const int block_rows = 1 << block_shift;
+  return (row >> block_shift) * (block_rows * kRowBytes) + (chunk / 8) * (block_rows * kSwizzleBytes) +
+         (row & (block_rows - 1)) * kSwizzleBytes + (((chunk % 8) ^ (row % 8)) * 16);
+}
+
+// Page-aligned tile gathered by one producer warp with 16-byte cp.async, coalesced: the lanes of a
+// pass copy consecutive rows whole (512 contiguous bytes of a page's row group), so an instruction
+// touches 4 cache lines instead of 32. Lane j holds page j of the tile (`lane_page`); rows >=
+// valid_rows (keys >= kv_len) are zero-filled. Each lane's copies arrive on `full` as they land
+// (net zero on its count); lane 0 then gives the stage's one arrival.
 template <int kN, int kRowBytes>
 __device__ __forceinline__ void gather_pages(const Fa3Args& a, int64_t head_offset, int32_t lane_page, int valid_rows,
-                                             uint32_t stage, int ptid) {
+                                             uint32_t stage, int block_shift, uint32_t full, int lane) {
   constexpr int kThreadsPerRow = kRowBytes / 16;
-  constexpr int kRowsPerPass = 128 / kThreadsPerRow;
-  static_assert(128 % kThreadsPerRow == 0 && kN % kRowsPerPass == 0, "whole rows per pass");
-  const int chunk = ptid % kThreadsPerRow;
+  constexpr int kRowsPerPass = 32 / kThreadsPerRow;
+  static_assert(32 % kThreadsPerRow == 0 && kN % kRowsPerPass == 0, "whole rows per pass");
+  const int chunk = lane % kThreadsPerRow;
   const int page_shift = __ffs(a.page_size) - 1;
-  const uint32_t dst_chunk = stage + (chunk / 8) * (kN * kSwizzleBytes);
 #pragma unroll 1  // (register fit of the producer)
   for (int pass = 0; pass < kN / kRowsPerPass; ++pass) {
-    const int row = pass * kRowsPerPass + ptid / kThreadsPerRow;
+    const int row = pass * kRowsPerPass + lane / kThreadsPerRow;
     const int32_t page = __shfl_sync(0xffffffffu, lane_page, row >> page_shift);
     const bool valid = row < valid_rows;
     const uint8_t* src = valid ? a.cache + static_cast<int64_t>(page) * a.page_stride +
                                      static_cast<int64_t>(row & (a.page_size - 1)) * a.slot_stride + head_offset +
                                      chunk * 16
                                : a.cache;
-    const uint32_t dst = dst_chunk + row * kSwizzleBytes + (((chunk % 8) ^ (row % 8)) * 16);
-    dev::cp_async_16(dst, src, valid ? 16u : 0u);
+    dev::cp_async_16(stage + stage_offset<kRowBytes>(row, chunk, block_shift), src, valid ? 16u : 0u);
   }
+  dev::cp_async_arrive(full);
+  __syncwarp();
+  if (lane == 0) dev::mbar_arrive(full);
 }
 
-// Paged by TMA: lane j of producer warp 0 loads page j of the tile (`page`, -1: none), one box per
-// 128-byte column chunk, into rows [j page_size, (j + 1) page_size) of the swizzled stage; lane 0
-// sets the transaction bytes first. Every producer thread then arrives (the stage's count is 128).
-template <int kN>
+// Paged by TMA: lane j of the loading warp loads page j of the tile (`page`, -1: none): kBoxes
+// boxes (column chunk c lands chunk_bytes after chunk 0; one box of all chunks: page-major V), page
+// j's first at j * page_bytes. Lane 0 gives the stage's one arrival with the transaction bytes
+// first (a box must not land on a phase that does not expect it yet).
+template <int kBoxes>
 __device__ __forceinline__ void load_pages(const CUtensorMap* map, uint32_t stage, uint32_t full, uint32_t bytes,
-                                           int chunks, int32_t page, int page_size, int kv_head, int ptid) {
-  if (ptid < 32) {
-    if (ptid == 0) dev::mbar_expect_tx(full, bytes);
-    __syncwarp();
-    if (page >= 0) {
-      const uint32_t dst = stage + ptid * page_size * kSwizzleBytes;
-      for (int c = 0; c < chunks; ++c) dev::tma_load_5d(dst + c * (kN * kSwizzleBytes), map, full, 0, 0, kv_head, c, page);
-    }
+                                           uint32_t chunk_bytes, uint32_t page_bytes, int32_t page, int kv_head,
+                                           int lane) {
+  if (lane == 0) dev::mbar_arrive_expect_tx(full, bytes);
+  __syncwarp();
+  if (page >= 0) {
+    const uint32_t dst = stage + lane * page_bytes;
+#pragma unroll
+    for (int c = 0; c < kBoxes; ++c) dev::tma_load_5d(dst + c * chunk_bytes, map, full, 0, 0, kv_head, c, page);
   }
-  dev::mbar_arrive(full);
 }
 
 // fp8: the loaded V tile (e4m3, [Dvo/128][N][128 B] swizzled) widened to fp16 in the layout of a
@@ -514,53 +524,56 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
   constexpr bool kPagedDims = Cfg::kHeadQk == Cfg::kHeadVo;
   const bool gather = a.paged != 0;
   if (!kPagedDims && gather) __trap();
-  if (!gather && !kWiden && ptid != 0) return;
+  const bool page_tiles = page_aligned<kN>(a);
+  // Who loads K and V: thread 0 (ragged: one TMA per tile); paged page-aligned tiles, warp 0 K and
+  // warp 1 V (TMA boxes of their lanes' pages, issued one lane after the other: two warps halve
+  // that serial issue, and more warps cost the consumers more than they save); other page sizes,
+  // the whole warpgroup (per-row gathers). fp8 widening takes the whole warpgroup too.
+  const int warp = ptid / 32;
+  const bool k_loader = gather ? !page_tiles || warp == 0 : ptid == 0;
+  const bool v_loader = gather ? !page_tiles || warp == 1 : ptid == 0;
+  if (!k_loader && !v_loader && !kWiden) return;
   const bool issuer = ptid == 0;
-  uint32_t item = 0;  // running item count (Q stage / parity)
+  const int lane = ptid % 32;
+  const int v_shift = __ffs(a.v_page_major ? a.page_size : kN) - 1;  // V stage blocks (stage_offset)
+  uint32_t item = 0;  // running count of items that load Q (Q stage / parity)
   uint32_t tile = 0;  // running KV tile count (stage / parity)
-  for (int index = blockIdx.x;; index += gridDim.x, ++item) {
-    const bool done = index >= a.num_items;
+  for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
     int32_t kv_row0 = 0;
-    ItemInfo info{};
-    if (done) {
-      info.num_tiles = -1;
-    } else {
-      info = load_item<kN>(a, index, &kv_row0);
-    }
+    const ItemInfo info = load_item<kN>(a, a.items[index], &kv_row0);
     const int n = info.num_tiles;
+    if (n <= 0) continue;  // rows that see no key: the consumers store zeros
     const int kv_head = info.qo_head / a.group;
     // Request key of tile i's first row.
     auto tile_key0 = [&](int i) { return info.key0 - i * kN; };
 
-    // Paged, page-aligned tiles: lane j of every producer warp holds page j of tiles i + 1, i and
-    // i - 1 (warp 0 issues the TMA boxes; gather_pages shuffles from it); the tile that holds keys >=
+    // Paged, page-aligned tiles: lane j of the K and V warps holds page j of tiles i + 1, i and
+    // i - 1 (load_pages; gather_pages shuffles from it); the tile that holds keys >=
     // kv_len (only the first one visited) is gathered, zero-filled. Other page sizes: this thread's
     // gather row (see PagedRow) and its cache offsets in tiles i and i - 1.
     PagedRow<kN> rows{ptid / PagedRow<kN>::kThreadsPerRow, -1};
     const int64_t head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
     int64_t offset = -1;
     int64_t prev_offset = -1;
-    const bool page_tiles = page_aligned<kN>(a);
-    const bool page_lane = page_tiles && ptid % 32 < kN / a.page_size;
+    const bool page_lane = page_tiles && lane < kN / a.page_size;
     int32_t page_next = -1;
     int32_t page = -1;
     int32_t prev_page = -1;
     const int page_shift = __ffs(a.page_size) - 1;  // page-aligned: page_size is a power of two
     auto lookup_page = [&](int i) {  // (tile_key0(i) is a multiple of the page size)
-      const int lane = ptid % 32;
       page_next = page_lane && tile_key0(i) + lane * a.page_size < info.kv_len
                       ? a.page_indices[kv_row0 + (tile_key0(i) >> page_shift) + lane]
                       : -1;
     };
     auto by_tma = [&](int i) { return page_tiles && tile_key0(i) + kN <= info.kv_len; };
-    if (gather && n > 0) {
+    if (gather && (k_loader || v_loader)) {
       if (!page_tiles) rows.lookup(a, tile_key0(0) + rows.row, kv_row0, info.kv_len);
       lookup_page(0);
     }
 
     auto load_k = [&](int i) {
       const uint32_t g = tile + i;
-      if (kPagedDims && gather) {
+      if (kPagedDims && gather && (k_loader || v_loader)) {  // the V warp follows the pages too
         prev_page = page;
         page = page_next;
         if (!page_tiles) {
@@ -571,15 +584,18 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
           if (!page_tiles) rows.lookup(a, tile_key0(i + 1) + rows.row, kv_row0, info.kv_len);
           lookup_page(i + 1);
         }
+      }
+      if (!k_loader) return;
+      if (kPagedDims && gather) {
         dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
         if constexpr (kPagedDims) {
           if (by_tma(i)) {
-            load_pages<kN>(&a.tma_k, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)), Cfg::kKBytes,
-                           Cfg::kQkRowBytes / kSwizzleBytes, page, a.page_size, kv_head, ptid);
+            load_pages<Cfg::kQkRowBytes / kSwizzleBytes>(&a.tma_k, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)),
+                                                         Cfg::kKBytes, kN * kSwizzleBytes,
+                                                         a.page_size * kSwizzleBytes, page, kv_head, lane);
           } else if (page_tiles) {
             gather_pages<kN, Cfg::kQkRowBytes>(a, head_offset, page, info.kv_len - tile_key0(i), sm.k(sm.stage(g)),
-                                               ptid);
-            dev::cp_async_arrive_noinc(sm.k_full(sm.stage(g)));
+                                               __ffs(kN) - 1, sm.k_full(sm.stage(g)), lane);
           } else {
             gather_tile<kN, Cfg::kQkRowBytes>(a.cache, offset, sm.k(sm.stage(g)), ptid);
             dev::cp_async_arrive_noinc(sm.k_full(sm.stage(g)));
@@ -597,16 +613,20 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       const uint32_t g = tile + i;
       const uint32_t dst = kWiden ? sm.v_raw(sm.stage(g)) : sm.v(sm.stage(g));
       const uint32_t full = kWiden ? sm.v_raw_full(sm.stage(g)) : sm.v_full(sm.stage(g));
+      if (!v_loader) return;
       if (kPagedDims && gather) {
         if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
         if constexpr (kPagedDims) {
-          if (by_tma(i)) {
-            load_pages<kN>(&a.tma_v, dst, full, Cfg::kVLoadBytes, Cfg::kVLoadRowBytes / kSwizzleBytes, row_page,
-                           a.page_size, kv_head, ptid);
+          constexpr int kChunks = Cfg::kVLoadRowBytes / kSwizzleBytes;
+          if (by_tma(i) && a.v_page_major) {
+            load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.page_size * Cfg::kVLoadRowBytes, row_page,
+                          kv_head, lane);
+          } else if (by_tma(i)) {
+            load_pages<kChunks>(&a.tma_v, dst, full, Cfg::kVLoadBytes, kN * kSwizzleBytes,
+                                a.page_size * kSwizzleBytes, row_page, kv_head, lane);
           } else if (page_tiles) {
             gather_pages<kN, Cfg::kVLoadRowBytes>(a, head_offset + a.v_offset, row_page, info.kv_len - tile_key0(i),
-                                                  dst, ptid);
-            dev::cp_async_arrive_noinc(full);
+                                                  dst, v_shift, full, lane);
           } else {
             gather_tile<kN, Cfg::kVLoadRowBytes>(a.cache, row_offset < 0 ? row_offset : row_offset + a.v_offset, dst,
                                                  ptid);
@@ -634,20 +654,14 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
 
     // K of the first tile goes out before waiting for the Q buffer (the consumers may still be
     // finishing the previous item).
-    if (n > 0) load_k(0);
+    load_k(0);
     if (issuer) {
       const uint32_t qs = item % Cfg::kQStages;
       dev::mbar_wait(sm.q_empty(qs), ((item / Cfg::kQStages) & 1) ^ 1);
-      *sm.info(qs) = info;
-      if (n > 0) {
-        dev::mbar_arrive_expect_tx(sm.q_full(qs), Cfg::kQBytes);
-        dev::tma_load_4d(sm.q(qs), &a.tma_q, sm.q_full(qs), 0, info.q_row0 + info.q_end - kBlockM, info.qo_head, 0);
-      } else {
-        dev::mbar_arrive(sm.q_full(qs));
-      }
+      dev::mbar_arrive_expect_tx(sm.q_full(qs), Cfg::kQBytes);
+      dev::tma_load_4d(sm.q(qs), &a.tma_q, sm.q_full(qs), 0, info.q_row0 + info.q_end - kBlockM, info.qo_head, 0);
     }
-    if (done) break;
-    if (n <= 0) continue;
+    ++item;
     if constexpr (kWiden) {
       load_v(0, offset, page);
       for (int i = 1; i < n; ++i) {
@@ -698,14 +712,19 @@ struct Gmma {
   }
 
   // O += P V: k-steps of 16 keys (16 rows of 128 B = 2048 bytes); V is N-major (head dim
-  // contiguous), its 64-element chunks kBlockN * 128 bytes apart.
-  __device__ static __forceinline__ void pv(const uint32_t (&p)[Cfg::kPRegs], uint32_t v_stage,
+  // contiguous), in blocks of 1 << v_shift rows (stage_offset) whose 64-element chunks are a block's
+  // rows * 128 bytes apart (a k-step stays inside a block: blocks of >= 16 rows).
+  __device__ static __forceinline__ void pv(const uint32_t (&p)[Cfg::kPRegs], uint32_t v_stage, int v_shift,
                                             float (&o)[Cfg::kORegs]) {
     constexpr int kSteps = Cfg::kBlockN / 16;
-    const uint64_t vd = dev::smem_desc(v_stage, Cfg::kBlockN * kSwizzleBytes, 1024);
+    constexpr int kChunks = Cfg::kVoRowBytes / kSwizzleBytes;
+    const uint32_t block_rows = 1u << v_shift;
+    const uint64_t vd = dev::smem_desc(v_stage, block_rows * kSwizzleBytes, 1024);
+    const uint32_t next_block_skip = block_rows * kSwizzleBytes * (kChunks - 1);  // past the block's other chunks
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
-      dev::gmma_rs<PvOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + ((kk * 2048) >> 4), o,
+      const uint32_t offset = kk * 2048 + ((16u * kk) >> v_shift) * next_block_skip;
+      dev::gmma_rs<PvOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + (offset >> 4), o,
                          std::make_index_sequence<Cfg::kORegs>{});
     }
   }
@@ -833,6 +852,7 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
   const int my_turn = kSchedulerBarrier + wg;
   const int next_turn = kSchedulerBarrier + (wg ^ 1);
   const bool leader = t == 0;  // arrives on the pipeline barriers for the warpgroup
+  const int v_shift = __ffs(a.v_page_major ? a.page_size : Cfg::kBlockN) - 1;  // V stage blocks (stage_offset)
 
   // Warpgroup 0 issues first.
   if (wg == 1) dev::named_arrive(kSchedulerBarrier, 256);
@@ -840,14 +860,22 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
   float s[Cfg::kSRegs];
   float o[Cfg::kORegs];
   uint32_t p[Cfg::kPRegs];
+  uint32_t item = 0;  // running count of items that load Q
   uint32_t tile = 0;
-  for (uint32_t item = 0;; ++item) {
-    const uint32_t qs = item % Cfg::kQStages;
-    dev::mbar_wait(sm.q_full(qs), (item / Cfg::kQStages) & 1);
-    const ItemInfo info = *sm.info(qs);
-    if (info.num_tiles < 0) break;
-    const uint32_t q_rows = sm.q(qs) + q_rows_offset;
+  // The next item's global reads stay off the path between items: its entry in the list is read
+  // when this item starts, the request lengths it points to while this item's last PV GEMM runs.
+  int32_t kv_row0 = 0;  // (the producer's)
+  ItemInfo next = blockIdx.x < a.num_items ? load_item<Cfg::kBlockN>(a, a.items[blockIdx.x], &kv_row0) : ItemInfo{};
+  for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
+    const ItemInfo info = next;
+    const bool has_next = index + gridDim.x < a.num_items;
+    const PrefillWorkItem next_item = has_next ? a.items[index + gridDim.x] : PrefillWorkItem{};
+    auto read_next = [&] {
+      if (has_next) next = load_item<Cfg::kBlockN>(a, next_item, &kv_row0);
+    };
     const int n = info.num_tiles;
+    const uint32_t qs = item % Cfg::kQStages;
+    const uint32_t q_rows = sm.q(qs) + q_rows_offset;
 #pragma unroll
     for (int i = 0; i < Cfg::kORegs; ++i) o[i] = 0.0f;
     RowState st{-INFINITY, -INFINITY, 0.0f, 0.0f};
@@ -859,6 +887,7 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
     auto wait_v = [&](uint32_t g) { dev::mbar_wait(sm.v_full(sm.stage(g)), sm.parity(g)); };
 
     if (n > 0) {
+      dev::mbar_wait(sm.q_full(qs), (item / Cfg::kQStages) & 1);
       // Tile 0: S only.
       dev::named_sync(my_turn, 256);
       wait_k(tile);
@@ -885,7 +914,7 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
         G::qk(q_rows, sm.k(sm.stage(gk)), s);
         dev::wgmma_commit();
         wait_v(gv);
-        G::pv(p, sm.v(sm.stage(gv)), o);
+        G::pv(p, sm.v(sm.stage(gv)), v_shift, o);
         dev::wgmma_commit();
         dev::named_arrive(next_turn, 256);
         dev::wgmma_wait<1>();
@@ -907,18 +936,17 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       const uint32_t gl = tile + n - 1;
       wait_v(gl);
       dev::wgmma_fence();
-      G::pv(p, sm.v(sm.stage(gl)), o);
+      G::pv(p, sm.v(sm.stage(gl)), v_shift, o);
       dev::wgmma_commit();
+      read_next();
       dev::wgmma_wait<0>();
       dev::fence_regs(o);
       dev::fence_regs(p);
       if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gl)));
       tile += n;
+      ++item;
     } else {
-      // Every thread has read the item before its slot is handed back (n > 0: the turn barrier
-      // before the first QK^T orders it).
-      dev::named_sync(kConsumerBarrier + wg, 128);
-      if (leader) dev::mbar_arrive(sm.q_empty(qs));
+      read_next();
     }
 
     // Epilogue: the four threads of a row hold its partial sums.
@@ -945,13 +973,13 @@ template <class Cfg>
 __global__ void __launch_bounds__(kThreads, 1) fa3_prefill_kernel(const __grid_constant__ Fa3Args args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const SmemMap<Cfg> sm{smem_raw, dev::smem_addr(smem_raw)};
+  const SmemMap<Cfg> sm{dev::smem_addr(smem_raw)};
   if ((sm.addr & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
-    // Arrivals that fill a stage: one (TMA: the issuer's expect_tx) or every producer thread (paged
-    // cp.async gathers; fp8 widening of V).
-    const uint32_t loaded = args.paged ? 128 : 1;
+    // Arrivals that fill a stage: one (the issuer's expect_tx; a page-aligned gather: lane 0 after its
+    // warp's cp.async arrivals) or every producer thread (per-row gathers; fp8 widening of V).
+    const uint32_t loaded = args.paged && !page_aligned<Cfg::kBlockN>(args) ? 128 : 1;
     for (uint32_t qs = 0; qs < Cfg::kQStages; ++qs) {
       dev::mbar_init(sm.q_full(qs), 1);
       dev::mbar_init(sm.q_empty(qs), 2);
