@@ -341,6 +341,12 @@ __device__ __forceinline__ bool page_aligned(const Fa3Args& a) {
   return a.paged && a.page_maps && kN % a.page_size == 0;
 }
 
+// log2 of the rows per block of a V stage (stage_offset): a page when V is page-major, else kN.
+template <int kN>
+__device__ __forceinline__ int v_block_shift(const Fa3Args& a) {
+  return __ffs(a.v_page_major ? a.page_size : kN) - 1;
+}
+
 // Geometry of a work item (see the file comment); kv_row0 = the request's first KV token (ragged)
 // or first page-table entry (paged).
 template <int kN>
@@ -535,7 +541,7 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
   if (!k_loader && !v_loader && !kWiden) return;
   const bool issuer = ptid == 0;
   const int lane = ptid % 32;
-  const int v_shift = __ffs(a.v_page_major ? a.page_size : kN) - 1;  // V stage blocks (stage_offset)
+  const int v_shift = v_block_shift<kN>(a);
   uint32_t item = 0;  // running count of items that load Q (Q stage / parity)
   uint32_t tile = 0;  // running KV tile count (stage / parity)
   for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
@@ -852,7 +858,7 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
   const int my_turn = kSchedulerBarrier + wg;
   const int next_turn = kSchedulerBarrier + (wg ^ 1);
   const bool leader = t == 0;  // arrives on the pipeline barriers for the warpgroup
-  const int v_shift = __ffs(a.v_page_major ? a.page_size : Cfg::kBlockN) - 1;  // V stage blocks (stage_offset)
+  const int v_shift = v_block_shift<Cfg::kBlockN>(a);
 
   // Warpgroup 0 issues first.
   if (wg == 1) dev::named_arrive(kSchedulerBarrier, 256);
