@@ -43,6 +43,24 @@ kk::PrefillParams plan_params(int num_qo_heads, int num_kv_heads, int head_dim_q
   return p;
 }
 
+// indptr of requests of these lengths stored back to back from row `first` (the plans must take
+// the rows from the indptr arrays, not assume they start at 0).
+std::vector<int32_t> offsets_from(const std::vector<int32_t>& lens, int32_t first) {
+  std::vector<int32_t> indptr(1, first);
+  for (int32_t len : lens) indptr.push_back(indptr.back() + len);
+  return indptr;
+}
+
+constexpr int32_t kFirstQRow = 3;
+constexpr int32_t kFirstKvRow = 5;
+
+// The plan of a ragged batch of these lengths (rows from kFirstQRow / kFirstKvRow).
+std::vector<kk::PrefillWorkItem> plan_ragged(PrefillKernel kernel, const kk::PrefillParams& p,
+                                             const std::vector<int32_t>& q_lens, const std::vector<int32_t>& kv_lens,
+                                             int sms) {
+  return kk::plan_prefill(kernel, p, offsets_from(q_lens, kFirstQRow), offsets_from(kv_lens, kFirstKvRow), {}, sms);
+}
+
 // Keys the last row of rows [q_begin, q_end) sees.
 int64_t keys_seen(const kk::PrefillWorkItem& it, int64_t q_len, int64_t kv_len, bool causal) {
   return causal ? std::clamp<int64_t>(it.q_end + kv_len - q_len, 0, kv_len) : kv_len;
@@ -63,12 +81,19 @@ int64_t keys_seen(const kk::PrefillWorkItem& it, int64_t q_len, int64_t kv_len, 
   };
   std::vector<int64_t> load(width, 0);
   int64_t max_item = 0;
+  const std::vector<int32_t> q_rows = offsets_from(q_lens, kFirstQRow);
+  const std::vector<int32_t> kv_rows = offsets_from(kv_lens, kFirstKvRow);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const kk::PrefillWorkItem& it = items[i];
     if (it.request < 0 || it.request >= p.batch || it.qo_head < 0 || it.qo_head >= p.num_qo_heads) {
       return ::testing::AssertionFailure() << "item " << i << " outside the batch or heads";
     }
-    const int q_len = q_lens[static_cast<std::size_t>(it.request)];
+    const auto b = static_cast<std::size_t>(it.request);
+    const int q_len = q_lens[b];
+    if (it.q_row0 != q_rows[b] || it.q_len != q_len || it.kv_row0 != kv_rows[b] || it.kv_len != kv_lens[b]) {
+      return ::testing::AssertionFailure() << "item " << i << " of request " << it.request << " has rows " << it.q_row0
+                                         << " / " << it.kv_row0 << " and lengths " << it.q_len << " / " << it.kv_len;
+    }
     if (it.q_begin < 0 || it.q_end <= it.q_begin || it.q_end > q_len || it.q_end - it.q_begin > block_m) {
       return ::testing::AssertionFailure() << "item " << i << " rows [" << it.q_begin << ", " << it.q_end
                                          << ") of request " << it.request << " (q_len " << q_len << ", block_m "
@@ -127,7 +152,7 @@ TEST(PrefillPlan, CoversEveryRowOnceInBalancedRounds) {
         const int block_m = kk::prefill_block_m(kernel, p);
         ASSERT_GE(block_m, 1);
         for (int sms : {1, 7, kSms}) {
-          const auto items = kk::plan_prefill(kernel, p, q_lens, kv_lens, sms);
+          const auto items = plan_ragged(kernel, p, q_lens, kv_lens, sms);
           // fa3's persistent grid is one CTA per SM: its rounds are `sms` wide. fa2's are as wide as
           // its resident CTAs (1 or 2 per SM): a round of 2 sms has rounds of sms inside it only for
           // coverage, so fa2 is checked with its own width where it is known to be 2 (not d256).
@@ -152,7 +177,7 @@ TEST(PrefillPlan, DeepSeekRoundsStayOnFewHeads) {
   // CTAs must work on ~17 heads (their K/V share the L2), not on 132 heads of one tile each.
   const std::vector<int32_t> lens(16, 1024);
   const kk::PrefillParams p = plan_params(128, 128, 192, 128, true, 16);
-  const auto items = kk::plan_prefill(PrefillKernel::fa3, p, lens, lens, kSms);
+  const auto items = plan_ragged(PrefillKernel::fa3, p, lens, lens, kSms);
   ASSERT_EQ(items.size(), 16u * 128 * 8);
   EXPECT_TRUE(check_plan(items, p, lens, lens, kk::prefill_block_m(PrefillKernel::fa3, p), kSms));
   std::set<int> heads;
@@ -165,7 +190,7 @@ TEST(PrefillPlan, KeepsTheHeadsOfAKvHeadTogether) {
   // order: request 0, kv head 0, tile 0, query heads 0..7, then tile 1, ...
   const std::vector<int32_t> lens(4, 1024);
   const kk::PrefillParams p = plan_params(64, 8, 128, 128, false, 4);
-  const auto items = kk::plan_prefill(PrefillKernel::fa3, p, lens, lens, kSms);
+  const auto items = plan_ragged(PrefillKernel::fa3, p, lens, lens, kSms);
   ASSERT_GE(items.size(), 16u);
   for (int i = 0; i < 16; ++i) {
     EXPECT_EQ(items[static_cast<std::size_t>(i)].request, 0);
@@ -174,21 +199,48 @@ TEST(PrefillPlan, KeepsTheHeadsOfAKvHeadTogether) {
   }
   // Causal: the first item is the costliest tile of the first group (its request's last rows).
   const kk::PrefillParams causal = plan_params(64, 8, 128, 128, true, 4);
-  const auto causal_items = kk::plan_prefill(PrefillKernel::fa3, causal, lens, lens, kSms);
+  const auto causal_items = plan_ragged(PrefillKernel::fa3, causal, lens, lens, kSms);
   EXPECT_EQ(causal_items.front().q_end, 1024);
   EXPECT_TRUE(check_plan(causal_items, causal, lens, lens, 128, kSms));
 }
 
+TEST(PrefillPlan, ReadsPagedLengthsFromTheLastPage) {
+  kk::PrefillParams p = plan_params(4, 2, 128, 128, true, 3);
+  p.paged = true;
+  p.pages.page_size = 16;
+  // 3 pages, last holding 5 keys: 37 keys; no page: 0 keys; 1 full page: 16 keys.
+  const std::vector<int32_t> qo_indptr = {0, 40, 41, 57};
+  const std::vector<int32_t> kv_indptr = {2, 5, 5, 6};
+  const auto items = kk::plan_prefill(PrefillKernel::fa3, p, qo_indptr, kv_indptr, {5, 16, 16}, kSms);
+  ASSERT_FALSE(items.empty());
+  const std::vector<int32_t> kv_lens = {37, 0, 16};
+  for (const auto& it : items) {
+    const auto b = static_cast<std::size_t>(it.request);
+    EXPECT_EQ(it.kv_len, kv_lens[b]) << "request " << b;
+    EXPECT_EQ(it.kv_row0, kv_indptr[b]) << "request " << b;
+    EXPECT_EQ(it.q_row0, qo_indptr[b]) << "request " << b;
+    EXPECT_EQ(it.q_len, qo_indptr[b + 1] - qo_indptr[b]) << "request " << b;
+  }
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, p, qo_indptr, kv_indptr, {0, 16, 16}, kSms),
+               std::invalid_argument);  // a used last page holds at least one key
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, p, qo_indptr, kv_indptr, {5, 16, 17}, kSms),
+               std::invalid_argument);  // and at most a page
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, p, qo_indptr, kv_indptr, {5, 16}, kSms),
+               std::invalid_argument);
+}
+
 TEST(PrefillPlan, RejectsInconsistentInput) {
   const kk::PrefillParams p = plan_params(8, 2, 128, 128, true, 2);
-  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {1, 2, 3}, {1, 2, 3}, kSms), std::invalid_argument);
-  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {1, 2}, {1}, kSms), std::invalid_argument);
-  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {1, -2}, {1, 2}, kSms), std::invalid_argument);
+  const std::vector<int32_t> two = {0, 1, 3};
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {0, 1, 3, 6}, {0, 1, 3, 6}, {}, kSms),
+               std::invalid_argument);  // three requests, batch 2
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, two, {0, 1}, {}, kSms), std::invalid_argument);
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa2, p, {0, 1, 0}, two, {}, kSms), std::invalid_argument);
   kk::PrefillParams bad_heads = p;
   bad_heads.num_kv_heads = 3;
-  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, bad_heads, {1, 2}, {1, 2}, kSms), std::invalid_argument);
-  EXPECT_TRUE(kk::plan_prefill(PrefillKernel::fa3, p, {0, 0}, {5, 0}, kSms).empty());
-  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, p, {1, 2}, {1, 2}, 0), std::invalid_argument);
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, bad_heads, two, two, {}, kSms), std::invalid_argument);
+  EXPECT_TRUE(plan_ragged(PrefillKernel::fa3, p, {0, 0}, {5, 0}, kSms).empty());
+  EXPECT_THROW((void)kk::plan_prefill(PrefillKernel::fa3, p, two, two, {}, 0), std::invalid_argument);
 }
 
 TEST(PrefillLengths, FollowTheReferenceRules) {

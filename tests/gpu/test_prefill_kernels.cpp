@@ -120,6 +120,7 @@ struct Built {
   int64_t out_count = 0;
   int64_t k_count = 0;  // elements of ragged K, or of the whole paged cache
   int64_t v_count = 0;  // ragged V
+  std::vector<int32_t> qo_indptr;
   std::vector<int32_t> kv_indptr;  // ragged: tokens; paged: pages
   std::vector<int32_t> indices;
   std::vector<int32_t> last_page_len;
@@ -135,7 +136,8 @@ Built build(Workspace& ws, const Case& c) {
   const float q_std = is_fp8(c.q) ? 4.0f : 1.0f;  // fp8: values well inside the format's range
   const float kv_std = is_fp8(c.kv) ? 4.0f : 1.0f;
 
-  const std::vector<int32_t> qo_indptr = offsets(c.q_lens);
+  b.qo_indptr = offsets(c.q_lens);
+  const std::vector<int32_t>& qo_indptr = b.qo_indptr;
   b.q_rows = qo_indptr.back();
   const int64_t q_count = b.q_rows * hq * c.head_dim_qk;
   b.out_count = b.q_rows * hq * c.head_dim_vo;
@@ -354,9 +356,14 @@ kk::PrefillWorkspace upload_plan(Workspace& ws, const std::vector<kk::PrefillWor
 
 const char* name_of(PrefillKernel kernel) { return kernel == PrefillKernel::fa2 ? "fa2" : "fa3"; }
 
+// The work list of a built case, from its host indptr arrays.
+std::vector<kk::PrefillWorkItem> plan(PrefillKernel kernel, const Built& b) {
+  return kk::plan_prefill(kernel, b.params, b.qo_indptr, b.kv_indptr, b.last_page_len, device_sm_count());
+}
+
 // Plans, launches and compares `kernel` on a built case.
 testing::AssertionResult run_kernel(Workspace& ws, const Case& c, Built& b, PrefillKernel kernel) {
-  const auto items = kk::plan_prefill(kernel, b.params, c.q_lens, c.kv_lens, device_sm_count());
+  const auto items = plan(kernel, b);
   const kk::PrefillWorkspace w = upload_plan(ws, items);
   poisoned_out(ws, b, c);
   const cudaError_t status = kk::launch_prefill(kernel, b.params, w, ws.stream());
@@ -614,7 +621,7 @@ TEST(PrefillKernels, CudaGraphCapture) {
       c.pdl = paged;
       c.seed = 500 + (paged ? 1 : 0);
       Built b = build(ws, c);
-      const auto items = kk::plan_prefill(kernel, b.params, c.q_lens, c.kv_lens, device_sm_count());
+      const auto items = plan(kernel, b);
       const kk::PrefillWorkspace w = upload_plan(ws, items);
       const int64_t bytes = b.out_count * static_cast<int64_t>(dtype_size(c.out));
       char* eager = poisoned_out(ws, b, c, Workspace::kEager);
@@ -637,7 +644,7 @@ TEST(PrefillKernels, RejectsUnsupported) {
   Case c;
   Built b = build(ws, c);
   poisoned_out(ws, b, c);
-  const auto items = kk::plan_prefill(PrefillKernel::fa2, b.params, c.q_lens, c.kv_lens, device_sm_count());
+  const auto items = plan(PrefillKernel::fa2, b);
   const kk::PrefillWorkspace w = upload_plan(ws, items);
   ASSERT_EQ(kk::launch_prefill(PrefillKernel::fa2, b.params, w, ws.stream()), cudaSuccess);
 
@@ -696,7 +703,8 @@ TEST(PrefillKernels, RejectsUnsupported) {
   p = b.params;
   p.batch = 0;
   EXPECT_EQ(kk::launch_prefill(PrefillKernel::fa2, p, w, ws.stream()), cudaSuccess);
-  const auto empty = kk::plan_prefill(PrefillKernel::fa2, b.params, {0, 0, 0, 0}, {3, 0, 9, 1}, device_sm_count());
+  const auto empty = kk::plan_prefill(PrefillKernel::fa2, b.params, {0, 0, 0, 0, 0}, {0, 3, 3, 12, 13},
+                                        b.last_page_len, device_sm_count());
   EXPECT_TRUE(empty.empty());
   EXPECT_EQ(kk::launch_prefill(PrefillKernel::fa2, b.params, kk::PrefillWorkspace{}, ws.stream()), cudaSuccess);
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(ws.stream()));

@@ -66,13 +66,20 @@ struct PrefillParams {
 };
 
 // One CTA's share of the work: rows [q_begin, q_end) (within the request, q_end - q_begin <= the
-// kernel's block_m) of one query head of one request.
-struct PrefillWorkItem {
+// kernel's block_m) of one query head of one request, with the request's rows resolved by the plan:
+// fa3's persistent CTAs place an item from it alone (no dependent global loads between items) and
+// copy it into shared memory with one bulk copy (16-byte aligned, 32 bytes).
+struct alignas(16) PrefillWorkItem {
   int32_t request = 0;
   int32_t qo_head = 0;
   int32_t q_begin = 0;
   int32_t q_end = 0;
+  int32_t q_row0 = 0;   // qo_indptr[request]
+  int32_t q_len = 0;    // the request's query rows
+  int32_t kv_row0 = 0;  // kv_indptr[request]: ragged, its first K/V row; paged, its first page-table entry
+  int32_t kv_len = 0;   // the request's keys
 };
+static_assert(sizeof(PrefillWorkItem) == 32, "one 32-byte bulk copy per item");
 
 enum class PrefillKernel {
   fa2,  // FlashAttention-2 style on mma.sync (sm_80+)
@@ -83,14 +90,16 @@ enum class PrefillKernel {
 [[nodiscard]] int prefill_block_m(PrefillKernel kernel, const PrefillParams& params);
 
 // The work list, made on the host before timing (FlashInfer's plan()) from host copies of the
-// per-request lengths: ceil(q_len / block_m) items per (request, query head). The items that read
-// the same keys and values (the tiles and query heads of one (request, kv head)) come together, so
-// the CTAs running at once share them through the L2; the list is cut into rounds as wide as the
-// CTAs that run at once on `sm_count` SMs, and each round is dealt out so that every CTA of a
-// persistent grid (CTA i takes items i, i + grid, ...) ends with the same work.
+// indptr arrays (and, paged, last_page_len) that the launches will read: ceil(q_len / block_m) items
+// per (request, query head). The items that read the same keys and values (the tiles and query
+// heads of one (request, kv head)) come together, so the CTAs running at once share them through the
+// L2; the list is cut into rounds as wide as the CTAs that run at once on `sm_count` SMs, and each
+// round is dealt out so that every CTA of a persistent grid (CTA i takes items i, i + grid, ...) ends
+// with the same work. A plan is tied to those arrays: plan again when they change.
 [[nodiscard]] std::vector<PrefillWorkItem> plan_prefill(PrefillKernel kernel, const PrefillParams& params,
-                                                        const std::vector<int32_t>& q_lens,
-                                                        const std::vector<int32_t>& kv_lens, int sm_count);
+                                                        const std::vector<int32_t>& qo_indptr,
+                                                        const std::vector<int32_t>& kv_indptr,
+                                                        const std::vector<int32_t>& last_page_len, int sm_count);
 
 // Device copy of a plan (caller-owned memory).
 struct PrefillWorkspace {

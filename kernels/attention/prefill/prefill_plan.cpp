@@ -1,5 +1,5 @@
 // prefill_block_m and plan_prefill: the work list of the prefill kernels (host only, from the host
-// copies of the per-request lengths).
+// copies of the indptr arrays and, paged, last_page_len).
 //
 // Every (request, query head) with q_len > 0 gets ceil(q_len / block_m) items, tile t covering rows
 // [t * block_m, min(q_len, (t + 1) * block_m)). An item's cost is the keys its CTA visits (kv_len,
@@ -86,12 +86,54 @@ std::vector<CostedItem> grouped_items(const PrefillParams& params, const std::ve
 
 }  // namespace
 
-std::vector<PrefillWorkItem> plan_prefill(PrefillKernel kernel, const PrefillParams& params,
-                                          const std::vector<int32_t>& q_lens, const std::vector<int32_t>& kv_lens,
-                                          int sm_count) {
-  if (params.batch < 0 || static_cast<std::size_t>(params.batch) != q_lens.size() || q_lens.size() != kv_lens.size()) {
-    throw std::invalid_argument("plan_prefill: q_lens and kv_lens must have params.batch entries");
+namespace {
+
+// Per-request lengths from the host indptr arrays, checked the way the kernels will read them.
+struct RequestLengths {
+  std::vector<int32_t> q;
+  std::vector<int32_t> kv;
+};
+
+RequestLengths request_lengths(const PrefillParams& params, const std::vector<int32_t>& qo_indptr,
+                               const std::vector<int32_t>& kv_indptr, const std::vector<int32_t>& last_page_len) {
+  const auto batch = static_cast<std::size_t>(params.batch);
+  if (params.batch < 0 || qo_indptr.size() != batch + 1 || kv_indptr.size() != batch + 1 ||
+      (params.paged && last_page_len.size() != batch)) {
+    throw std::invalid_argument(
+        "plan_prefill: qo_indptr and kv_indptr need batch + 1 entries (paged: last_page_len batch)");
   }
+  if (params.paged && params.pages.page_size < 1) {
+    throw std::invalid_argument("plan_prefill: page_size must be positive");
+  }
+  RequestLengths lens{std::vector<int32_t>(batch), std::vector<int32_t>(batch)};
+  for (std::size_t b = 0; b < batch; ++b) {
+    const int64_t q = int64_t{qo_indptr[b + 1]} - qo_indptr[b];
+    const int64_t kv_entries = int64_t{kv_indptr[b + 1]} - kv_indptr[b];
+    if (q < 0 || kv_entries < 0) {
+      throw std::invalid_argument("plan_prefill: request " + std::to_string(b) + " has a decreasing indptr");
+    }
+    int64_t kv = kv_entries;
+    if (params.paged && kv_entries > 0) {
+      const int32_t last = last_page_len[b];
+      if (last < 1 || last > params.pages.page_size) {
+        throw std::invalid_argument("plan_prefill: request " + std::to_string(b) + " has last_page_len " +
+                                    std::to_string(last) + " outside [1, page_size]");
+      }
+      kv = (kv_entries - 1) * params.pages.page_size + last;
+    }
+    if (kv > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("plan_prefill: over 2^31 keys");
+    lens.q[b] = static_cast<int32_t>(q);
+    lens.kv[b] = static_cast<int32_t>(kv);
+  }
+  return lens;
+}
+
+}  // namespace
+
+std::vector<PrefillWorkItem> plan_prefill(PrefillKernel kernel, const PrefillParams& params,
+                                          const std::vector<int32_t>& qo_indptr, const std::vector<int32_t>& kv_indptr,
+                                          const std::vector<int32_t>& last_page_len, int sm_count) {
+  const RequestLengths lens = request_lengths(params, qo_indptr, kv_indptr, last_page_len);
   if (params.num_qo_heads < 1 || params.num_kv_heads < 1 || params.num_qo_heads % params.num_kv_heads != 0) {
     throw std::invalid_argument("plan_prefill: num_qo_heads must be a multiple of num_kv_heads >= 1");
   }
@@ -99,15 +141,10 @@ std::vector<PrefillWorkItem> plan_prefill(PrefillKernel kernel, const PrefillPar
   const int block_m = prefill_block_m(kernel, params);
   if (block_m < 1) throw std::invalid_argument("plan_prefill: the kernel's block_m must be positive");
   int64_t total = 0;
-  for (std::size_t b = 0; b < q_lens.size(); ++b) {
-    if (q_lens[b] < 0 || kv_lens[b] < 0) {
-      throw std::invalid_argument("plan_prefill: request " + std::to_string(b) + " has a negative length");
-    }
-    total += (int64_t{q_lens[b]} + block_m - 1) / block_m * params.num_qo_heads;
-  }
+  for (int32_t q_len : lens.q) total += (int64_t{q_len} + block_m - 1) / block_m * params.num_qo_heads;
   if (total > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("plan_prefill: over 2^31 work items");
 
-  const std::vector<CostedItem> ordered = grouped_items(params, q_lens, kv_lens, block_m);
+  const std::vector<CostedItem> ordered = grouped_items(params, lens.q, lens.kv, block_m);
   const std::size_t width =
       std::min(ordered.size(), static_cast<std::size_t>(std::max(1, sm_count * ctas_per_sm(kernel, params))));
   // Deal each round to the CTAs by least work so far (cta_of[i]: the CTA of ordered item i). CTAs
@@ -139,7 +176,15 @@ std::vector<PrefillWorkItem> plan_prefill(PrefillKernel kernel, const PrefillPar
   deal(full, ordered.size() - full, last_ctas);
 
   std::vector<PrefillWorkItem> items(ordered.size());
-  for (std::size_t i = 0; i < ordered.size(); ++i) items[i / width * width + slot_of[cta_of[i]]] = ordered[i].item;
+  for (std::size_t i = 0; i < ordered.size(); ++i) {
+    PrefillWorkItem item = ordered[i].item;
+    const auto b = static_cast<std::size_t>(item.request);
+    item.q_row0 = qo_indptr[b];
+    item.q_len = lens.q[b];
+    item.kv_row0 = kv_indptr[b];
+    item.kv_len = lens.kv[b];
+    items[i / width * width + slot_of[cta_of[i]]] = item;
+  }
   return items;
 }
 

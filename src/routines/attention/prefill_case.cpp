@@ -248,7 +248,8 @@ void PrefillCase::prepare(std::string_view requested, cudaStream_t stream) {
     if (slot) return;
     const int sms = current_device_sm_count();
     const std::vector<kernels::PrefillWorkItem> items =
-        kernels::plan_prefill(*kernel, params(copies_.front()), p_.lens.q, p_.lens.kv, sms);
+        kernels::plan_prefill(*kernel, params(copies_.front()), p_.qo_indptr,
+                              p_.paged ? p_.pages.indptr : p_.kv_token_indptr, p_.pages.last_page_len, sms);
     KernelPlan k{upload(items, stream), {}};
     k.view.items = k.items.as<kernels::PrefillWorkItem>();
     k.view.num_items = static_cast<int>(items.size());

@@ -28,11 +28,8 @@ struct Fa3Args {
   CUtensorMap tma_q;  // q [rows][num_qo_heads][head_dim_qk]: box 128 rows x one head x head_dim_qk
   CUtensorMap tma_k;  // ragged k [rows][num_kv_heads][head_dim_qk]: box block_n rows; paged: one page
   CUtensorMap tma_v;  // (page_maps) of one head, one 128-byte column chunk
-  const PrefillWorkItem* items;
-  const int32_t* qo_indptr;
-  const int32_t* kv_indptr;      // ragged: token offsets; paged: page offsets
+  const PrefillWorkItem* items;  // (each item carries its request's rows and lengths)
   const int32_t* page_indices;   // paged only
-  const int32_t* last_page_len;  // paged only
   const uint8_t* cache;          // paged only: [page][k|v][...]
   int64_t page_stride;           // bytes between pages
   int64_t slot_stride;           // bytes between a page's tokens

@@ -5,9 +5,10 @@
 // the head dims are 128 or 256).
 //
 // CTA = 3 warpgroups, persistent (CTA i runs work items i, i + gridDim.x, ...):
-//  * producer (warpgroup 0, setmaxnreg 56): thread 0 walks the item list and loads each item's
-//    128-row Q tile (one TMA); then the K and V tiles of the item into a 2- or 3-stage ring, in the
-//    order the consumers use them (K0, K1, V0, K2, V1, ...). Ragged KV: one TMA per tile (thread
+//  * producer (warpgroup 0, setmaxnreg 56): thread 0 walks the item list and hands each item over
+//    to the consumers with its 128-row Q tile: the 32-byte work item (one bulk copy) and the Q tile
+//    (one TMA) land in a Q stage; then the K and V tiles of the item go into a 2- or 3-stage ring, in
+//    the order the consumers use them (K0, K1, V0, K2, V1, ...). Ragged KV: one TMA per tile (thread
 //    0). Paged KV, page sizes that are multiples of 8 and divide block_n: warp 0 loads K and warp 1
 //    V, lane j holding page j of the tile (one tile ahead); whole pages go by TMA, K one box per
 //    page and 128-byte column chunk, 16-bit V (pages of >= 16 rows) one box per page in a
@@ -16,9 +17,8 @@
 //    swizzled layout, each thread owning a row (its page-table lookup one tile ahead, its cache
 //    offset). Gathers zero-fill keys outside [0, kv_len). fp8: V is widened to fp16 in shared
 //    memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
-//  * consumers (warpgroups 1 and 2, setmaxnreg 224): 64 query rows each. They walk the same item
-//    list and derive each item's geometry from it themselves (no shared-memory hand-off to order:
-//    the producer runs items ahead). Per KV tile: S = Q K^T
+//  * consumers (warpgroups 1 and 2, setmaxnreg 224): 64 query rows each. Each item's geometry comes
+//    from the work item in its Q stage (no global read between items). Per KV tile: S = Q K^T
 //    (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P to 16 bits in
 //    registers, O += P V (wgmma RS). The QK^T of tile i is issued before the softmax of tile i - 1's
 //    PV has finished (intra-warpgroup overlap); a pair of named barriers makes the two warpgroups
@@ -42,12 +42,20 @@
 // a chunk is 128 bytes of a row, the layout TMA writes and wgmma descriptors read): Q buffers,
 // K and V stages (fp8: also the raw e4m3 V stages) and mbarriers. A third K/V stage, then a second
 // Q buffer, where they fit (Fa3Config).
-// Barriers: q_full (1 arrival + Q bytes), q_empty (one arrival per consumer warpgroup, after its
-// last QK^T of the item), k/v_full (TMA: 1 arrival + bytes; page gather by a warp: 1 arrival, the
-// cp.async landing held back by their own arrivals; per-row gathers: 128 arrivals; fp8 v_full: 128
-// after widening), k/v_empty (one arrival per consumer warpgroup). Stage and parity come from running item / tile counts that the producer and
-// the consumers advance identically (an item whose rows see no key loads no Q and counts for neither):
-// stage = g % stages, parity = (g / stages) % 2.
+// The work items are written by the async proxy (bulk copies) only: the consumers read them after
+// q_full like the Q tile, and release them with it.
+// Barriers:
+//  * q_full: 1 arrival + the item's and the Q tile's bytes (an item whose rows see no key: the
+//    item's bytes only);
+//  * q_empty: lane 0 of every consumer warp, the warp's reader of the item (read_item), after its
+//    warpgroup's last QK^T of the item or once it has read an item whose rows see no key (its own
+//    read is then ordered before the next bulk copy into the stage, as racecheck requires);
+//  * k/v_full: TMA, 1 arrival + bytes; page gather by a warp, 1 arrival, the cp.async landing held
+//    back by their own arrivals; per-row gathers, 128 arrivals; fp8 v_full, 128 after widening;
+//  * k/v_empty: one arrival per consumer warpgroup.
+// Stage and parity come from running item / tile counts that the producer and the consumers advance
+// identically (an item whose rows see no key has no tiles): stage = g % stages, parity = (g /
+// stages) % 2.
 #pragma once
 
 #include <cuda.h>
@@ -87,8 +95,9 @@ inline constexpr int kSwizzleBytes = 128;  // one swizzled row of a chunk
 // consumer warpgroup for the GEMM-issue turns.
 inline constexpr int kProducerBarrier = 1;
 inline constexpr int kSchedulerBarrier = 2;  // + consumer warpgroup index
+inline constexpr int kItemBytes = static_cast<int>(sizeof(PrefillWorkItem));
 
-// The geometry of one work item (the producer and the consumers derive it from the item list alike).
+// The geometry of one work item (the producer and the consumers derive it from the work item alike).
 struct ItemInfo {
   int32_t num_tiles;   // KV tiles to visit; 0: rows see no key (store zeros)
   int32_t key0;        // request key of column 0 of the first tile visited; tile i: key0 - i N
@@ -98,6 +107,7 @@ struct ItemInfo {
   int32_t qo_head;
   int32_t kv_len;
   int32_t q_len;
+  int32_t kv_row0;  // the request's first K/V row (ragged) or page-table entry (paged)
 };
 
 template <class Elem, int kDqk, int kDvo, int kN>
@@ -132,7 +142,8 @@ struct Fa3Config {
   static constexpr int kVRawOffset = kVOffset + kStages * kVBytes;
   static constexpr int kBarOffset = kVRawOffset + kStages * kVRawBytes;
   static constexpr int kNumBarriers = 2 * kQStages + (kFp8 ? 5 : 4) * kStages;
-  static constexpr int kSmemBytes = kBarOffset + 8 * kNumBarriers;
+  static constexpr int kItemOffset = (kBarOffset + 8 * kNumBarriers + 15) / 16 * 16;  // one work item per Q stage
+  static constexpr int kSmemBytes = kItemOffset + kQStages * kItemBytes;
   // Accumulator registers per consumer thread (64 rows x columns over 128 threads).
   static constexpr int kSRegs = kN / 2;
   static constexpr int kORegs = kDvo / 2;
@@ -203,6 +214,14 @@ __device__ __forceinline__ void tma_load_5d(uint32_t dst, const CUtensorMap* map
       "%7}], [%2];" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
       : "memory");
+}
+
+// Bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) global -> shared,
+// completing on `bar` (transaction bytes).
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
 }
 
 // 16 bytes global -> shared; src_bytes 0 writes zeros. L1-allocating: a thread copies a row's
@@ -315,6 +334,7 @@ struct SmemMap {
   __device__ uint32_t v(uint32_t stage) const { return addr + Cfg::kVOffset + stage * Cfg::kVBytes; }
   __device__ uint32_t v_raw(uint32_t stage) const { return addr + Cfg::kVRawOffset + stage * Cfg::kVRawBytes; }
   __device__ uint32_t bar(int i) const { return addr + Cfg::kBarOffset + 8 * i; }
+  __device__ uint32_t item(uint32_t qs) const { return addr + Cfg::kItemOffset + qs * kItemBytes; }
   static constexpr int kKv = 2 * Cfg::kQStages;  // first K/V barrier
   __device__ uint32_t q_full(uint32_t qs) const { return bar(qs); }
   __device__ uint32_t q_empty(uint32_t qs) const { return bar(Cfg::kQStages + qs); }
@@ -347,24 +367,17 @@ __device__ __forceinline__ int v_block_shift(const Fa3Args& a) {
   return __ffs(a.v_page_major ? a.page_size : kN) - 1;
 }
 
-// Geometry of a work item (see the file comment); kv_row0 = the request's first KV token (ragged)
-// or first page-table entry (paged).
+// Geometry of a work item (see the file comment): arithmetic on the item alone.
 template <int kN>
-__device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, const PrefillWorkItem& item, int32_t* kv_row0) {
+__device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, const PrefillWorkItem& item) {
   ItemInfo info{};
-  const int b = item.request;
-  info.q_row0 = a.qo_indptr[b];
-  info.q_len = a.qo_indptr[b + 1] - info.q_row0;
+  info.q_row0 = item.q_row0;
+  info.q_len = item.q_len;
   info.q_begin = max(item.q_begin, 0);
   info.q_end = min(item.q_end, info.q_len);
   info.qo_head = item.qo_head;
-  *kv_row0 = a.kv_indptr[b];
-  if (a.paged) {
-    const int pages = a.kv_indptr[b + 1] - *kv_row0;
-    info.kv_len = pages > 0 ? (pages - 1) * a.page_size + a.last_page_len[b] : 0;
-  } else {
-    info.kv_len = a.kv_indptr[b + 1] - *kv_row0;
-  }
+  info.kv_row0 = item.kv_row0;
+  info.kv_len = item.kv_len;
   info.num_tiles = 0;
   info.key0 = 0;
   if (info.kv_len > 0 && info.q_end > info.q_begin) {
@@ -382,6 +395,26 @@ __device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, const PrefillWor
     }
   }
   return info;
+}
+
+// The work item a consumer warp finds in its Q stage (written there by the producer's bulk copy):
+// lane 0 reads it (the warp's only reader: its arrival on q_empty then orders the read before the
+// next copy into the stage) and hands it to the other lanes.
+__device__ __forceinline__ PrefillWorkItem read_item(uint32_t slot, int lane) {
+  int32_t v[8] = {};
+  if (lane == 0) {
+    asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+                 : "r"(slot)
+                 : "memory");
+    asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7])
+                 : "r"(slot + 16)
+                 : "memory");
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) v[i] = __shfl_sync(0xffffffffu, v[i], 0);
+  return PrefillWorkItem{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
 }
 
 // Paged gather: producer thread p copies tile row p / (128 / N) (its share of the row's 16-byte
@@ -518,7 +551,7 @@ __device__ __forceinline__ void widen_v(uint32_t raw, uint32_t wide, int ptid) {
   }
 }
 
-// The producer warpgroup. Thread 0 hands each item over (geometry + Q) and issues the TMA loads;
+// The producer warpgroup. Thread 0 hands each item over (work item + Q) and issues the TMA loads;
 // the whole warpgroup gathers paged K/V and widens fp8 V. Ragged 16-bit: thread 0 alone.
 // Order per item (the consumers' order): K0, [K1, V0], [K2, V1], ..., V(n-1); fp8: K0, V0, [K1, V1,
 // widen V0], ..., widen V(n-1) (the raw V of a tile lands while the previous one is widened).
@@ -542,13 +575,30 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
   const bool issuer = ptid == 0;
   const int lane = ptid % 32;
   const int v_shift = v_block_shift<kN>(a);
-  uint32_t item = 0;  // running count of items that load Q (Q stage / parity)
+  uint32_t item = 0;  // running item count (Q stage / parity)
   uint32_t tile = 0;  // running KV tile count (stage / parity)
   for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
-    int32_t kv_row0 = 0;
-    const ItemInfo info = load_item<kN>(a, a.items[index], &kv_row0);
+    const PrefillWorkItem* const entry = a.items + index;
+    const ItemInfo info = load_item<kN>(a, *entry);
     const int n = info.num_tiles;
-    if (n <= 0) continue;  // rows that see no key: the consumers store zeros
+    // The work item and (n > 0) its Q tile into the next Q stage, once the consumers are done with it.
+    auto hand_over = [&] {
+      if (issuer) {
+        const uint32_t qs = item % Cfg::kQStages;
+        dev::mbar_wait(sm.q_empty(qs), ((item / Cfg::kQStages) & 1) ^ 1);
+        dev::mbar_arrive_expect_tx(sm.q_full(qs), kItemBytes + (n > 0 ? Cfg::kQBytes : 0));
+        dev::bulk_load(sm.item(qs), entry, kItemBytes, sm.q_full(qs));
+        if (n > 0) {
+          dev::tma_load_4d(sm.q(qs), &a.tma_q, sm.q_full(qs), 0, info.q_row0 + info.q_end - kBlockM, info.qo_head, 0);
+        }
+      }
+      ++item;
+    };
+    if (n <= 0) {  // rows that see no key: the consumers store zeros
+      hand_over();
+      continue;
+    }
+    const int kv_row0 = info.kv_row0;
     const int kv_head = info.qo_head / a.group;
     // Request key of tile i's first row.
     auto tile_key0 = [&](int i) { return info.key0 - i * kN; };
@@ -661,13 +711,7 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
     // K of the first tile goes out before waiting for the Q buffer (the consumers may still be
     // finishing the previous item).
     load_k(0);
-    if (issuer) {
-      const uint32_t qs = item % Cfg::kQStages;
-      dev::mbar_wait(sm.q_empty(qs), ((item / Cfg::kQStages) & 1) ^ 1);
-      dev::mbar_arrive_expect_tx(sm.q_full(qs), Cfg::kQBytes);
-      dev::tma_load_4d(sm.q(qs), &a.tma_q, sm.q_full(qs), 0, info.q_row0 + info.q_end - kBlockM, info.qo_head, 0);
-    }
-    ++item;
+    hand_over();
     if constexpr (kWiden) {
       load_v(0, offset, page);
       for (int i = 1; i < n; ++i) {
@@ -866,21 +910,14 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
   float s[Cfg::kSRegs];
   float o[Cfg::kORegs];
   uint32_t p[Cfg::kPRegs];
-  uint32_t item = 0;  // running count of items that load Q
+  uint32_t item = 0;  // running item count (Q stage / parity)
   uint32_t tile = 0;
-  // The next item's global reads stay off the path between items: its entry in the list is read
-  // when this item starts, the request lengths it points to while this item's last PV GEMM runs.
-  int32_t kv_row0 = 0;  // (the producer's)
-  ItemInfo next = blockIdx.x < a.num_items ? load_item<Cfg::kBlockN>(a, a.items[blockIdx.x], &kv_row0) : ItemInfo{};
   for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
-    const ItemInfo info = next;
-    const bool has_next = index + gridDim.x < a.num_items;
-    const PrefillWorkItem next_item = has_next ? a.items[index + gridDim.x] : PrefillWorkItem{};
-    auto read_next = [&] {
-      if (has_next) next = load_item<Cfg::kBlockN>(a, next_item, &kv_row0);
-    };
-    const int n = info.num_tiles;
     const uint32_t qs = item % Cfg::kQStages;
+    dev::mbar_wait(sm.q_full(qs), (item / Cfg::kQStages) & 1);
+    ++item;
+    const ItemInfo info = load_item<Cfg::kBlockN>(a, read_item(sm.item(qs), lane));
+    const int n = info.num_tiles;
     const uint32_t q_rows = sm.q(qs) + q_rows_offset;
 #pragma unroll
     for (int i = 0; i < Cfg::kORegs; ++i) o[i] = 0.0f;
@@ -893,7 +930,6 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
     auto wait_v = [&](uint32_t g) { dev::mbar_wait(sm.v_full(sm.stage(g)), sm.parity(g)); };
 
     if (n > 0) {
-      dev::mbar_wait(sm.q_full(qs), (item / Cfg::kQStages) & 1);
       // Tile 0: S only.
       dev::named_sync(my_turn, 256);
       wait_k(tile);
@@ -903,10 +939,8 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       dev::named_arrive(next_turn, 256);
       dev::wgmma_wait<0>();
       dev::fence_regs(s);
-      if (leader) {
-        if (n == 1) dev::mbar_arrive(sm.q_empty(qs));
-        dev::mbar_arrive(sm.k_empty(sm.stage(tile)));
-      }
+      if (n == 1 && lane == 0) dev::mbar_arrive(sm.q_empty(qs));
+      if (leader) dev::mbar_arrive(sm.k_empty(sm.stage(tile)));
       softmax_tile<Cfg>(s, st, info, 0, row0, quad, causal, scale, alpha0, alpha1);
       convert_p<Cfg>(s, p);
 
@@ -916,19 +950,18 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
         const uint32_t gv = gk - 1;
         dev::named_sync(my_turn, 256);
         wait_k(gk);
+        // (V before the fence: a wait between the two GEMMs made ptxas fence the PV GEMM again.)
+        wait_v(gv);
         dev::wgmma_fence();
         G::qk(q_rows, sm.k(sm.stage(gk)), s);
         dev::wgmma_commit();
-        wait_v(gv);
         G::pv(p, sm.v(sm.stage(gv)), v_shift, o);
         dev::wgmma_commit();
         dev::named_arrive(next_turn, 256);
         dev::wgmma_wait<1>();
         dev::fence_regs(s);
-        if (leader) {
-          if (i == n - 1) dev::mbar_arrive(sm.q_empty(qs));
-          dev::mbar_arrive(sm.k_empty(sm.stage(gk)));
-        }
+        if (i == n - 1 && lane == 0) dev::mbar_arrive(sm.q_empty(qs));
+        if (leader) dev::mbar_arrive(sm.k_empty(sm.stage(gk)));
         softmax_tile<Cfg>(s, st, info, i, row0, quad, causal, scale, alpha0, alpha1);
         dev::wgmma_wait<0>();
         dev::fence_regs(o);
@@ -944,15 +977,13 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       dev::wgmma_fence();
       G::pv(p, sm.v(sm.stage(gl)), v_shift, o);
       dev::wgmma_commit();
-      read_next();
       dev::wgmma_wait<0>();
       dev::fence_regs(o);
       dev::fence_regs(p);
       if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gl)));
       tile += n;
-      ++item;
-    } else {
-      read_next();
+    } else if (lane == 0) {
+      dev::mbar_arrive(sm.q_empty(qs));
     }
 
     // Epilogue: the four threads of a row hold its partial sums.
@@ -988,7 +1019,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_prefill_kernel(const __grid_c
     const uint32_t loaded = args.paged && !page_aligned<Cfg::kBlockN>(args) ? 128 : 1;
     for (uint32_t qs = 0; qs < Cfg::kQStages; ++qs) {
       dev::mbar_init(sm.q_full(qs), 1);
-      dev::mbar_init(sm.q_empty(qs), 2);
+      dev::mbar_init(sm.q_empty(qs), 8);  // lane 0 of each consumer warp
     }
     for (uint32_t s = 0; s < Cfg::kStages; ++s) {
       dev::mbar_init(sm.k_full(s), loaded);

@@ -162,7 +162,6 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
   if (status != cudaSuccess) return status;
   args.items = workspace.items;
   args.num_items = workspace.num_items;
-  args.qo_indptr = params.qo_indptr;
   args.out = params.out;
   args.num_qo_heads = params.num_qo_heads;
   args.group = params.num_qo_heads / params.num_kv_heads;
@@ -179,9 +178,7 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
     const int64_t ps = kv.page_size;
     args.paged = 1;
     args.cache = static_cast<const uint8_t*>(kv.data);
-    args.kv_indptr = kv.indptr;
     args.page_indices = kv.indices;
-    args.last_page_len = kv.last_page_len;
     args.page_size = kv.page_size;
     args.page_stride = 2 * ps * h * d * es;
     args.v_offset = ps * h * d * es;
@@ -210,7 +207,6 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
     }
   } else {
     args.paged = 0;
-    args.kv_indptr = params.ragged.indptr;
   }
 
   int sms = 0;
