@@ -32,6 +32,7 @@ using kbench::dtype_name;
 using kbench::dtype_size;
 using kbench::is_fp8;
 namespace kk = kbench::kernels;
+using kbench::testing::to_host;
 
 // Device buffers reused across the cases of one test (grown on demand) and a non-blocking stream.
 struct WorkspaceSlots {
@@ -77,16 +78,6 @@ struct Case {
 // The fp8 grid as kbench's refcheck knows it.
 float fp8_max(DType t) { return static_cast<float>(kbench::fp8_max_finite(t)); }
 double fp8_spacing(DType t, double x) { return kbench::fp8_grid_step(t, x); }
-
-std::vector<float> to_host(const float* device, int64_t count, cudaStream_t stream) {
-  std::vector<float> host(static_cast<std::size_t>(count));
-  if (count > 0) {
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), device, static_cast<std::size_t>(count) * sizeof(float),
-                                      cudaMemcpyDeviceToHost, stream));
-  }
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
 
 // Runs the fast kernel and the reference on fresh random inputs and compares. `out_host`, when
 // given, receives the kernel's output converted to float ([rows][hidden]).
@@ -166,10 +157,10 @@ testing::AssertionResult run_case(Workspace& ws, const Case& c, std::vector<floa
     res_f32 = reinterpret_cast<float*>(ws.get(Workspace::kResidualF32, res_count * 4));
     KBENCH_CUDA_CHECK(kk::convert_to_float(residual_base, c.in, res_count, res_f32, stream));
   }
-  const std::vector<float> got = to_host(out_f32, out_count, stream);
-  const std::vector<float> want = to_host(ref_out, n, stream);
-  const std::vector<float> got_res = c.fused ? to_host(res_f32, res_count, stream) : std::vector<float>();
-  const std::vector<float> want_res = c.fused ? to_host(ref_res, n, stream) : std::vector<float>();
+  const std::vector<float> got = to_host<float>(out_f32, out_count, stream);
+  const std::vector<float> want = to_host<float>(ref_out, n, stream);
+  const std::vector<float> got_res = c.fused ? to_host<float>(res_f32, res_count, stream) : std::vector<float>();
+  const std::vector<float> want_res = c.fused ? to_host<float>(ref_res, n, stream) : std::vector<float>();
 
   int failures = 0;
   std::ostringstream msg;
@@ -529,7 +520,7 @@ std::vector<float> fill_and_read(DType dtype, int64_t count, uint64_t seed, floa
   char* p = data.as<char>() + offset_elems * size;
   KBENCH_CUDA_CHECK(kk::fill_normal(p, dtype, count, seed, mean, stddev, nullptr));
   KBENCH_CUDA_CHECK(kk::convert_to_float(p, dtype, count, f32.as<float>(), nullptr));
-  return to_host(f32.as<float>(), count, nullptr);
+  return to_host<float>(f32.as<float>(), count, nullptr);
 }
 
 TEST(TensorFill, NormalStatistics) {
@@ -592,7 +583,7 @@ TEST(TensorFill, PoisonIsNanForEveryDtype) {
   for (DType t : {DType::bfloat16, DType::float16, DType::float32, DType::fp8_e4m3, DType::fp8_e5m2}) {
     KBENCH_CUDA_CHECK(kk::poison(data.get(), 64 * static_cast<int64_t>(dtype_size(t)), nullptr));
     KBENCH_CUDA_CHECK(kk::convert_to_float(data.get(), t, 64, f32.as<float>(), nullptr));
-    for (float x : to_host(f32.as<float>(), 64, nullptr)) EXPECT_TRUE(std::isnan(x)) << dtype_name(t);
+    for (float x : to_host<float>(f32.as<float>(), 64, nullptr)) EXPECT_TRUE(std::isnan(x)) << dtype_name(t);
   }
 }
 
@@ -615,7 +606,7 @@ TEST(TensorFill, ConvertKnownBitPatterns) {
     KBENCH_CUDA_CHECK(cudaMemcpy(data.get(), p.bytes.data(), p.bytes.size(), cudaMemcpyHostToDevice));
     const auto count = static_cast<int64_t>(p.values.size());
     KBENCH_CUDA_CHECK(kk::convert_to_float(data.get(), p.dtype, count, f32.as<float>(), nullptr));
-    const std::vector<float> got = to_host(f32.as<float>(), count, nullptr);
+    const std::vector<float> got = to_host<float>(f32.as<float>(), count, nullptr);
     for (std::size_t i = 0; i < p.values.size(); ++i) EXPECT_EQ(p.values[i], got[i]) << dtype_name(p.dtype) << " " << i;
   }
 }
