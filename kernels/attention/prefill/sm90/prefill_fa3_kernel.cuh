@@ -708,12 +708,13 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       }
     };
 
-    // K of the first tile goes out before waiting for the Q buffer (the consumers may still be
-    // finishing the previous item).
+    // The first K/V tiles go out before waiting for the Q buffer: their stages are freed by the
+    // previous item's GEMMs, the Q buffer only by its last QK^T (the consumers may still be
+    // finishing it).
     load_k(0);
-    hand_over();
     if constexpr (kWiden) {
       load_v(0, offset, page);
+      hand_over();
       for (int i = 1; i < n; ++i) {
         load_k(i);
         load_v(i, offset, page);
@@ -724,7 +725,9 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       for (int i = 1; i < n; ++i) {
         load_k(i);
         load_v(i - 1, prev_offset, prev_page);
+        if (i == 1) hand_over();
       }
+      if (n == 1) hand_over();
       load_v(n - 1, offset, page);
     }
     tile += n;
