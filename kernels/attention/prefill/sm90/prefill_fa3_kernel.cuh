@@ -148,11 +148,6 @@ struct Fa3Config {
   static constexpr int kSRegs = kN / 2;
   static constexpr int kORegs = kDvo / 2;
   static constexpr int kPRegs = kN / 4;  // P as packed 16-bit pairs
-  // Q as the register A operand of the QK^T GEMM (4 registers per 32-byte k-step) where the
-  // registers allow it (rows of up to 256 bytes, O of up to 128 columns): the GEMM then reads only K
-  // from shared memory, and the Q stage is free as soon as an item starts.
-  static constexpr bool kQInRegs = kQkRowBytes <= 256 && kDvo <= 128;
-  static constexpr int kQRegs = kQInRegs ? kQkRowBytes / 8 : 1;
   static_assert(kQkRowBytes % kSwizzleBytes == 0 && kVLoadRowBytes % kSwizzleBytes == 0, "whole chunks");
   static_assert(kN % 16 == 0 && kN <= 256, "wgmma N and the PV k-steps");
   static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0 && kVRawBytes % 1024 == 0,
@@ -309,17 +304,8 @@ __device__ __forceinline__ void gmma_ss(uint64_t a, uint64_t b, float (&d)[kN], 
 
 template <class Op, int kN, size_t... I>
 __device__ __forceinline__ void gmma_rs(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t b,
-                                        float (&d)[kN], bool accumulate, std::index_sequence<I...>) {
-  Op::fma(a0, a1, a2, a3, b, d[I]..., accumulate ? cute::SM90::GMMA::ScaleOut::One : cute::SM90::GMMA::ScaleOut::Zero);
-}
-
-// Four 8x8 matrices of 16-bit pairs from shared memory (row addresses from lanes 8i .. 8i + 7 for
-// matrix i), as the A fragment of an m64k16 (k32 for 8-bit) wgmma step.
-__device__ __forceinline__ void ldmatrix_x4(uint32_t addr, uint32_t& r0, uint32_t& r1, uint32_t& r2, uint32_t& r3) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
-               : "r"(addr)
-               : "memory");
+                                        float (&d)[kN], std::index_sequence<I...>) {
+  Op::fma(a0, a1, a2, a3, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
 }
 
 // Two floats as a packed pair of 16-bit values (lo in the low half): bf16 or fp16.
@@ -722,13 +708,12 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       }
     };
 
-    // The first K/V tiles go out before waiting for the Q buffer: their stages are freed by the
-    // previous item's GEMMs, the Q buffer only by its last QK^T (the consumers may still be
-    // finishing it).
+    // K of the first tile goes out before waiting for the Q buffer (the consumers may still be
+    // finishing the previous item).
     load_k(0);
+    hand_over();
     if constexpr (kWiden) {
       load_v(0, offset, page);
-      hand_over();
       for (int i = 1; i < n; ++i) {
         load_k(i);
         load_v(i, offset, page);
@@ -736,12 +721,7 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       }
       widen(n - 1);
     } else {
-      if (n > 1) {
-        load_k(1);
-        load_v(0, prev_offset, prev_page);
-      }
-      hand_over();
-      for (int i = 2; i < n; ++i) {
+      for (int i = 1; i < n; ++i) {
         load_k(i);
         load_v(i - 1, prev_offset, prev_page);
       }
@@ -763,9 +743,6 @@ struct Gmma {
   using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<
                         E, E, float, cute::Shape<cute::_64, cute::Int<Cfg::kBlockN>, cute::Int<Cfg::kQkStep>>,
                         cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-  using QkRsOp = decltype(cute::SM90::GMMA::rs_op_selector<
-                          E, E, float, cute::Shape<cute::_64, cute::Int<Cfg::kBlockN>, cute::Int<Cfg::kQkStep>>,
-                          cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
   using PvOp = decltype(cute::SM90::GMMA::rs_op_selector<P, P, float,
                                                          cute::Shape<cute::_64, cute::Int<Cfg::kHeadVo>, cute::_16>,
                                                          cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
@@ -784,34 +761,6 @@ struct Gmma {
     }
   }
 
-  // The same with Q in registers (kQInRegs): k-step kk in q[4 kk .. 4 kk + 3].
-  __device__ static __forceinline__ void qk(const uint32_t (&q)[Cfg::kQRegs], uint32_t k_stage,
-                                            float (&s)[Cfg::kSRegs]) {
-    constexpr int kSteps = Cfg::kQkRowBytes / 32;
-    const uint64_t kd = dev::smem_desc(k_stage, 16, 1024);
-#pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) {
-      const uint32_t k_off = (kk / 4) * (Cfg::kBlockN * kSwizzleBytes) + (kk % 4) * 32;
-      dev::gmma_rs<QkRsOp>(q[4 * kk], q[4 * kk + 1], q[4 * kk + 2], q[4 * kk + 3], kd + (k_off >> 4), s, kk > 0,
-                           std::make_index_sequence<Cfg::kSRegs>{});
-    }
-  }
-
-  // A warpgroup's 64 Q rows (q_rows: its first row in the swizzled Q stage) into the A fragments
-  // of qk: warp w takes rows 16 w .. 16 w + 15; lane l addresses row l % 16, 16-byte half l / 16 of
-  // the k-step.
-  __device__ static __forceinline__ void load_q(uint32_t q_rows, int warp, int lane, uint32_t (&q)[Cfg::kQRegs]) {
-    constexpr int kSteps = Cfg::kQkRowBytes / 32;
-    const int row = warp * 16 + lane % 16;
-#pragma unroll
-    for (int kk = 0; kk < kSteps; ++kk) {
-      const int chunk16 = (kk % 4) * 2 + lane / 16;  // 16-byte chunk inside the 128-byte row
-      const uint32_t addr = q_rows + (kk / 4) * (kBlockM * kSwizzleBytes) + row * kSwizzleBytes +
-                            ((chunk16 ^ (row % 8)) * 16);
-      dev::ldmatrix_x4(addr, q[4 * kk], q[4 * kk + 1], q[4 * kk + 2], q[4 * kk + 3]);
-    }
-  }
-
   // O += P V: k-steps of 16 keys (16 rows of 128 B = 2048 bytes); V is N-major (head dim
   // contiguous), in blocks of 1 << v_shift rows (stage_offset) whose 64-element chunks are a block's
   // rows * 128 bytes apart (a k-step stays inside a block: blocks of >= 16 rows).
@@ -825,7 +774,7 @@ struct Gmma {
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
       const uint32_t offset = kk * 2048 + ((16u * kk) >> v_shift) * next_block_skip;
-      dev::gmma_rs<PvOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + (offset >> 4), o, true,
+      dev::gmma_rs<PvOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + (offset >> 4), o,
                          std::make_index_sequence<Cfg::kORegs>{});
     }
   }
@@ -961,7 +910,6 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
   float s[Cfg::kSRegs];
   float o[Cfg::kORegs];
   uint32_t p[Cfg::kPRegs];
-  uint32_t q[Cfg::kQRegs];  // kQInRegs: this thread's Q fragments
   uint32_t item = 0;  // running item count (Q stage / parity)
   uint32_t tile = 0;
   for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
@@ -971,22 +919,6 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
     const ItemInfo info = load_item<Cfg::kBlockN>(a, read_item(sm.item(qs), lane));
     const int n = info.num_tiles;
     const uint32_t q_rows = sm.q(qs) + q_rows_offset;
-    // Q in registers: every thread has read its part of the stage (and lane 0 the item), so each
-    // releases it now; else lane 0 of each warp, after the warpgroup's last QK^T.
-    if constexpr (Cfg::kQInRegs) {
-      if (n > 0) G::load_q(q_rows, warp, lane, q);
-      dev::mbar_arrive(sm.q_empty(qs));
-    }
-    auto release_q_after_last_qk = [&](int i) {
-      if (!Cfg::kQInRegs && i == n - 1 && lane == 0) dev::mbar_arrive(sm.q_empty(qs));
-    };
-    auto issue_qk = [&](uint32_t k_stage) {
-      if constexpr (Cfg::kQInRegs) {
-        G::qk(q, k_stage, s);
-      } else {
-        G::qk(q_rows, k_stage, s);
-      }
-    };
 #pragma unroll
     for (int i = 0; i < Cfg::kORegs; ++i) o[i] = 0.0f;
     RowState st{-INFINITY, -INFINITY, 0.0f, 0.0f};
@@ -1002,13 +934,12 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       dev::named_sync(my_turn, 256);
       wait_k(tile);
       dev::wgmma_fence();
-      issue_qk(sm.k(sm.stage(tile)));
+      G::qk(q_rows, sm.k(sm.stage(tile)), s);
       dev::wgmma_commit();
       dev::named_arrive(next_turn, 256);
       dev::wgmma_wait<0>();
       dev::fence_regs(s);
-      dev::fence_regs(q);  // (read by the GEMM until here: no reuse of its registers before)
-      release_q_after_last_qk(0);
+      if (n == 1 && lane == 0) dev::mbar_arrive(sm.q_empty(qs));
       if (leader) dev::mbar_arrive(sm.k_empty(sm.stage(tile)));
       softmax_tile<Cfg>(s, st, info, 0, row0, quad, causal, scale, alpha0, alpha1);
       convert_p<Cfg>(s, p);
@@ -1022,15 +953,14 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
         // (V before the fence: a wait between the two GEMMs made ptxas fence the PV GEMM again.)
         wait_v(gv);
         dev::wgmma_fence();
-        issue_qk(sm.k(sm.stage(gk)));
+        G::qk(q_rows, sm.k(sm.stage(gk)), s);
         dev::wgmma_commit();
         G::pv(p, sm.v(sm.stage(gv)), v_shift, o);
         dev::wgmma_commit();
         dev::named_arrive(next_turn, 256);
         dev::wgmma_wait<1>();
         dev::fence_regs(s);
-        dev::fence_regs(q);
-        release_q_after_last_qk(i);
+        if (i == n - 1 && lane == 0) dev::mbar_arrive(sm.q_empty(qs));
         if (leader) dev::mbar_arrive(sm.k_empty(sm.stage(gk)));
         softmax_tile<Cfg>(s, st, info, i, row0, quad, causal, scale, alpha0, alpha1);
         dev::wgmma_wait<0>();
@@ -1052,7 +982,7 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       dev::fence_regs(p);
       if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gl)));
       tile += n;
-    } else if (!Cfg::kQInRegs && lane == 0) {
+    } else if (lane == 0) {
       dev::mbar_arrive(sm.q_empty(qs));
     }
 
@@ -1089,7 +1019,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_prefill_kernel(const __grid_c
     const uint32_t loaded = args.paged && !page_aligned<Cfg::kBlockN>(args) ? 128 : 1;
     for (uint32_t qs = 0; qs < Cfg::kQStages; ++qs) {
       dev::mbar_init(sm.q_full(qs), 1);
-      dev::mbar_init(sm.q_empty(qs), Cfg::kQInRegs ? 256 : 8);  // every consumer thread, or lane 0 of each warp
+      dev::mbar_init(sm.q_empty(qs), 8);  // lane 0 of each consumer warp
     }
     for (uint32_t s = 0; s < Cfg::kStages; ++s) {
       dev::mbar_init(sm.k_full(s), loaded);
