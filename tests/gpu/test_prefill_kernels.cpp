@@ -570,6 +570,40 @@ TEST(PrefillKernels, LongCausalRequests) {
   }
 }
 
+// Tiles whose upper half no row of a consumer warpgroup sees (fa3 computes only their lower half):
+// the causal diagonal aligned with the tiles, shifted by half a tile, and paged non-causal
+// requests whose last page-aligned tile holds <= 64 keys; head dims 128 and 192 / 128.
+TEST(PrefillKernels, FirstTileLowerHalf) {
+  KBENCH_REQUIRE_GPU();
+  Workspace ws;
+  uint64_t seed = 400;
+  for (const auto& [dqk, dvo] : {std::pair{128, 128}, std::pair{192, 128}}) {
+    for (bool paged : {false, true}) {
+      if (paged && dqk != dvo) continue;  // paged caches have one head dim
+      Case c;
+      c.paged = paged;
+      c.page_size = 16;
+      c.head_dim_qk = dqk;
+      c.head_dim_vo = dvo;
+      c.q_lens = {512, 512, 256, 1};
+      c.kv_lens = {512, 576, 320, 64};
+      c.num_kv_heads = 2;
+      c.group = 2;
+      c.causal = true;
+      c.seed = seed++;
+      check_case(ws, c);
+    }
+  }
+  Case c;  // paged, non-causal: last tiles of 40, 64 and 65 keys
+  c.paged = true;
+  c.page_size = 8;
+  c.q_lens = {100, 130, 7};
+  c.kv_lens = {168, 192, 65};
+  c.group = 4;
+  c.seed = seed++;
+  check_case(ws, c);
+}
+
 TEST(PrefillKernels, Fa3Fp8E4m3) {
   KBENCH_REQUIRE_GPU();
   if (!sm90()) GTEST_SKIP() << "fa3 runs on sm_90 only";
