@@ -570,10 +570,11 @@ TEST(PrefillKernels, LongCausalRequests) {
   }
 }
 
-// Tiles whose upper half no row of a consumer warpgroup sees (fa3 computes only their lower half):
-// the causal diagonal aligned with the tiles, shifted by half a tile, and paged non-causal
-// requests whose last page-aligned tile holds <= 64 keys; head dims 128 and 192 / 128.
-TEST(PrefillKernels, FirstTileLowerHalf) {
+// Mask edges at the tile grid: causal diagonals aligned with the 128-key tiles and shifted by half
+// a tile (a consumer warpgroup's 64 rows see none of the first tile's upper half), and paged
+// non-causal requests whose last page-aligned tile holds 40, 64 or 65 keys; head dims 128 and
+// 192 / 128.
+TEST(PrefillKernels, MaskEdgesAtTheTileGrid) {
   KBENCH_REQUIRE_GPU();
   Workspace ws;
   uint64_t seed = 400;

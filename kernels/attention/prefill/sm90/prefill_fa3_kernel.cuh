@@ -148,9 +148,6 @@ struct Fa3Config {
   static constexpr int kSRegs = kN / 2;
   static constexpr int kORegs = kDvo / 2;
   static constexpr int kPRegs = kN / 4;  // P as packed 16-bit pairs
-  // A second instantiation of the tile loop that computes only the lower half of the first tile
-  // (run_consumer); head 256's consumers (O: 128 registers) spill with both.
-  static constexpr bool kLowerHalfFirstTile = kDvo <= 128;
   static_assert(kQkRowBytes % kSwizzleBytes == 0 && kVLoadRowBytes % kSwizzleBytes == 0, "whole chunks");
   static_assert(kN % 16 == 0 && kN <= 256, "wgmma N and the PV k-steps");
   static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0 && kVRawBytes % 1024 == 0,
@@ -743,40 +740,33 @@ template <class Cfg>
 struct Gmma {
   using E = typename Cfg::Element;
   using P = typename Cfg::PvElement;
-  // The QK^T GEMM over the tile's first kCols keys (all of them, or the lower half).
-  template <int kCols>
   using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<
-                        E, E, float, cute::Shape<cute::_64, cute::Int<kCols>, cute::Int<Cfg::kQkStep>>,
+                        E, E, float, cute::Shape<cute::_64, cute::Int<Cfg::kBlockN>, cute::Int<Cfg::kQkStep>>,
                         cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
   using PvOp = decltype(cute::SM90::GMMA::rs_op_selector<P, P, float,
                                                          cute::Shape<cute::_64, cute::Int<Cfg::kHeadVo>, cute::_16>,
                                                          cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
 
   // S = Q K^T over the head dim: k-steps of 32 bytes (16 16-bit / 32 fp8 elements) inside
-  // 128-byte chunks. kCols < block_n writes only S's first kCols / 2 registers (those columns).
-  template <int kCols = Cfg::kBlockN>
+  // 128-byte chunks.
   __device__ static __forceinline__ void qk(uint32_t q_rows, uint32_t k_stage, float (&s)[Cfg::kSRegs]) {
     constexpr int kSteps = Cfg::kQkRowBytes / 32;
-    float(&cols)[kCols / 2] = *reinterpret_cast<float(*)[kCols / 2]>(&s);
     const uint64_t qd = dev::smem_desc(q_rows, 16, 1024);
     const uint64_t kd = dev::smem_desc(k_stage, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
       const uint32_t q_off = (kk / 4) * (kBlockM * kSwizzleBytes) + (kk % 4) * 32;
       const uint32_t k_off = (kk / 4) * (Cfg::kBlockN * kSwizzleBytes) + (kk % 4) * 32;
-      dev::gmma_ss<QkOp<kCols>>(qd + (q_off >> 4), kd + (k_off >> 4), cols, kk > 0,
-                                std::make_index_sequence<kCols / 2>{});
+      dev::gmma_ss<QkOp>(qd + (q_off >> 4), kd + (k_off >> 4), s, kk > 0, std::make_index_sequence<Cfg::kSRegs>{});
     }
   }
 
   // O += P V: k-steps of 16 keys (16 rows of 128 B = 2048 bytes); V is N-major (head dim
   // contiguous), in blocks of 1 << v_shift rows (stage_offset) whose 64-element chunks are a block's
-  // rows * 128 bytes apart (a k-step stays inside a block: blocks of >= 16 rows). Over the tile's
-  // first kKeys keys (all of them, or the lower half when the others' P are all 0).
-  template <int kKeys = Cfg::kBlockN>
+  // rows * 128 bytes apart (a k-step stays inside a block: blocks of >= 16 rows).
   __device__ static __forceinline__ void pv(const uint32_t (&p)[Cfg::kPRegs], uint32_t v_stage, int v_shift,
                                             float (&o)[Cfg::kORegs]) {
-    constexpr int kSteps = kKeys / 16;
+    constexpr int kSteps = Cfg::kBlockN / 16;
     constexpr int kChunks = Cfg::kVoRowBytes / kSwizzleBytes;
     const uint32_t block_rows = 1u << v_shift;
     const uint64_t vd = dev::smem_desc(v_stage, block_rows * kSwizzleBytes, 1024);
@@ -939,19 +929,12 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
     auto wait_k = [&](uint32_t g) { dev::mbar_wait(sm.k_full(sm.stage(g)), sm.parity(g)); };
     auto wait_v = [&](uint32_t g) { dev::mbar_wait(sm.v_full(sm.stage(g)), sm.parity(g)); };
 
-    // The tiles of the item. kLowerHalfFirst: none of the first tile's upper half (its last keys:
-    // the causal diagonal, or the request's end) is visible to this warpgroup's rows, so the
-    // warpgroup computes only its lower half there (the upper half's S is masked to -inf, its P are
-    // 0). Two instantiations chosen per item, not a branch between GEMMs: ptxas serializes every
-    // wgmma when a branch picks between GEMM shapes inside one instantiation.
-    auto run_tiles = [&](auto lower_half_first) {
-      constexpr bool kLowerHalfFirst = decltype(lower_half_first)::value;
-      constexpr int kFirstKeys = kLowerHalfFirst ? Cfg::kBlockN / 2 : Cfg::kBlockN;
+    if (n > 0) {
       // Tile 0: S only.
       dev::named_sync(my_turn, 256);
       wait_k(tile);
       dev::wgmma_fence();
-      G::template qk<kFirstKeys>(q_rows, sm.k(sm.stage(tile)), s);
+      G::qk(q_rows, sm.k(sm.stage(tile)), s);
       dev::wgmma_commit();
       dev::named_arrive(next_turn, 256);
       dev::wgmma_wait<0>();
@@ -961,10 +944,8 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       softmax_tile<Cfg>(s, st, info, 0, row0, quad, causal, scale, alpha0, alpha1);
       convert_p<Cfg>(s, p);
 
-      // Tile i: S of tile i, then PV of tile i - 1 (its first kPvKeys keys), overlapping tile i's
-      // softmax.
-      auto step = [&](int i, auto pv_keys) {
-        constexpr int kPvKeys = decltype(pv_keys)::value;
+      // Tiles 1 .. n-1: S of tile i, then PV of tile i - 1, overlapping tile i's softmax.
+      for (int i = 1; i < n; ++i) {
         const uint32_t gk = tile + i;
         const uint32_t gv = gk - 1;
         dev::named_sync(my_turn, 256);
@@ -974,7 +955,7 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
         dev::wgmma_fence();
         G::qk(q_rows, sm.k(sm.stage(gk)), s);
         dev::wgmma_commit();
-        G::template pv<kPvKeys>(p, sm.v(sm.stage(gv)), v_shift, o);
+        G::pv(p, sm.v(sm.stage(gv)), v_shift, o);
         dev::wgmma_commit();
         dev::named_arrive(next_turn, 256);
         dev::wgmma_wait<1>();
@@ -988,15 +969,9 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
         if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gv)));
         rescale_o<Cfg>(o, alpha0, alpha1);
         convert_p<Cfg>(s, p);
-      };
-      using Full = std::integral_constant<int, Cfg::kBlockN>;
-      int i = 1;
-      if constexpr (kLowerHalfFirst) {
-        if (n > 1) step(i++, std::integral_constant<int, kFirstKeys>{});
       }
-      for (; i < n; ++i) step(i, Full{});
 
-      // PV of the last tile (all its keys: an item of one tile loses this saving).
+      // PV of the last tile.
       const uint32_t gl = tile + n - 1;
       wait_v(gl);
       dev::wgmma_fence();
@@ -1006,17 +981,6 @@ __device__ __forceinline__ void run_consumer(const Fa3Args& a, const SmemMap<Cfg
       dev::fence_regs(o);
       dev::fence_regs(p);
       if (leader) dev::mbar_arrive(sm.v_empty(sm.stage(gl)));
-    };
-
-    if (n > 0) {
-      const int last_row = info.q_end - kBlockM + wg * 64 + 63;  // request row of the warpgroup's last row
-      const int last_key =
-          causal ? min(info.kv_len - 1, last_row + info.kv_len - info.q_len) : info.kv_len - 1;
-      if (Cfg::kLowerHalfFirstTile && info.key0 + Cfg::kBlockN / 2 > last_key) {
-        run_tiles(std::bool_constant<Cfg::kLowerHalfFirstTile>{});
-      } else {
-        run_tiles(std::false_type{});
-      }
       tile += n;
     } else if (lane == 0) {
       dev::mbar_arrive(sm.q_empty(qs));
