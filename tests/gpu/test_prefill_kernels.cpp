@@ -573,7 +573,7 @@ TEST(PrefillKernels, LongCausalRequests) {
 // Mask edges at the tile grid: causal diagonals aligned with the 128-key tiles and shifted by half
 // a tile (a consumer warpgroup's 64 rows see none of the first tile's upper half), and paged
 // non-causal requests whose last page-aligned tile holds 40, 64 or 65 keys; head dims 128 and
-// 192 / 128.
+// 192 / 128; ragged non-causal head 128 with key counts around its wide tiles (192 keys).
 TEST(PrefillKernels, MaskEdgesAtTheTileGrid) {
   KBENCH_REQUIRE_GPU();
   Workspace ws;
@@ -594,6 +594,16 @@ TEST(PrefillKernels, MaskEdgesAtTheTileGrid) {
       c.seed = seed++;
       check_case(ws, c);
     }
+  }
+  for (DType dtype : {DType::bfloat16, DType::float16}) {
+    Case c;  // ragged, non-causal head 128 (kWideBlockN-key tiles): key counts around that grid
+    c.q = c.kv = c.out = dtype;
+    c.q_lens = {192, 5, 300, 385, 130, 1};
+    c.kv_lens = {192, 191, 193, 385, 576, 577};
+    c.num_kv_heads = 2;
+    c.group = 8;
+    c.seed = seed++;
+    check_case(ws, c);
   }
   Case c;  // paged, non-causal: last tiles of 40, 64 and 65 keys
   c.paged = true;

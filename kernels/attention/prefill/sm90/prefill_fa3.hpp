@@ -19,6 +19,13 @@ inline constexpr int kBlockM = 128;
 // with this box height.
 [[nodiscard]] constexpr int block_n(int head_dim_qk) { return head_dim_qk == 256 ? 64 : 128; }
 
+// Ragged, non-causal head 128 with 16-bit inputs takes wider KV tiles: the per-tile fixed costs (the
+// warpgroups' GEMM-turn hand-overs, barrier waits, O rescaling) spread over more keys. The consumers
+// then need 240 registers (S and O, and P of the tile whose PV GEMM is in flight) and two K/V
+// stages fit. Causal keeps 128 (the diagonal tile's masked part grows with the width), paged keeps
+// 128 (page-aligned tiles).
+inline constexpr int kWideBlockN = 192;
+
 // Output element types (runtime: converted once per element in the epilogue).
 enum class OutType : int32_t { bf16 = 0, fp16 = 1 };
 
@@ -80,6 +87,7 @@ struct Fa3Launch {
 // instantiation's block_n when the KV is ragged).
 [[nodiscard]] cudaError_t launch_d64(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 [[nodiscard]] cudaError_t launch_d128(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
+[[nodiscard]] cudaError_t launch_d128_wide(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 [[nodiscard]] cudaError_t launch_d256(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 [[nodiscard]] cudaError_t launch_d192_128(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 

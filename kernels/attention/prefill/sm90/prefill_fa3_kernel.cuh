@@ -82,14 +82,7 @@ namespace kbench::kernels::prefill_fa3 {
 // ------------------------------------------------------------------------------------------------
 
 inline constexpr int kThreads = 384;
-// setmaxnreg moves registers inside the CTA's own allocation (168 x 384 at launch): the consumers'
-// increase must be covered by what the producer releases, or their setmaxnreg.inc never returns.
-// The paged producer spilled in its per-tile loop at 40 (page 16 ran 12% slower); the consumers
-// fit in 224.
-inline constexpr int kProducerRegs = 56;
-inline constexpr int kConsumerRegs = 224;
 inline constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;  // 168 under __launch_bounds__(384, 1)
-static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs, "register pool");
 inline constexpr int kSwizzleBytes = 128;  // one swizzled row of a chunk
 // Named barriers (0 is __syncthreads): the producer warpgroup's (fp8 V widening), and one per
 // consumer warpgroup for the GEMM-issue turns.
@@ -148,6 +141,15 @@ struct Fa3Config {
   static constexpr int kSRegs = kN / 2;
   static constexpr int kORegs = kDvo / 2;
   static constexpr int kPRegs = kN / 4;  // P as packed 16-bit pairs
+  // Paged K/V (gathers, page-aligned tiles) needs equal head dims and tiles of whole producer rows.
+  static constexpr bool kPagedCapable = kDqk == kDvo && 128 % kN == 0;
+  // setmaxnreg moves registers inside the CTA's own allocation (168 x 384 at launch): the consumers'
+  // increase must be covered by what the producer releases, or their setmaxnreg.inc never returns.
+  // The paged producer spilled in its per-tile loop at 40 (page 16 ran 12% slower) and the
+  // consumers fit in 224; tiles wider than 128 keys (ragged only: one producer thread) need 240.
+  static constexpr int kProducerRegs = kN > 128 ? 24 : 56;
+  static constexpr int kConsumerRegs = kN > 128 ? 240 : 224;
+  static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs, "register pool");
   static_assert(kQkRowBytes % kSwizzleBytes == 0 && kVLoadRowBytes % kSwizzleBytes == 0, "whole chunks");
   static_assert(kN % 16 == 0 && kN <= 256, "wgmma N and the PV k-steps");
   static_assert(kQBytes % 1024 == 0 && kKBytes % 1024 == 0 && kVBytes % 1024 == 0 && kVRawBytes % 1024 == 0,
@@ -422,8 +424,7 @@ __device__ __forceinline__ PrefillWorkItem read_item(uint32_t slot, int lane) {
 // (-1: key outside [0, kv_len), zero-filled), so each copy is one cp.async with an immediate offset.
 template <int kN>
 struct PagedRow {
-  static constexpr int kThreadsPerRow = 128 / kN;
-  static_assert(128 % kN == 0, "whole rows per producer thread");
+  static constexpr int kThreadsPerRow = 128 % kN == 0 ? 128 / kN : 1;  // (used where kPagedCapable)
   int row;       // tile row of this thread
   int32_t page;  // page-table entry of the row's key in the tile looked up last (-1: none)
 
@@ -439,6 +440,7 @@ struct PagedRow {
 
 template <int kN, int kRowBytes>
 __device__ __forceinline__ void gather_tile(const uint8_t* cache, int64_t row_offset, uint32_t stage, int ptid) {
+  static_assert(128 % kN == 0, "whole rows per producer thread");
   constexpr int kThreadsPerRow = PagedRow<kN>::kThreadsPerRow;
   constexpr int kChunks = kRowBytes / 16 / kThreadsPerRow;  // per thread
   static_assert(kRowBytes / 16 % kThreadsPerRow == 0, "whole chunks per thread");
@@ -559,8 +561,9 @@ template <class Cfg>
 __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg>& sm, int ptid) {
   constexpr int kN = Cfg::kBlockN;
   constexpr bool kWiden = Cfg::kFp8;
-  // Paged KV has head_dim_qk == head_dim_vo (fa3_supported): other instantiations have no gather.
-  constexpr bool kPagedDims = Cfg::kHeadQk == Cfg::kHeadVo;
+  // Paged KV has head_dim_qk == head_dim_vo (fa3_supported) and never takes the wide tiles: other
+  // instantiations have no gather.
+  constexpr bool kPagedDims = Cfg::kPagedCapable;
   const bool gather = a.paged != 0;
   if (!kPagedDims && gather) __trap();
   const bool page_tiles = page_aligned<kN>(a);
@@ -763,17 +766,19 @@ struct Gmma {
 
   // O += P V: k-steps of 16 keys (16 rows of 128 B = 2048 bytes); V is N-major (head dim
   // contiguous), in blocks of 1 << v_shift rows (stage_offset) whose 64-element chunks are a block's
-  // rows * 128 bytes apart (a k-step stays inside a block: blocks of >= 16 rows).
+  // rows * 128 bytes apart (a k-step stays inside a block: blocks of >= 16 rows). Instantiations
+  // without paged K/V have one block of kBlockN rows (not always a power of two).
   __device__ static __forceinline__ void pv(const uint32_t (&p)[Cfg::kPRegs], uint32_t v_stage, int v_shift,
                                             float (&o)[Cfg::kORegs]) {
     constexpr int kSteps = Cfg::kBlockN / 16;
     constexpr int kChunks = Cfg::kVoRowBytes / kSwizzleBytes;
-    const uint32_t block_rows = 1u << v_shift;
+    const uint32_t block_rows = Cfg::kPagedCapable ? 1u << v_shift : Cfg::kBlockN;
     const uint64_t vd = dev::smem_desc(v_stage, block_rows * kSwizzleBytes, 1024);
     const uint32_t next_block_skip = block_rows * kSwizzleBytes * (kChunks - 1);  // past the block's other chunks
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
-      const uint32_t offset = kk * 2048 + ((16u * kk) >> v_shift) * next_block_skip;
+      const uint32_t block = Cfg::kPagedCapable ? (16u * kk) >> v_shift : 0;
+      const uint32_t offset = kk * 2048 + block * next_block_skip;
       dev::gmma_rs<PvOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + (offset >> 4), o,
                          std::make_index_sequence<Cfg::kORegs>{});
     }
@@ -1034,11 +1039,11 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_prefill_kernel(const __grid_c
   pdl_wait();
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
     run_producer<Cfg>(args, sm, tid);
     pdl_launch_dependents();
   } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
     run_consumer<Cfg>(args, sm, warpgroup - 1, tid % 128);
     pdl_launch_dependents();
   }

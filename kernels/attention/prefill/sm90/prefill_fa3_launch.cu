@@ -215,7 +215,10 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
   const fa3::Fa3Launch launch{workspace.num_items < sms ? workspace.num_items : sms, params.enable_pdl, stream};
   switch (params.head_dim_qk) {
     case 64: return fa3::launch_d64(args, params, launch);
-    case 128: return fa3::launch_d128(args, params, launch);
+    case 128: {
+      const bool wide = !params.paged && !params.causal && params.q_dtype != DType::fp8_e4m3;
+      return wide ? fa3::launch_d128_wide(args, params, launch) : fa3::launch_d128(args, params, launch);
+    }
     case 256: return fa3::launch_d256(args, params, launch);
     case 192: return fa3::launch_d192_128(args, params, launch);
     default: return cudaErrorInvalidValue;
