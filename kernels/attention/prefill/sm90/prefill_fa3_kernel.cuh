@@ -5,24 +5,26 @@
 // the head dims are 128 or 256).
 //
 // CTA = 3 warpgroups, persistent (CTA i runs work items i, i + gridDim.x, ...):
-//  * producer (warpgroup 0, setmaxnreg 56; 24 with tiles wider than 128 keys): thread 0 walks the item list and hands each item over
-//    to the consumers with its 128-row Q tile: the 32-byte work item (one bulk copy) and the Q tile
-//    (one TMA) land in a Q stage; then the K and V tiles of the item go into a 2- or 3-stage ring, in
-//    the order the consumers use them (K0, K1, V0, K2, V1, ...). Ragged KV: one TMA per tile (thread
-//    0). Paged KV, page sizes that are multiples of 8 and divide block_n: warp 0 loads K and warp 1
-//    V, lane j holding page j of the tile (one tile ahead); whole pages go by TMA, K one box per
-//    page and 128-byte column chunk, 16-bit V (pages of >= 16 rows) one box per page in a
-//    page-major stage (Fa3Args::v_page_major); the partial last tile is gathered by the warp with
-//    coalesced 16-byte cp.async. Other page sizes are gathered by all 128 threads into the same
-//    swizzled layout, each thread owning a row (its page-table lookup one tile ahead, its cache
-//    offset). Gathers zero-fill keys outside [0, kv_len). fp8: V is widened to fp16 in shared
-//    memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
-//  * consumers (warpgroups 1 and 2, setmaxnreg 224; 240 with wider tiles): 64 query rows each. Each item's geometry comes
-//    from the work item in its Q stage (no global read between items). Per KV tile: S = Q K^T
-//    (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P to 16 bits in
-//    registers, O += P V (wgmma RS). The QK^T of tile i is issued before the softmax of tile i - 1's
-//    PV has finished (intra-warpgroup overlap); a pair of named barriers makes the two warpgroups
-//    take turns issuing GEMMs so one's softmax runs under the other's GEMMs (ping-pong).
+//  * producer (warpgroup 0, setmaxnreg 56; 24 with tiles wider than 128 keys): thread 0 walks the
+//    item list and hands each item over to the consumers with its 128-row Q tile: the 32-byte work
+//    item (one bulk copy) and the Q tile (one TMA) land in a Q stage; then the K and V tiles of the
+//    item go into a 2- or 3-stage ring, in the order the consumers use them (K0, K1, V0, K2, V1,
+//    ...). Ragged KV: one TMA per tile (thread 0). Paged KV, page sizes that are multiples of 8 and
+//    divide block_n: warp 0 loads K and warp 1 V, lane j holding page j of the tile (one tile
+//    ahead); whole pages go by TMA, K one box per page and 128-byte column chunk, 16-bit V (pages
+//    of >= 16 rows) one box per page in a page-major stage (Fa3Args::v_page_major); the partial
+//    last tile is gathered by the warp with coalesced 16-byte cp.async. Other page sizes are
+//    gathered by all 128 threads into the same swizzled layout, each thread owning a row (its
+//    page-table lookup one tile ahead, its cache offset). Gathers zero-fill keys outside [0,
+//    kv_len). fp8: V is widened to fp16 in shared memory by the whole warpgroup (PV runs in fp16; Q
+//    K^T in e4m3).
+//  * consumers (warpgroups 1 and 2, setmaxnreg 224; 240 with wider tiles): 64 query rows each. Each
+//    item's geometry comes from the work item in its Q stage (no global read between items). Per KV
+//    tile: S = Q K^T (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P
+//    to 16 bits in registers, O += P V (wgmma RS). The QK^T of tile i is issued before the softmax
+//    of tile i - 1's PV has finished (intra-warpgroup overlap); a pair of named barriers makes the
+//    two warpgroups take turns issuing GEMMs so one's softmax runs under the other's GEMMs
+//    (ping-pong).
 //
 // Tile geometry. The host does not know the tensors' lengths, so no load may read past the end of
 // a request's rows (TMA reads negative coordinates as zeros; rows before the request belong to
