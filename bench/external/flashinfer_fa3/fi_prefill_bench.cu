@@ -1,8 +1,10 @@
-// FlashInfer's own sm90 (fa3) ragged batch prefill kernel on the prefill issue's cases (bf16, head
-// 128, 16 x 4096, 64/8 heads, causal and not), timed the way kbench times with --no_cuda_graph
+// FlashInfer's own sm90 (fa3) ragged batch prefill kernel on the prefill issue's cases (bf16: head
+// 128, 16 x 4096, 64/8 heads, causal and not; qk 192 / vo 128, 16 x 1024, 128/128 heads, causal),
+// timed the way kbench times with --no_cuda_graph
 // --use_cuda_events: inputs N(0, 1), a 100 MB memset before every call (cold L2), 5 dry runs, the
-// median of 30 event-timed calls, FLOPs counted as kbench counts them. Before timing, two small
-// ragged cases are checked element by element against a double-precision CPU reference.
+// median of 30 event-timed calls, FLOPs counted as kbench counts them. Before timing, small ragged
+// cases of both head-dim pairs are checked element by element against a double-precision CPU
+// reference.
 //   fi_prefill_bench [rounds]     (prints one [PERF] line per case and round)
 // A yardstick for kbench's fa3 on the same GPU (bench/external/flashinfer_fa3/build.sh), not kbench.
 #include <curand_kernel.h>
@@ -28,8 +30,6 @@ using flashinfer::MaskMode;
     }                                                                                              \
   } while (0)
 
-constexpr int kHead = 128;
-
 __global__ void fill_normal(nv_bfloat16* p, size_t n, unsigned long long seed) {
   const size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
   if (i >= n) return;
@@ -42,20 +42,23 @@ struct Case {
   int batch, len, qo_heads, kv_heads;
   bool causal;
   [[nodiscard]] size_t rows() const { return static_cast<size_t>(batch) * len; }
-  [[nodiscard]] double flops() const {  // kbench's count: causal halves the product
-    return 4.0 * batch * static_cast<double>(len) * len * qo_heads * kHead / (causal ? 2 : 1);
+  // kbench's count (compat.md): H_q (d_qk + d_vo) sum q (2 k - q) causal, 2 H_q (d_qk + d_vo) sum q k not.
+  [[nodiscard]] double flops(int head_qk, int head_vo) const {
+    return static_cast<double>(qo_heads) * (head_qk + head_vo) * batch * static_cast<double>(len) * len *
+           (causal ? 1 : 2);
   }
 };
 
 // One case's tensors, FlashInfer's plan (PrefillSM90Plan, as its Python plan() calls it) and launch.
+template <int kHeadQk, int kHeadVo>
 class FlashInferPrefill {
  public:
   explicit FlashInferPrefill(const Case& c) : c_(c) {
-    q_ = alloc_normal(c.rows() * c.qo_heads * kHead, 1);
-    k_ = alloc_normal(c.rows() * c.kv_heads * kHead, 2);
-    v_ = alloc_normal(c.rows() * c.kv_heads * kHead, 3);
-    CHECK_CUDA(cudaMalloc(&o_, c.rows() * c.qo_heads * kHead * 2));
-    CHECK_CUDA(cudaMemset(o_, 0xff, c.rows() * c.qo_heads * kHead * 2));  // NaN until written
+    q_ = alloc_normal(c.rows() * c.qo_heads * kHeadQk, 1);
+    k_ = alloc_normal(c.rows() * c.kv_heads * kHeadQk, 2);
+    v_ = alloc_normal(c.rows() * c.kv_heads * kHeadVo, 3);
+    CHECK_CUDA(cudaMalloc(&o_, c.rows() * c.qo_heads * kHeadVo * 2));
+    CHECK_CUDA(cudaMemset(o_, 0xff, c.rows() * c.qo_heads * kHeadVo * 2));  // NaN until written
     CHECK_CUDA(cudaMalloc(&int_workspace_, kWorkspaceBytes));
     CHECK_CUDA(cudaMalloc(&float_workspace_, kWorkspaceBytes));
     CHECK_CUDA(cudaMallocHost(&pinned_workspace_, kWorkspaceBytes));
@@ -64,7 +67,7 @@ class FlashInferPrefill {
     flashinfer::PrefillPlanSM90Info plan;
     CHECK_CUDA(flashinfer::PrefillSM90Plan(float_workspace_, kWorkspaceBytes, int_workspace_, pinned_workspace_,
                                            kWorkspaceBytes, plan, indptr.data(), indptr.data(), kv_len.data(),
-                                           c.rows(), c.batch, c.qo_heads, c.kv_heads, kHead, kHead,
+                                           c.rows(), c.batch, c.qo_heads, c.kv_heads, kHeadQk, kHeadVo,
                                            /*page_size=*/1, c.causal, /*enable_cuda_graph=*/false,
                                            /*sizeof_dtype_o=*/2, nullptr));
     if (plan.same_schedule_for_all_heads) {
@@ -76,11 +79,14 @@ class FlashInferPrefill {
     p_.k_ptr = reinterpret_cast<DTypeKV*>(k_);
     p_.v_ptr = reinterpret_cast<DTypeKV*>(v_);
     p_.o_ptr = reinterpret_cast<DTypeO*>(o_);
-    p_.q_stride_n = p_.o_stride_n = c.qo_heads * kHead;
-    p_.k_stride_n = p_.v_stride_n = c.kv_heads * kHead;
-    p_.q_stride_h = p_.o_stride_h = p_.k_stride_h = p_.v_stride_h = kHead;
+    p_.q_stride_n = c.qo_heads * kHeadQk;
+    p_.o_stride_n = c.qo_heads * kHeadVo;
+    p_.k_stride_n = c.kv_heads * kHeadQk;
+    p_.v_stride_n = c.kv_heads * kHeadVo;
+    p_.q_stride_h = p_.k_stride_h = kHeadQk;
+    p_.o_stride_h = p_.v_stride_h = kHeadVo;
     p_.nnz_qo = p_.nnz_kv = static_cast<int64_t>(c.rows());
-    p_.head_dim = kHead;
+    p_.head_dim = kHeadQk;
     p_.num_qo_heads = c.qo_heads;
     p_.num_kv_heads = c.kv_heads;
     p_.group_size = c.qo_heads / c.kv_heads;
@@ -95,7 +101,7 @@ class FlashInferPrefill {
     p_.head_indices = at(plan.head_indices_offset);
     p_.work_indptr = at(plan.work_indptr_offset);
     p_.batch_indices = at(plan.batch_indices_offset);
-    p_.additional_params.sm_scale = 1.0 / std::sqrt(static_cast<double>(kHead));
+    p_.additional_params.sm_scale = 1.0 / std::sqrt(static_cast<double>(kHeadQk));
     p_.additional_params.scale_v_scalar = 1.0;
     CHECK_CUDA(cudaDeviceSynchronize());
   }
@@ -124,7 +130,7 @@ class FlashInferPrefill {
   static constexpr size_t kWorkspaceBytes = 64 << 20;
   template <MaskMode kMask>
   cudaError_t launch_mask() {
-    return flashinfer::BatchPrefillWithRaggedKVCacheDispatched<kHead, kHead, kMask, /*LEFT_SLIDING_WINDOW=*/false,
+    return flashinfer::BatchPrefillWithRaggedKVCacheDispatched<kHeadQk, kHeadVo, kMask, /*LEFT_SLIDING_WINDOW=*/false,
                                                                /*SAME_SCHEDULE_FOR_ALL_HEADS=*/false,
                                                                flashinfer::DefaultAttention<false>>(p_, false, nullptr);
   }
@@ -142,16 +148,17 @@ class FlashInferPrefill {
 };
 
 // Every output element of the first and last qo head against a double-precision reference.
+template <int kHeadQk, int kHeadVo>
 bool check(const Case& c) {
-  FlashInferPrefill run(c);
+  FlashInferPrefill<kHeadQk, kHeadVo> run(c);
   run.launch();
   CHECK_CUDA(cudaDeviceSynchronize());
-  const auto q = run.download(run.q(), c.rows() * c.qo_heads * kHead);
-  const auto k = run.download(run.k(), c.rows() * c.kv_heads * kHead);
-  const auto v = run.download(run.v(), c.rows() * c.kv_heads * kHead);
-  const auto o = run.download(run.o(), c.rows() * c.qo_heads * kHead);
-  auto at = [&](const std::vector<nv_bfloat16>& t, size_t row, int heads, int head, int d) {
-    return static_cast<double>(__bfloat162float(t[(row * heads + head) * kHead + d]));
+  const auto q = run.download(run.q(), c.rows() * c.qo_heads * kHeadQk);
+  const auto k = run.download(run.k(), c.rows() * c.kv_heads * kHeadQk);
+  const auto v = run.download(run.v(), c.rows() * c.kv_heads * kHeadVo);
+  const auto o = run.download(run.o(), c.rows() * c.qo_heads * kHeadVo);
+  auto at = [&](const std::vector<nv_bfloat16>& t, int dim, size_t row, int heads, int head, int d) {
+    return static_cast<double>(__bfloat162float(t[(row * heads + head) * dim + d]));
   };
   double err2 = 0, ref2 = 0;
   for (int head : {0, c.qo_heads - 1}) {
@@ -163,16 +170,18 @@ bool check(const Case& c) {
       double max = -INFINITY, sum = 0;
       for (int j = 0; j < keys; ++j) {
         double dot = 0;
-        for (int d = 0; d < kHead; ++d) dot += at(q, row, c.qo_heads, head, d) * at(k, first_key + j, c.kv_heads, kv_head, d);
-        p[j] = dot / std::sqrt(static_cast<double>(kHead));
+        for (int d = 0; d < kHeadQk; ++d) {
+          dot += at(q, kHeadQk, row, c.qo_heads, head, d) * at(k, kHeadQk, first_key + j, c.kv_heads, kv_head, d);
+        }
+        p[j] = dot / std::sqrt(static_cast<double>(kHeadQk));
         max = std::max(max, p[j]);
       }
       for (double& x : p) sum += x = std::exp(x - max);
-      for (int d = 0; d < kHead; ++d) {
+      for (int d = 0; d < kHeadVo; ++d) {
         double ref = 0;
-        for (int j = 0; j < keys; ++j) ref += p[j] * at(v, first_key + j, c.kv_heads, kv_head, d);
+        for (int j = 0; j < keys; ++j) ref += p[j] * at(v, kHeadVo, first_key + j, c.kv_heads, kv_head, d);
         ref /= sum;
-        const double got = at(o, row, c.qo_heads, head, d);
+        const double got = at(o, kHeadVo, row, c.qo_heads, head, d);
         if (!std::isfinite(got)) {
           std::printf("[ERROR] check: non-finite output\n");
           return false;
@@ -184,41 +193,53 @@ bool check(const Case& c) {
   }
   const double rel = std::sqrt(err2 / ref2);
   const bool ok = rel < 1e-2;
-  std::printf("[INFO] check %d x %d, %d/%d heads, causal %d: relative L2 error %.2e (%s)\n", c.batch, c.len,
-              c.qo_heads, c.kv_heads, c.causal, rel, ok ? "ok" : "FAILED");
+  std::printf("[INFO] check head %d/%d, %d x %d, %d/%d heads, causal %d: relative L2 error %.2e (%s)\n", kHeadQk,
+              kHeadVo, c.batch, c.len, c.qo_heads, c.kv_heads, c.causal, rel, ok ? "ok" : "FAILED");
   return ok;
+}
+
+// The issue's timing: 5 dry runs, then the median of 30 calls, each after a cold-L2 memset.
+template <int kHeadQk, int kHeadVo>
+void time_case(const Case& c, void* flush, size_t flush_bytes) {
+  FlashInferPrefill<kHeadQk, kHeadVo> run(c);
+  cudaEvent_t start, stop;
+  CHECK_CUDA(cudaEventCreate(&start));
+  CHECK_CUDA(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int it = 0; it < 5 + 30; ++it) {
+    CHECK_CUDA(cudaMemsetAsync(flush, it & 0xff, flush_bytes));
+    CHECK_CUDA(cudaEventRecord(start));
+    run.launch();
+    CHECK_CUDA(cudaEventRecord(stop));
+    CHECK_CUDA(cudaEventSynchronize(stop));
+    float t = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&t, start, stop));
+    if (it >= 5) ms.push_back(t);
+  }
+  CHECK_CUDA(cudaEventDestroy(start));
+  CHECK_CUDA(cudaEventDestroy(stop));
+  std::sort(ms.begin(), ms.end());
+  const double median = (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;  // 30 samples, as numpy
+  std::printf("[PERF] flashinfer-fa3 ragged bf16 head %d/%d, %d x %d, %d/%d heads, causal %d :: median time %.3f ms "
+              "(min %.3f, max %.3f); achieved tflops %.1f TFLOPs/sec\n",
+              kHeadQk, kHeadVo, c.batch, c.len, c.qo_heads, c.kv_heads, c.causal, median, ms.front(), ms.back(),
+              c.flops(kHeadQk, kHeadVo) / median / 1e9);
 }
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 1;
-  if (!check({2, 333, 8, 2, true}) || !check({3, 200, 8, 1, false})) return 1;
+  if (!check<128, 128>({2, 333, 8, 2, true}) || !check<128, 128>({3, 200, 8, 1, false}) ||
+      !check<192, 128>({2, 300, 4, 4, true})) {
+    return 1;
+  }
   constexpr size_t kFlushBytes = 100 << 20;  // 2x the H100's L2, as kbench
   void* flush = nullptr;
   CHECK_CUDA(cudaMalloc(&flush, kFlushBytes));
-  cudaEvent_t start, stop;
-  CHECK_CUDA(cudaEventCreate(&start));
-  CHECK_CUDA(cudaEventCreate(&stop));
   for (int round = 0; round < rounds; ++round) {
-    for (const Case& c : {Case{16, 4096, 64, 8, true}, Case{16, 4096, 64, 8, false}}) {
-      FlashInferPrefill run(c);
-      std::vector<float> ms;
-      for (int it = 0; it < 5 + 30; ++it) {
-        CHECK_CUDA(cudaMemsetAsync(flush, it & 0xff, kFlushBytes));
-        CHECK_CUDA(cudaEventRecord(start));
-        run.launch();
-        CHECK_CUDA(cudaEventRecord(stop));
-        CHECK_CUDA(cudaEventSynchronize(stop));
-        float t = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&t, start, stop));
-        if (it >= 5) ms.push_back(t);
-      }
-      std::sort(ms.begin(), ms.end());
-      const double median = (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;  // 30 samples, as numpy
-      std::printf("[PERF] flashinfer-fa3 ragged bf16 head 128, %d x %d, %d/%d heads, causal %d :: median time %.3f ms "
-                  "(min %.3f, max %.3f); achieved tflops %.1f TFLOPs/sec\n",
-                  c.batch, c.len, c.qo_heads, c.kv_heads, c.causal, median, ms.front(), ms.back(),
-                  c.flops() / median / 1e9);
-    }
+    time_case<128, 128>({16, 4096, 64, 8, true}, flush, kFlushBytes);
+    time_case<128, 128>({16, 4096, 64, 8, false}, flush, kFlushBytes);
+    time_case<192, 128>({16, 1024, 128, 128, true}, flush, kFlushBytes);
   }
+  CHECK_CUDA(cudaFree(flush));
   return 0;
 }
