@@ -9,7 +9,8 @@
 #                                    compare_flashinfer)
 # gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
 # SANITIZE_FILTER picks the kernel tests compute-sanitizer runs, SANITIZE_TOOLS its tools (memcheck
-# racecheck), SANITIZE_TIMEOUT the seconds each may take (200); NCU_CASES the ncu_prefill cases.
+# racecheck), SANITIZE_TIMEOUT the seconds each may take (200); NCU_CASES the ncu_prefill cases
+# (ragged_causal ragged_full paged_causal, the default, and deepseek).
 # compare_flashinfer runs kbench's fa3 and FlashInfer's own fa3 kernel (build-flashinfer/, built here
 # by bench/external/flashinfer_fa3/build.sh and carried) in turn, COMPARE_ROUNDS times (3).
 set -uo pipefail
@@ -77,11 +78,13 @@ for stage in $stages; do
     ncu_prefill)
       # Nsight Compute on one fa3 launch of each issue case (details + per-instruction stall samples).
       kb="$KBENCH_BUILD_DIR/src/app/kbench"
-      base=(--backends fa3 --batch_size 16 --s_qo 4096 --s_kv 4096 --num_qo_heads 64 --num_kv_heads 8 --head_dim_qk 128
-            --head_dim_vo 128 --no_cuda_graph --use_cuda_events -n 2 -d 1)
-      for c in "ragged_causal:--routine BatchPrefillWithRaggedKVCacheWrapper --causal" \
-               "ragged_full:--routine BatchPrefillWithRaggedKVCacheWrapper" \
-               "paged_causal:--routine BatchPrefillWithPagedKVCacheWrapper --page_size 16 --causal"; do
+      base=(--backends fa3 --no_cuda_graph --use_cuda_events -n 2 -d 1)
+      head128="--batch_size 16 --s_qo 4096 --s_kv 4096 --num_qo_heads 64 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128"
+      deepseek="--batch_size 16 --s_qo 1024 --s_kv 1024 --num_qo_heads 128 --num_kv_heads 128 --head_dim_qk 192 --head_dim_vo 128"
+      for c in "ragged_causal:--routine BatchPrefillWithRaggedKVCacheWrapper --causal $head128" \
+               "ragged_full:--routine BatchPrefillWithRaggedKVCacheWrapper $head128" \
+               "paged_causal:--routine BatchPrefillWithPagedKVCacheWrapper --page_size 16 --causal $head128" \
+               "deepseek:--routine BatchPrefillWithRaggedKVCacheWrapper --causal $deepseek"; do
         tag=${c%%:*}; read -ra extra <<<"${c#*:}"
         [[ " ${NCU_CASES:-ragged_causal ragged_full paged_causal} " == *" $tag "* ]] || continue
         timeout 150 ncu --clock-control none --set full --import-source no --kernel-name regex:fa3_prefill --launch-skip 1 \
