@@ -84,10 +84,6 @@ std::vector<CostedItem> grouped_items(const PrefillParams& params, const std::ve
   return items;
 }
 
-}  // namespace
-
-namespace {
-
 // Per-request lengths from the host indptr arrays, checked the way the kernels will read them.
 struct RequestLengths {
   std::vector<int32_t> q;

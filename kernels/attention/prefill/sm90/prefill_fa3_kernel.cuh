@@ -565,9 +565,9 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
   constexpr bool kWiden = Cfg::kFp8;
   // Paged KV has head_dim_qk == head_dim_vo (fa3_supported) and never takes the wide tiles: other
   // instantiations have no gather.
-  constexpr bool kPagedDims = Cfg::kPagedCapable;
+  constexpr bool kPaged = Cfg::kPagedCapable;
   const bool gather = a.paged != 0;
-  if (!kPagedDims && gather) __trap();
+  if (!kPaged && gather) __trap();
   const bool page_tiles = page_aligned<kN>(a);
   // Who loads K and V: thread 0 (ragged: one TMA per tile); paged page-aligned tiles, warp 0 K and
   // warp 1 V (TMA boxes of their lanes' pages, issued one lane after the other: two warps halve
@@ -634,7 +634,7 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
 
     auto load_k = [&](int i) {
       const uint32_t g = tile + i;
-      if (kPagedDims && gather && (k_loader || v_loader)) {  // the V warp follows the pages too
+      if (kPaged && gather && (k_loader || v_loader)) {  // the V warp follows the pages too
         prev_page = page;
         page = page_next;
         if (!page_tiles) {
@@ -647,9 +647,9 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
         }
       }
       if (!k_loader) return;
-      if (kPagedDims && gather) {
+      if (kPaged && gather) {
         dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
-        if constexpr (kPagedDims) {
+        if constexpr (kPaged) {
           if (by_tma(i)) {
             load_pages<Cfg::kQkRowBytes / kSwizzleBytes>(&a.tma_k, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)),
                                                          Cfg::kKBytes, kN * kSwizzleBytes,
@@ -675,9 +675,9 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       const uint32_t dst = kWiden ? sm.v_raw(sm.stage(g)) : sm.v(sm.stage(g));
       const uint32_t full = kWiden ? sm.v_raw_full(sm.stage(g)) : sm.v_full(sm.stage(g));
       if (!v_loader) return;
-      if (kPagedDims && gather) {
+      if (kPaged && gather) {
         if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
-        if constexpr (kPagedDims) {
+        if constexpr (kPaged) {
           constexpr int kChunks = Cfg::kVLoadRowBytes / kSwizzleBytes;
           if (by_tma(i) && a.v_page_major) {
             load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.page_size * Cfg::kVLoadRowBytes, row_page,
