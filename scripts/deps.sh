@@ -12,7 +12,59 @@ packages=(libcli11-dev nlohmann-json3-dev libgtest-dev)
 # (--python-version/--platform) whatever python runs here.
 wheels=(nvidia-cudnn-frontend==1.32.0 nvidia-cutlass==4.2.0.0)
 stamp="$deps/.complete"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]} ${wheels[*]}" ]; then exit 0; fi
+# Optional (KBENCH_WITH_FLASHINFER=1 or ON): FlashInfer's own headers from the flashinfer-python wheel,
+# for the `flashinfer` yardstick backend (cmake -DKBENCH_WITH_FLASHINFER=ON). Only what its kernels
+# need is kept: include/, the bundled CUTLASS (include, tools/util/include) and CCCL (libcudacxx, cub,
+# thrust: FlashInfer needs a newer CCCL than CUDA 13.0's) and the licence files. They are stored as ONE
+# archive, .deps/flashinfer-<version>.tar.xz (xz -9, a few MB: .deps travels to the device), and also
+# unpacked to .deps/flashinfer/ here (tens of MB: leave it behind; CMake unpacks the archive when it
+# is missing). A run with the option after one without fetches just this part.
+flashinfer_version=0.7.2.post1
+flashinfer_archive="$deps/flashinfer-$flashinfer_version.tar.xz"
+flashinfer_stamp="$deps/.complete-flashinfer"
+fetch_flashinfer() {
+  case "${KBENCH_WITH_FLASHINFER:-0}" in 1|ON|On|on|TRUE|True|true|YES|Yes|yes) ;; *) return 0 ;; esac
+  if [ -f "$flashinfer_stamp" ] && [ "$(cat "$flashinfer_stamp")" = "$flashinfer_version" ] && [ -f "$flashinfer_archive" ]; then
+    if [ ! -f "$deps/flashinfer/include/flashinfer/attention/prefill.cuh" ]; then
+      rm -rf "$deps/flashinfer"; tar -C "$deps" -xJf "$flashinfer_archive"
+    fi
+    return 0
+  fi
+  rm -rf "$deps/flashinfer" "$deps/flashinfer-wheel" "$flashinfer_archive" "$flashinfer_stamp"
+  mkdir -p "$deps/flashinfer-wheel"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$deps/flashinfer-wheel" \
+    "flashinfer-python==$flashinfer_version"
+  python3 - "$deps"/flashinfer-wheel/flashinfer_python-*.whl "$deps/flashinfer" <<'EOF'
+import os, sys, zipfile
+wheel, dest = sys.argv[1:]
+keep = ("include/", "cutlass/include/", "cutlass/tools/util/include/", "cccl/libcudacxx/include/",
+        "cccl/cub/cub/", "cccl/thrust/thrust/")
+with zipfile.ZipFile(wheel) as archive:
+    for info in archive.infolist():
+        name = info.filename
+        if name.endswith("/"):
+            continue
+        rel = name[len("flashinfer/data/"):] if name.startswith("flashinfer/data/") else None
+        if rel is not None and rel.startswith(keep):
+            target = os.path.join(dest, rel)
+        elif "LICENSE" in os.path.basename(name).upper():
+            target = os.path.join(dest, "licenses", name.replace("/", "__"))
+        else:
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with archive.open(info) as src, open(target, "wb") as out:
+            out.write(src.read())
+EOF
+  rm -rf "$deps/flashinfer-wheel"
+  test -f "$deps/flashinfer/include/flashinfer/attention/prefill.cuh"
+  test -f "$deps/flashinfer/cutlass/include/cute/tensor.hpp"
+  test -f "$deps/flashinfer/cccl/libcudacxx/include/cuda/std/version"
+  tar -C "$deps" -cf - flashinfer | xz -9 -T2 >"$flashinfer_archive.tmp"
+  mv "$flashinfer_archive.tmp" "$flashinfer_archive"
+  echo "$flashinfer_version" >"$flashinfer_stamp"
+  echo "[deps] flashinfer-python==$flashinfer_version headers: $flashinfer_archive ($(du -h "$flashinfer_archive" | cut -f1)), unpacked in $deps/flashinfer"
+}
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]} ${wheels[*]}" ]; then fetch_flashinfer; exit 0; fi
 rm -rf "$deps"; mkdir -p "$deps/debs"
 (
   cd "$deps/debs"
@@ -57,3 +109,4 @@ test -f "$deps/cudnn-frontend/include/cudnn_frontend.h"
 test -f "$deps/cutlass/include/cute/tensor.hpp"
 echo "${packages[*]} ${wheels[*]}" >"$stamp"
 echo "[deps] unpacked the headers of ${wheels[*]} into $deps/cudnn-frontend and $deps/cutlass"
+fetch_flashinfer

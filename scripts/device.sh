@@ -2,11 +2,13 @@
 # Everything kbench does on a GPU machine, in one call: build with every core, run the GPU tests,
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
-#   scripts/device.sh [stage...]     stages: info build test gtest sanitize racecheck_fa3 bench
-#                                    bench_decode bench_decode_fp8 bench_prefill ncu_prefill
-#                                    compare_flashinfer
-#                                    (default: all but gtest, bench_decode_fp8, ncu_prefill and
-#                                    compare_flashinfer)
+#   scripts/device.sh [stage...]     stages: info build test gtest sanitize racecheck_fa3
+#                                    bench:SET (bench/run.sh SET: norm, attention/decode,
+#                                    attention/prefill, flashinfer) ncu_prefill compare_flashinfer
+#                                    (default: info build test sanitize racecheck_fa3 bench:norm
+#                                    bench:attention/decode bench:attention/prefill bench:flashinfer)
+# The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
+# from .deps/flashinfer-*.tar.xz, made here by KBENCH_WITH_FLASHINFER=1 scripts/deps.sh; carry .deps).
 # gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
 # SANITIZE_FILTER picks the kernel tests compute-sanitizer runs, SANITIZE_TOOLS its tools (memcheck
 # racecheck), SANITIZE_TIMEOUT the seconds each may take (200); NCU_CASES the ncu_prefill cases
@@ -22,7 +24,9 @@ mkdir -p "$work"
 export KBENCH_BUILD_DIR=${KBENCH_BUILD_DIR:-$root/build-device}
 export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
-stages=${*:-info build test sanitize racecheck_fa3 bench bench_decode bench_prefill}
+export KBENCH_CMAKE_ARGS=${KBENCH_CMAKE_ARGS:--DKBENCH_WITH_FLASHINFER=ON}
+export KBENCH_WITH_FLASHINFER=1
+stages=${*:-info build test sanitize racecheck_fa3 bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -58,23 +62,13 @@ for stage in $stages; do
       timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 99 \
         "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/racecheck_fa3_cases.txt >"$work/racecheck_fa3.log" 2>&1
       note "compute-sanitizer racecheck (fa3 cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_fa3.log" | tr '\n' ' ')" ;;
-    bench)
-      KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 300 bash bench/norm_h100.sh "$work/bench" >"$work/bench.log" 2>&1
-      note "bench: exit $?"
-      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|^# ' "$work/bench.log" | tail -60 ;;
-    bench_decode)
-      KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 400 bash bench/decode_h100.sh "$work/bench_decode" >"$work/bench_decode.log" 2>&1
-      note "bench_decode: exit $?"
-      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|speedup' "$work/bench_decode.log" | tail -60 ;;
-    bench_decode_fp8)
-      timeout 200 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/decode_fp8_h100.txt \
-        --output_path "$work/decode_fp8_h100.csv" >"$work/decode_fp8_h100.log" 2>&1
-      note "bench_decode_fp8: exit $?"
-      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]' "$work/decode_fp8_h100.log" ;;
-    bench_prefill)
-      KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout 500 bash bench/prefill_h100.sh "$work/bench_prefill" >"$work/bench_prefill.log" 2>&1
-      note "bench_prefill: exit $?"
-      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|refcheck' "$work/bench_prefill.log" | tail -60 ;;
+    bench:*)
+      set_name=${stage#bench:}
+      log=$work/bench_${set_name//\//_}.log
+      KBENCH="$KBENCH_BUILD_DIR/src/app/kbench" timeout "${BENCH_TIMEOUT:-500}" bash bench/run.sh "$set_name" \
+        "$work/bench_${set_name//\//_}" >"$log" 2>&1
+      note "$stage: exit $?"
+      grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|^\[INFO\] Backends|speedup' "$log" | tail -60 ;;
     ncu_prefill)
       # Nsight Compute on one fa3 launch of each issue case (details + per-instruction stall samples).
       kb="$KBENCH_BUILD_DIR/src/app/kbench"

@@ -50,7 +50,7 @@ void validate_value(const FlagSpec& spec, const std::string& value) {
 }
 
 // Rules on shared flags that hold for every routine.
-void validate_shared(const CaseArgs& args) {
+void validate_shared(const CaseArgs& args, const RoutineRegistry& registry) {
   for (const CaseArgs& one : expand_sweep(args)) {
     if (one.has("num_iters") && one.integer("num_iters") < 1) {
       throw UsageError("--num_iters: must be at least 1, got " + one.display("num_iters"));
@@ -68,7 +68,7 @@ void validate_shared(const CaseArgs& args) {
       throw UsageError("--baseline_csv needs --baseline BACKEND and --backends naming it and one other backend");
     }
   }
-  const auto& known = known_backend_names();
+  const std::vector<std::string> known = registry.accepted_backend_names();
   for (const auto& b : args.list("backends")) {
     if (std::find(known.begin(), known.end(), b) == known.end()) {
       std::string names;
@@ -125,7 +125,8 @@ std::vector<std::string> keep_last_occurrences(std::span<const std::string> toke
   return kept;
 }
 
-CaseArgs parse_flags(std::span<const std::string> all_tokens, const std::string& routine, std::vector<FlagSpec> specs) {
+CaseArgs parse_flags(std::span<const std::string> all_tokens, const std::string& routine, std::vector<FlagSpec> specs,
+                     const RoutineRegistry& registry) {
   const std::vector<std::string> tokens = keep_last_occurrences(all_tokens, specs);
   CLI::App app{"kbench"};
   app.set_help_flag();  // help is handled before parsing
@@ -183,7 +184,7 @@ CaseArgs parse_flags(std::span<const std::string> all_tokens, const std::string&
       args.set(spec.name, {*spec.default_value}, false);
     }
   }
-  validate_shared(args);
+  validate_shared(args, registry);
   return args;
 }
 
@@ -287,14 +288,22 @@ CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& 
   const Routine* routine = registry.find(*routine_name);
   if (routine == nullptr) throw UsageError(unknown_routine_message(*routine_name, registry));
   if (prescan(tokens, "--testlist", "")) throw UsageError("--testlist cannot be combined with --routine");
-  return parse_flags(tokens, *routine_name, flags_for(routine));
+  return parse_flags(tokens, *routine_name, flags_for(routine), registry);
 }
 
 Invocation parse_invocation(std::span<const std::string> tokens, const RoutineRegistry& registry) {
   Invocation inv;
   if (std::find(tokens.begin(), tokens.end(), "--list") != tokens.end()) {
-    if (tokens.size() > 1) throw UsageError("--list takes no other flags");
+    // --list [--format text|markdown]
+    const std::vector<std::string> rest(std::find(tokens.begin(), tokens.end(), "--list") + 1, tokens.end());
+    const bool only_list = tokens.size() == 1 || (tokens.size() == 3 && tokens[0] == "--list" && rest.size() == 2 &&
+                                                  rest[0] == "--format");
+    if (!only_list) throw UsageError("--list takes only --format text|markdown");
+    if (tokens.size() == 3 && rest[1] != "text" && rest[1] != "markdown") {
+      throw UsageError("--format: invalid choice '" + rest[1] + "' (choose from text, markdown)");
+    }
     inv.command = Command::list;
+    inv.list_format = tokens.size() == 3 && rest[1] == "markdown" ? ListFormat::markdown : ListFormat::text;
     return inv;
   }
   if (std::any_of(tokens.begin(), tokens.end(), is_help)) {
@@ -313,7 +322,7 @@ Invocation parse_invocation(std::span<const std::string> tokens, const RoutineRe
   if (prescan(tokens, "--testlist", "")) {
     if (prescan(tokens, "--routine", "-R")) throw UsageError("--testlist cannot be combined with --routine");
     inv.command = Command::run_testlist;
-    inv.args = parse_flags(tokens, "", flags_for(nullptr));
+    inv.args = parse_flags(tokens, "", flags_for(nullptr), registry);
     return inv;
   }
   inv.command = Command::run_case;
@@ -345,7 +354,7 @@ std::string top_level_help(const RoutineRegistry& registry) {
       << ": benchmarks of LLM-inference GPU kernels, with flashinfer_benchmark.py's command lines.\n\n"
       << "usage: kbench --routine ROUTINE [flags]          run one case\n"
       << "       kbench --testlist FILE [--output_path CSV] run every case of a testlist\n"
-      << "       kbench --list                            routine x backend matrix for this GPU\n"
+      << "       kbench --list [--format markdown]        routine x backend matrix (this GPU; markdown: the README's)\n"
       << "       kbench --routine ROUTINE --help          a routine's flags and defaults\n\nRoutines:\n";
   std::string family;
   for (const auto& r : registry.all()) {
@@ -365,8 +374,9 @@ std::string top_level_help(const RoutineRegistry& registry) {
 std::string routine_help(const Routine& routine) {
   std::ostringstream out;
   out << "usage: kbench --routine " << routine.name() << " [flags]\n" << routine.description() << "\n\nBackends: ";
-  const auto backends = routine.backends();
-  for (std::size_t i = 0; i < backends.size(); ++i) out << (i ? ", " : "") << backends[i];
+  const auto& backends = routine.backends();
+  for (std::size_t i = 0; i < backends.size(); ++i) out << (i ? ", " : "") << backends[i]->name();
+  if (routine.has_auto()) out << ", auto (" << routine.auto_rule() << ")";
   out << " (default:";
   for (const auto& b : routine.default_backends()) out << " " << b;
   out << ")\n\n" << routine.name() << " flags:\n";

@@ -14,12 +14,15 @@ namespace kbench {
 enum class Command {
   run_case,      // --routine X [flags]
   run_testlist,  // --testlist FILE [shared flags that apply to every line]
-  list,          // --list: the routine x backend matrix for the GPU present
+  list,          // --list: the routine x backend matrix (for the GPU present, or as markdown)
   help,          // --help, or --routine X --help
 };
 
+enum class ListFormat { text, markdown };
+
 struct Invocation {
   Command command = Command::help;
+  ListFormat list_format = ListFormat::text;
   CaseArgs args;          // run_case: the case; run_testlist: the outer shared flags
   std::string help_text;  // help
 };

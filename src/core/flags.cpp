@@ -27,11 +27,4 @@ const std::vector<FlagSpec>& shared_flags() {
   return flags;
 }
 
-const std::vector<std::string>& known_backend_names() {
-  static const std::vector<std::string> names = {"fa2",     "fa2_tc",     "fa3",           "auto",   "cudnn",
-                                                 "cudnn-native", "cutlass", "trtllm",   "trtllm-gen",
-                                                 "trtllm-native", "cublas", "cuda",     "cute-dsl"};
-  return names;
-}
-
 }  // namespace kbench

@@ -30,7 +30,4 @@ struct FlagSpec {
 // The flags every routine accepts (compat.md's shared flags), in the reference's order.
 [[nodiscard]] const std::vector<FlagSpec>& shared_flags();
 
-// Every backend name the reference tool accepts anywhere.
-[[nodiscard]] const std::vector<std::string>& known_backend_names();
-
 }  // namespace kbench

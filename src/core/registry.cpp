@@ -1,5 +1,6 @@
 #include "core/registry.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -17,6 +18,26 @@ const Routine* RoutineRegistry::find(std::string_view name) const {
     if (r->name() == name) return r.get();
   }
   return nullptr;
+}
+
+void RoutineRegistry::add_foreign_backend_names(std::vector<std::string> names) {
+  foreign_backend_names_.insert(foreign_backend_names_.end(), names.begin(), names.end());
+}
+
+std::vector<std::string> RoutineRegistry::accepted_backend_names() const {
+  std::vector<std::string> names;
+  auto add = [&](std::string_view name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+  };
+  for (const auto& routine : routines_) {
+    for (const auto& backend : routine->backends()) {
+      add(backend->name());
+      for (const BackendAlias& alias : backend->info().aliases) add(alias.name);
+    }
+    if (routine->has_auto()) add("auto");
+  }
+  for (const auto& name : foreign_backend_names_) add(name);
+  return names;
 }
 
 }  // namespace kbench

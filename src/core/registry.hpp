@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,8 +17,15 @@ class RoutineRegistry {
   [[nodiscard]] const Routine* find(std::string_view name) const;
   [[nodiscard]] const std::vector<std::unique_ptr<Routine>>& all() const noexcept { return routines_; }
 
+  // Backend names the reference tool accepts where kbench has no such backend (they are skipped
+  // with a reason, not refused as typos).
+  void add_foreign_backend_names(std::vector<std::string> names);
+  // What --backends accepts: every routine's backends and their aliases, `auto`, the foreign names.
+  [[nodiscard]] std::vector<std::string> accepted_backend_names() const;
+
  private:
   std::vector<std::unique_ptr<Routine>> routines_;
+  std::vector<std::string> foreign_backend_names_;
 };
 
 }  // namespace kbench

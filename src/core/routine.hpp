@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/backend.hpp"
 #include "core/case_args.hpp"
 #include "core/device_info.hpp"
 #include "core/refcheck.hpp"
@@ -23,12 +24,6 @@
 namespace kbench {
 
 class Log;
-
-// A backend's disposition on the present GPU: runs, or is skipped with a reason.
-struct BackendSupport {
-  bool supported = false;
-  std::string reason;  // why not, when !supported
-};
 
 // One tensor as the [VVERBOSE] lines describe it.
 struct TensorInfo {
@@ -51,12 +46,13 @@ class BackendUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Constructs a vendor library's backend object; a failure other than a CUDA error (the library
-// missing, or refusing the problem) becomes BackendUnavailable, prefixed with the library's name.
-template <class Backend, class... Args>
-[[nodiscard]] std::unique_ptr<Backend> make_vendor_backend(std::string_view library, Args&&... args) {
+// Constructs a vendor library's object (a planned cuDNN graph, ...); a failure other than a CUDA
+// error (the library refusing the problem) becomes BackendUnavailable, prefixed with the library's
+// name.
+template <class VendorObject, class... Args>
+[[nodiscard]] std::unique_ptr<VendorObject> make_vendor_object(std::string_view library, Args&&... args) {
   try {
-    return std::make_unique<Backend>(std::forward<Args>(args)...);
+    return std::make_unique<VendorObject>(std::forward<Args>(args)...);
   } catch (const CudaError&) {
     throw;
   } catch (const std::runtime_error& e) {
@@ -64,7 +60,19 @@ template <class Backend, class... Args>
   }
 }
 
-// One configured problem of a routine, owning its device memory.
+// One output that the refcheck compares, in input set 0. fp8 outputs are compared on their
+// format's grid (compare_quantized), the others with isclose.
+struct CheckedOutput {
+  std::string name;
+  const void* data = nullptr;
+  DType dtype = DType::float32;
+  std::size_t count = 0;
+  Tolerance tolerance;
+  bool poison = true;  // false where the output is written over an input (in place)
+};
+
+// One configured problem of a routine, owning its device memory. Its backends reach its tensors
+// through the family's own accessors; the harness sees only this interface.
 class Case {
  public:
   virtual ~Case() = default;
@@ -79,25 +87,19 @@ class Case {
   [[nodiscard]] virtual std::vector<TensorInfo> tensors() const = 0;
   // Extra [VVERBOSE] lines (scales, lengths) after the tensors.
   virtual void describe(const Log& log) const = 0;
-
-  // Whether `backend` can run this case (dtypes, shapes); the routine's support() already said
-  // the backend runs on this GPU.
-  [[nodiscard]] virtual BackendSupport support(std::string_view /*backend*/) const { return {true, ""}; }
   // Columns of the CSV this case fills itself (e.g. avg_actual_seq_len), by name.
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> result_columns() const { return {}; }
 
   // Allocates `copies` input/output sets filled with random data from `seed`.
   virtual void allocate(int copies, uint64_t seed, cudaStream_t stream) = 0;
-  // Planning and workspace for `backend` (FlashInfer's plan()): after allocate, before any call
-  // of that backend, never timed.
-  virtual void prepare(std::string_view /*backend*/, cudaStream_t /*stream*/) {}
-  // One call of `backend` on input set `copy`: no host synchronisation, capturable in a graph.
-  virtual void launch(std::string_view backend, cudaStream_t stream, int copy) = 0;
-  // Restores input set 0, poisons its outputs, runs `backend` once and the fp32 reference, and
-  // compares every output with the routine's tolerance.
-  [[nodiscard]] virtual RefcheckResult check(std::string_view backend, cudaStream_t stream) = 0;
-  // What `backend` resolves to ("auto" picks a real backend); the name itself otherwise.
-  [[nodiscard]] virtual std::string resolved_backend(std::string_view backend) const { return std::string(backend); }
+
+  // The refcheck (core/verify.hpp runs it the same way for every routine): input set 0 restored,
+  // the fp32 reference of every output, the outputs poisoned, one call of the backend, compared.
+  [[nodiscard]] virtual std::vector<CheckedOutput> outputs() const = 0;
+  // Rewrites input set 0's inputs, for routines whose calls change them (in place).
+  virtual void restore_inputs(cudaStream_t /*stream*/) {}
+  // The expected values of outputs(), in order, from input set 0 as restore_inputs leaves it.
+  [[nodiscard]] virtual std::vector<std::vector<float>> reference(cudaStream_t stream) = 0;
 };
 
 class Routine {
@@ -108,9 +110,11 @@ class Routine {
   [[nodiscard]] virtual std::string_view description() const = 0;   // one line for --help
   [[nodiscard]] virtual std::string_view test_name() const = 0;     // "testRmsnorm" ([INFO] Running ...)
   [[nodiscard]] virtual std::vector<FlagSpec> flags() const = 0;    // the routine's own flags
-  [[nodiscard]] virtual std::vector<std::string> backends() const = 0;          // kbench implements
   [[nodiscard]] virtual std::vector<std::string> default_backends() const = 0;  // without --backends
-  [[nodiscard]] virtual BackendSupport support(std::string_view backend, const DeviceInfo& device) const = 0;
+  // `auto`: the backends to try for `problem`, best first (the first that runs is taken); empty
+  // where the routine has no `auto`. auto_rule() says the rule in words for --list.
+  [[nodiscard]] virtual std::vector<std::string> auto_candidates(const Case& /*problem*/) const { return {}; }
+  [[nodiscard]] virtual std::string_view auto_rule() const { return {}; }
   // Validates the values and builds the case (no device memory yet); throws CaseError.
   [[nodiscard]] virtual std::unique_ptr<Case> make_case(const CaseArgs& args) const = 0;
   // The configuration columns of --baseline_csv (the vLLM decode sweep's CSV), after batch_size and
@@ -118,6 +122,17 @@ class Routine {
   [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> baseline_report(const CaseArgs& /*args*/) const {
     return {};
   }
+
+  [[nodiscard]] const std::vector<std::unique_ptr<Backend>>& backends() const noexcept { return backends_; }
+  // The backend called `name` or answering to it as an alias; null where there is none.
+  [[nodiscard]] const Backend* find_backend(std::string_view name) const;
+  [[nodiscard]] bool has_auto() const { return !auto_rule().empty(); }
+
+ protected:
+  void add_backend(std::unique_ptr<Backend> backend);
+
+ private:
+  std::vector<std::unique_ptr<Backend>> backends_;
 };
 
 }  // namespace kbench

@@ -1,19 +1,20 @@
-// Runs cases: backends filtered by what the GPU supports, refcheck, timing, [PERF] lines and CSV
-// rows. A problem with one case is reported and counted; it never stops a testlist.
+// Runs cases: the backends chosen and asked whether they run, the memory plan, then for each
+// backend prepare, refcheck and timing, its result handed to the reporters. Every backend of every
+// case ends with a disposition; a problem with one backend or case is reported and counted and
+// never stops a testlist.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <ostream>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/case_args.hpp"
-#include "core/csv.hpp"
 #include "core/device_info.hpp"
 #include "core/log.hpp"
 #include "core/registry.hpp"
-#include "kbench/statistics.hpp"
+#include "core/reporter.hpp"
 
 namespace kbench {
 
@@ -23,48 +24,69 @@ inline constexpr int kExitCaseFailed = 1;  // a case failed (error, refcheck mis
 inline constexpr int kExitUsage = 2;       // the command line, a testlist file or the output path
 inline constexpr int kExitNoDevice = 3;    // no CUDA device to run on
 
+// How a backend's part of a case ended.
+enum class Disposition {
+  passed,         // ran and passed the refcheck
+  not_verified,   // ran and was timed; no --refcheck
+  incorrect,      // failed the refcheck
+  not_supported,  // skipped: this GPU, this build or this problem (reason)
+  failed,         // an error while preparing, checking or timing it (reason)
+};
+[[nodiscard]] std::string_view disposition_name(Disposition d);
+
+struct BackendOutcome {
+  std::string label;  // as [PERF] names it: "fa2", "auto(fa3)"
+  Disposition disposition = Disposition::not_supported;
+  std::string reason;
+};
+
 enum class CaseStatus { passed, failed, skipped };
 
 struct CaseOutcome {
   CaseStatus status = CaseStatus::passed;
   std::string reason;  // why it failed or was skipped
+  std::vector<BackendOutcome> backends;
 };
 
-struct RunSummary {
-  int run = 0;
-  int failed = 0;
-  int skipped = 0;
+// A case as the summary names it ("line 3: BatchDecodeWithPagedKVCacheWrapper") and how it ended.
+struct CaseRecord {
+  std::string where;
+  CaseOutcome outcome;
 };
 
 class Runner {
  public:
   Runner(const RoutineRegistry& registry, const DeviceInfo& device, std::ostream& out);
 
-  // Runs one case. Never throws for a problem of the case: it returns it.
+  // Runs one case. Never throws for a problem of the case or of a backend: it returns it.
   [[nodiscard]] CaseOutcome run_case(const CaseArgs& args);
 
-  // Opens (once) the CSV at `path`. Throws UsageError when it cannot be written.
-  CsvWriter& csv(const std::string& path);
-
-  void count(const CaseOutcome& outcome);
-  [[nodiscard]] const RunSummary& summary() const noexcept { return summary_; }
+  // Counts an outcome for the summary, under `where`.
+  void record(std::string where, CaseOutcome outcome);
+  // The end-of-run summary: cases, then every backend of every case with its disposition.
+  void print_summary(bool testlist) const;
+  [[nodiscard]] int failed_cases() const;
   [[nodiscard]] const Log& log() const noexcept { return log_; }
 
  private:
+  struct Selected {
+    std::string requested;  // as the user wrote it
+    std::string label;      // [PERF] name
+    const Backend* backend;
+  };
   CaseOutcome run_checked(const CaseArgs& args);
-  // The requested (or default) backends that can run this case, the baseline first; warns for
-  // each one skipped.
-  [[nodiscard]] std::vector<std::string> runnable_backends(const Routine& routine, const Case& problem,
-                                                           const CaseArgs& args) const;
-  void write_baseline_row(const std::string& path, const Routine& routine, const CaseArgs& args,
-                          const std::string& candidate, const Statistics& stats, const Statistics& baseline);
+  // The requested (or default) backends that run this case, the baseline first; every one skipped
+  // is warned about and recorded as not supported.
+  [[nodiscard]] std::vector<Selected> select_backends(const Routine& routine, const Case& problem,
+                                                      const CaseArgs& args, CaseOutcome& outcome) const;
+
   const RoutineRegistry& registry_;
   DeviceInfo device_;
   Log log_;
-  std::vector<std::string> columns_;
-  std::map<std::string, std::unique_ptr<CsvWriter>> writers_;
-  std::map<std::string, std::unique_ptr<CsvWriter>> baseline_writers_;  // by path and header
-  RunSummary summary_;
+  ConsoleReporter console_;
+  CsvReporter csv_;
+  BaselineCsvReporter baseline_csv_;
+  std::vector<CaseRecord> records_;
 };
 
 // The whole command: parse, dispatch, run, and return the exit status.

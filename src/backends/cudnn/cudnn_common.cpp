@@ -5,7 +5,6 @@
 
 #include "backends/cudnn/cudnn_paged_decode.hpp"  // cudnn_version_string
 
-#ifdef KBENCH_HAVE_CUDNN
 
 #include <stdexcept>
 #include <utility>
@@ -197,13 +196,3 @@ std::string cudnn_version_string() {
 }
 
 }  // namespace kbench::backends
-
-#else  // !KBENCH_HAVE_CUDNN
-
-namespace kbench::backends {
-
-std::string cudnn_version_string() { return cudnn_detail::kNotBuilt; }
-
-}  // namespace kbench::backends
-
-#endif  // KBENCH_HAVE_CUDNN

@@ -1,10 +1,8 @@
 // What the cuDNN backends (paged decode, prefill) share: the handle, dtype mapping, version and
 // error text, the checks every SDPA graph needs, the paged K/V views of kbench's interleaved cache,
 // and a planned frontend graph with its workspace and variant pack. Private to src/backends/cudnn:
-// with KBENCH_HAVE_CUDNN it includes cuDNN's headers, which the backends' public headers never do.
+// it includes cuDNN's headers, which the backends' public headers never do.
 #pragma once
-
-#ifdef KBENCH_HAVE_CUDNN
 
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -135,17 +133,3 @@ class PlannedGraph {
 void upload_int32(const std::vector<int32_t>& values, int32_t* device);
 
 }  // namespace kbench::backends::cudnn_detail
-
-#else  // !KBENCH_HAVE_CUDNN
-
-namespace kbench::backends::cudnn_detail {
-
-#ifdef KBENCH_CUDNN_MISSING
-inline constexpr const char* kNotBuilt = "kbench was built without cuDNN (" KBENCH_CUDNN_MISSING ")";
-#else
-inline constexpr const char* kNotBuilt = "kbench was built without cuDNN";
-#endif
-
-}  // namespace kbench::backends::cudnn_detail
-
-#endif  // KBENCH_HAVE_CUDNN

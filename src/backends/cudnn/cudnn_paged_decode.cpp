@@ -1,6 +1,5 @@
-// cuDNN paged decode (see cudnn_paged_decode.hpp). With KBENCH_HAVE_CUDNN: a cudnn_frontend graph
-// holding one SDPA forward node whose K and V are page containers addressed through page tables;
-// without it: a stub that reports "kbench was built without cuDNN".
+// cuDNN paged decode (see cudnn_paged_decode.hpp): a cudnn_frontend graph holding one SDPA forward
+// node whose K and V are page containers addressed through page tables.
 //
 // The graph, for b = batch, hq / hk = query / kv heads, d = head_dim, P = page_size, N = num_pages,
 // T = max_pages_per_request (strides in elements):
@@ -19,7 +18,6 @@
 
 #include "backends/cudnn/cudnn_common.hpp"
 
-#ifdef KBENCH_HAVE_CUDNN
 
 #include <memory>
 #include <vector>
@@ -187,32 +185,3 @@ const CudnnPagedDecodeShape& CudnnPagedDecode::shape() const noexcept { return i
 std::size_t CudnnPagedDecode::workspace_bytes() const noexcept { return impl_->planned->workspace_bytes(); }
 
 }  // namespace kbench::backends
-
-#else  // !KBENCH_HAVE_CUDNN: the stub, so that kbench builds with the CUDA toolkit alone.
-
-namespace kbench::backends {
-
-using cudnn_detail::kNotBuilt;
-
-std::optional<std::string> cudnn_paged_decode_unsupported(const CudnnPagedDecodeShape&) { return kNotBuilt; }
-
-struct CudnnPagedDecode::Impl {
-  CudnnPagedDecodeShape shape;
-};
-
-CudnnPagedDecode::CudnnPagedDecode(const CudnnPagedDecodeShape&) { throw std::runtime_error(kNotBuilt); }
-CudnnPagedDecode::~CudnnPagedDecode() = default;
-CudnnPagedDecode::CudnnPagedDecode(CudnnPagedDecode&&) noexcept = default;
-CudnnPagedDecode& CudnnPagedDecode::operator=(CudnnPagedDecode&&) noexcept = default;
-
-void CudnnPagedDecode::run(const void*, const void*, const int32_t*, const int32_t*, const int32_t*, void*,
-                           cudaStream_t) {
-  throw std::runtime_error(kNotBuilt);
-}
-
-const CudnnPagedDecodeShape& CudnnPagedDecode::shape() const noexcept { return impl_->shape; }
-std::size_t CudnnPagedDecode::workspace_bytes() const noexcept { return 0; }
-
-}  // namespace kbench::backends
-
-#endif  // KBENCH_HAVE_CUDNN

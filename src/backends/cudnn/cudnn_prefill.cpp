@@ -1,6 +1,6 @@
-// cuDNN prefill (see cudnn_prefill.hpp). With KBENCH_HAVE_CUDNN: a cudnn_frontend graph holding one
+// cuDNN prefill (see cudnn_prefill.hpp): a cudnn_frontend graph holding one
 // SDPA forward node on ragged (THD) Q and O, with ragged K/V or K/V page containers addressed through
-// page tables; without it: a stub that reports "kbench was built without cuDNN".
+// page tables.
 //
 // The graph, for b = batch, hq / hk = query / kv heads, dqk / dvo = head dims, Sq / Skv = max_q_len /
 // max_kv_len (the padded dims), P = page_size, N = num_pages, T = max_pages_per_request (strides in
@@ -22,7 +22,6 @@
 
 #include "backends/cudnn/cudnn_common.hpp"
 
-#ifdef KBENCH_HAVE_CUDNN
 
 #include <algorithm>
 #include <array>
@@ -325,29 +324,3 @@ const CudnnPrefillShape& CudnnPrefill::shape() const noexcept { return impl_->sh
 std::size_t CudnnPrefill::workspace_bytes() const noexcept { return impl_->planned->workspace_bytes(); }
 
 }  // namespace kbench::backends
-
-#else  // !KBENCH_HAVE_CUDNN: the stub, so that kbench builds with the CUDA toolkit alone.
-
-namespace kbench::backends {
-
-using cudnn_detail::kNotBuilt;
-
-std::optional<std::string> cudnn_prefill_unsupported(const CudnnPrefillShape&) { return kNotBuilt; }
-
-struct CudnnPrefill::Impl {
-  CudnnPrefillShape shape;
-};
-
-CudnnPrefill::CudnnPrefill(const CudnnPrefillShape&) { throw std::runtime_error(kNotBuilt); }
-CudnnPrefill::~CudnnPrefill() = default;
-CudnnPrefill::CudnnPrefill(CudnnPrefill&&) noexcept = default;
-CudnnPrefill& CudnnPrefill::operator=(CudnnPrefill&&) noexcept = default;
-
-void CudnnPrefill::run(const CudnnPrefillData&, cudaStream_t) { throw std::runtime_error(kNotBuilt); }
-
-const CudnnPrefillShape& CudnnPrefill::shape() const noexcept { return impl_->shape; }
-std::size_t CudnnPrefill::workspace_bytes() const noexcept { return 0; }
-
-}  // namespace kbench::backends
-
-#endif  // KBENCH_HAVE_CUDNN

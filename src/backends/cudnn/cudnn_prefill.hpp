@@ -2,9 +2,8 @@
 // cuDNN's scaled-dot-product attention (SDPA) forward on ragged Q/O (ragged offsets + padding mask),
 // with ragged K/V or a paged KV cache (page tables), causal masks aligned bottom-right.
 //
-// No cuDNN header leaks from here: callers build without cuDNN's include paths. Where kbench was
-// built without cuDNN, cudnn_prefill_unsupported answers "kbench was built without cuDNN" and the
-// constructor throws.
+// No cuDNN header leaks from here: callers build without cuDNN's include paths. Built only where
+// cuDNN is found (target kbench_cudnn).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -52,7 +51,7 @@ struct CudnnPrefillShape {
   float sm_scale = 0.0f;
 };
 
-// Why cuDNN cannot run this shape on the current device (built without cuDNN, library too old, no
+// Why cuDNN cannot run this shape on the current device (library too old, no
 // device, dtype, head dims, ... or the frontend's own validation message), or nullopt when it can.
 // Builds the graph and asks cuDNN's engines with a temporary handle (about 6-8 ms on an H100); the
 // constructor can still fail when the plan is built.

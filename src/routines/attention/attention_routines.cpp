@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <limits>
 
-#include "kernels/attention/decode/decode.hpp"
-#include "kernels/attention/prefill/prefill.hpp"
+#include "routines/attention/cudnn_backends.hpp"
 #include "routines/attention/decode_case.hpp"
+#include "routines/attention/flashinfer_backends.hpp"
+#include "routines/attention/kbench_backends.hpp"
 #include "routines/attention/prefill_case.hpp"
+#include "routines/vendor_libraries.hpp"
 
 namespace kbench {
 namespace {
@@ -47,8 +49,24 @@ std::vector<FlagSpec> attention_flags() {
   };
 }
 
+// FlashInfer's kernels as kbench builds them (cmake/KbenchFlashinfer.cmake).
+constexpr const char* kFlashinferGpus = "sm_90a (as built; KBENCH_WITH_FLASHINFER=ON)";
+
 class DecodeRoutine final : public Routine {
  public:
+  DecodeRoutine() {
+    add_backend(make_decode_kernel_backend(kernels::DecodeKernel::fa2));
+    add_backend(make_decode_kernel_backend(kernels::DecodeKernel::fa2_tc));
+    add_backend(vendor_backend<CudnnDecodeBackend, CudnnLibrary>({"cudnn", "cuDNN", "sm_80+, cuDNN >= 9.5"}));
+    add_backend(vendor_backend<FlashinferDecodeBackend, FlashinferLibrary>(
+        {"flashinfer_fa2",
+         "FlashInfer",
+         kFlashinferGpus,
+         {{"flashinfer", "flashinfer is FlashInfer's default decode, its CUDA-core kernel (flashinfer_fa2); "
+                         "flashinfer_fa2_tc is its tensor-core path"}}}));
+    add_backend(vendor_backend<FlashinferDecodeBackend, FlashinferLibrary>(
+        {"flashinfer_fa2_tc", "FlashInfer", kFlashinferGpus}));
+  }
   [[nodiscard]] std::string_view name() const override { return "BatchDecodeWithPagedKVCacheWrapper"; }
   [[nodiscard]] std::string_view family() const override { return "attention"; }
   [[nodiscard]] std::string_view description() const override {
@@ -56,17 +74,14 @@ class DecodeRoutine final : public Routine {
   }
   [[nodiscard]] std::string_view test_name() const override { return "testBatchDecodeWithPagedKVCacheWrapper"; }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
-  [[nodiscard]] std::vector<std::string> backends() const override { return {"fa2", "fa2_tc", "cudnn", "auto"}; }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-
-  [[nodiscard]] BackendSupport support(std::string_view backend, const DeviceInfo& device) const override {
-    if (backend == "cudnn") return {true, ""};  // the case asks cuDNN itself
-    if (kernels::decode_kernels_available() != cudaSuccess) {
-      (void)cudaGetLastError();
-      return {false, "this build has no kernel image for sm_" + std::to_string(device.cc_major * 10 + device.cc_minor)};
-    }
-    if (device.cc_major < 8) return {false, "kbench's decode kernels need sm_80+ (cp.async, bf16 mma.sync)"};
-    return {true, ""};
+  // Tensor cores pay once several query heads share a kv head (they fill mma's M dimension).
+  [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
+    if (static_cast<const DecodeCase&>(problem).problem().group() >= 4) return {"fa2_tc", "fa2"};
+    return {"fa2"};
+  }
+  [[nodiscard]] std::string_view auto_rule() const override {
+    return "fa2_tc when a kv head has 4+ query heads, else fa2";
   }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
@@ -128,29 +143,28 @@ class DecodeRoutine final : public Routine {
   }
 };
 
-// Why a kbench prefill kernel cannot run on this GPU, or nullopt.
-std::optional<std::string> prefill_kernel_unavailable(kernels::PrefillKernel kernel, std::string_view name,
-                                                      const DeviceInfo& device) {
-  if (kernel == kernels::PrefillKernel::fa3 && (device.cc_major != 9 || device.cc_minor != 0)) {
-    return std::string("fa3 is kbench's Hopper kernel: TMA and wgmma, sm_90a only");
-  }
-  if (kernel == kernels::PrefillKernel::fa2 && device.cc_major < 8) {
-    return std::string("kbench's fa2 prefill needs sm_80+: bf16 mma.sync and cp.async");
-  }
-  const cudaError_t status = kernels::prefill_kernels_available(kernel);
-  if (status == cudaSuccess) return std::nullopt;
-  if (status == cudaErrorNoKernelImageForDevice) {
-    return "this build has no " + std::string(name) + " kernel image for sm_" +
-           std::to_string(device.cc_major * 10 + device.cc_minor);
-  }
-  return "kbench's " + std::string(name) + " prefill kernel is not available here (" + cudaGetErrorName(status) + ")";
-}
-
 // BatchPrefillWithRaggedKVCacheWrapper and BatchPrefillWithPagedKVCacheWrapper: one routine, the KV
 // kind aside.
 class PrefillRoutine final : public Routine {
  public:
-  explicit PrefillRoutine(bool paged) : paged_(paged) {}
+  explicit PrefillRoutine(bool paged) : paged_(paged) {
+    add_backend(make_prefill_kernel_backend(kernels::PrefillKernel::fa2));
+    add_backend(make_prefill_kernel_backend(kernels::PrefillKernel::fa3));
+    add_backend(vendor_backend<CudnnPrefillBackend, CudnnLibrary>(
+        {"cudnn",
+         "cuDNN",
+         paged ? "sm_80+, cuDNN >= 9.7" : "sm_80+, cuDNN >= 9.0",
+         {{"cudnn-native", "kbench runs cudnn-native as its cudnn backend (cuDNN's SDPA graph through "
+                           "cudnn_frontend; the reference's wrapper and direct calls reach the same cuDNN kernels)"}}}));
+    add_backend(vendor_backend<FlashinferPrefillBackend, FlashinferLibrary>(
+        {"flashinfer_fa3",
+         "FlashInfer",
+         kFlashinferGpus,
+         {{"flashinfer", "flashinfer is FlashInfer's Hopper prefill (flashinfer_fa3), what its backend=\"auto\" "
+                         "picks on an H100; flashinfer_fa2 is its FlashAttention-2 kernel"}}}));
+    add_backend(vendor_backend<FlashinferPrefillBackend, FlashinferLibrary>(
+        {"flashinfer_fa2", "FlashInfer", kFlashinferGpus}));
+  }
 
   [[nodiscard]] std::string_view name() const override {
     return paged_ ? "BatchPrefillWithPagedKVCacheWrapper" : "BatchPrefillWithRaggedKVCacheWrapper";
@@ -164,21 +178,9 @@ class PrefillRoutine final : public Routine {
     return paged_ ? "testBatchPrefillWithPagedKVCacheWrapper" : "testBatchPrefillWithRaggedKVCacheWrapper";
   }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
-  [[nodiscard]] std::vector<std::string> backends() const override {
-    return {"fa2", "fa3", "cudnn", "cudnn-native", "auto"};
-  }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-
-  [[nodiscard]] BackendSupport support(std::string_view backend, const DeviceInfo& device) const override {
-    if (backend == "cudnn" || backend == "cudnn-native") return {true, ""};  // the case asks cuDNN itself
-    if (backend == "auto") {  // fa3 where it runs, else fa2
-      if (!prefill_kernel_unavailable(kernels::PrefillKernel::fa3, "fa3", device)) return {true, ""};
-      return support("fa2", device);
-    }
-    const auto kernel = backend == "fa3" ? kernels::PrefillKernel::fa3 : kernels::PrefillKernel::fa2;
-    if (const auto why = prefill_kernel_unavailable(kernel, backend, device)) return {false, *why};
-    return {true, ""};
-  }
+  [[nodiscard]] std::vector<std::string> auto_candidates(const Case&) const override { return {"fa3", "fa2"}; }
+  [[nodiscard]] std::string_view auto_rule() const override { return "fa3 where it takes the case, else fa2"; }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     PrefillProblem p;
@@ -226,10 +228,6 @@ class PrefillRoutine final : public Routine {
     p.out_dtype = *parse_dtype(out);
     p.causal = args.flag("causal");
     p.enable_pdl = args.flag("enable_pdl");
-    if (args.has("backends")) {
-      const auto& names = args.list("backends");
-      p.cudnn_native_requested = std::find(names.begin(), names.end(), "cudnn-native") != names.end();
-    }
 
     // Token offsets are int32 (the kernels' and cuDNN's); every tensor stays under 2^40 elements.
     constexpr double kMaxTokens = std::numeric_limits<int32_t>::max();

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "backends/cudnn/cudnn_paged_decode.hpp"
+#include "core/host_tensor.hpp"
 #include "core/log.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kernels/common/tensor_fill.hpp"
@@ -25,8 +25,6 @@ DecodeCase::DecodeCase(DecodeProblem problem) : p_(std::move(problem)) {
   if (is_fp8(p_.q_dtype)) q_scale_ = 1.0f / kFp8DataScale;
   if (is_fp8(p_.kv_dtype)) kv_scale_ = 1.0f / kFp8DataScale;
 }
-
-DecodeCase::~DecodeCase() = default;
 
 double DecodeCase::flops() const {
   const std::vector<int32_t> ones(static_cast<std::size_t>(p_.batch), 1);
@@ -78,56 +76,22 @@ void DecodeCase::describe(const Log& log) const {
   if (is_fp8(p_.kv_dtype)) log.vverbose("k_scale = v_scale = " + python_float(kv_scale_));
 }
 
-std::optional<kernels::DecodeKernel> DecodeCase::kernel_of(std::string_view backend) const {
-  if (backend == "fa2") return kernels::DecodeKernel::fa2;
-  if (backend == "fa2_tc") return kernels::DecodeKernel::fa2_tc;
-  return std::nullopt;
-}
-
-std::string DecodeCase::resolved_backend(std::string_view backend) const {
-  if (backend != "auto") return std::string(backend);
-  // Tensor cores pay once several query heads share a kv head (they fill mma's M dimension).
-  if (p_.group() >= 4 && support("fa2_tc").supported) return "fa2_tc";
-  return "fa2";
-}
-
-BackendSupport DecodeCase::support(std::string_view backend) const {
-  if (p_.out_nvfp4) {
-    return {false, "nvfp4 output is written by Blackwell's trtllm-gen kernels; kbench's decode writes bfloat16, "
-                   "float16 or fp8"};
-  }
-  if (backend == "auto") return support(resolved_backend(backend));
-  if (const auto kernel = kernel_of(backend)) {
-    if (!kernels::decode_supported(*kernel, params(Copy{}))) {
-      return {false, "its kernel does not take this shape or dtype combination (q " +
-                         std::string(dtype_name(p_.q_dtype)) + ", kv " + std::string(dtype_name(p_.kv_dtype)) +
-                         ", head_dim " + std::to_string(p_.head_dim) + ", group " + std::to_string(p_.group()) + ")"};
-    }
-    return {true, ""};
-  }
-  if (backend == "cudnn") {
-    if (const auto why = backends::cudnn_paged_decode_unsupported(cudnn_shape())) return {false, *why};
-    return {true, ""};
-  }
-  return {false, "kbench has no " + std::string(backend) + " backend for this routine"};
-}
-
 std::vector<std::pair<std::string, std::string>> DecodeCase::result_columns() const {
   const auto& lens = p_.pages.seq_lens;
   const int64_t total = std::accumulate(lens.begin(), lens.end(), int64_t{0});
   return {{"avg_actual_seq_len", std::to_string(total / std::max(p_.batch, 1))}};
 }
 
-backends::CudnnPagedDecodeShape DecodeCase::cudnn_shape() const {
-  return {p_.batch,          p_.num_qo_heads,
-          p_.num_kv_heads,   p_.head_dim,
-          p_.page_size,      p_.pages.total_pages,
-          p_.pages.pages_per_request, p_.q_dtype,
-          p_.kv_dtype,       p_.out_dtype,
-          p_.layout,         static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)))};
+float DecodeCase::sm_scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim))); }
+
+DecodeTables DecodeCase::tables() const {
+  return {indptr_.as<int32_t>(),      indices_.as<int32_t>(),    last_page_len_.as<int32_t>(),
+          block_table_.as<int32_t>(), seq_len_kv_.as<int32_t>(), seq_len_q_.as<int32_t>()};
 }
 
-kernels::DecodeParams DecodeCase::params(const Copy& copy) const {
+kernels::DecodeParams DecodeCase::params(int copy_index) const {
+  static const Copy kUnallocated;
+  const Copy& copy = copy_index == kNoCopy ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
   kernels::DecodeParams k;
   k.q = copy.q.get();
   k.q_dtype = p_.q_dtype;
@@ -148,7 +112,7 @@ kernels::DecodeParams DecodeCase::params(const Copy& copy) const {
   k.kv.v_scale = kv_scale_;
   k.batch = p_.batch;
   k.num_qo_heads = p_.num_qo_heads;
-  k.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim)));
+  k.sm_scale = sm_scale();
   k.enable_pdl = p_.enable_pdl;
   return k;
 }
@@ -176,68 +140,18 @@ void DecodeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   }
 }
 
-void DecodeCase::prepare(std::string_view requested, cudaStream_t stream) {
-  const std::string backend = resolved_backend(requested);
-  if (const auto kernel = kernel_of(backend)) {
-    std::optional<KernelPlan>& slot = *kernel == kernels::DecodeKernel::fa2 ? fa2_plan_ : fa2_tc_plan_;
-    if (slot) return;
-    const int sms = current_device_sm_count();
-    const kernels::DecodePlan plan =
-        kernels::plan_decode(*kernel, p_.pages.indptr, p_.pages.last_page_len, p_.page_size, p_.num_qo_heads,
-                             p_.num_kv_heads, p_.head_dim, sms, p_.kv_dtype);
-    KernelPlan k{upload(plan.items, stream), upload(plan.merge_indptr, stream),
-                 DeviceBuffer(plan.workspace_bytes(p_.group(), p_.head_dim)), {}};
-    k.view.items = k.items.as<kernels::DecodeWorkItem>();
-    k.view.num_items = static_cast<int>(plan.items.size());
-    k.view.merge_indptr = plan.merge_indptr.empty() ? nullptr : k.merge_indptr.as<int32_t>();
-    k.view.workspace = k.workspace.get();
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-    slot = std::move(k);
-  } else if (backend == "cudnn" && !cudnn_) {
-    cudnn_ = make_vendor_backend<backends::CudnnPagedDecode>("cuDNN", cudnn_shape());
-    // cuDNN loads its kernels on first use: once eagerly, so graph capture sees none of that.
-    const Copy& c = copies_.front();
-    cudnn_->run(c.q.get(), c.cache.get(), block_table_.as<int32_t>(), seq_len_kv_.as<int32_t>(),
-                seq_len_q_.as<int32_t>(), c.out.get(), stream);
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-}
-
-void DecodeCase::launch(std::string_view requested, cudaStream_t stream, int copy) {
-  const std::string backend = resolved_backend(requested);
-  const Copy& c = copies_.at(static_cast<std::size_t>(copy));
-  if (const auto kernel = kernel_of(backend)) {
-    const std::optional<KernelPlan>& plan = *kernel == kernels::DecodeKernel::fa2 ? fa2_plan_ : fa2_tc_plan_;
-    if (!plan) throw std::logic_error("decode: " + backend + " launched before prepare()");
-    KBENCH_CUDA_CHECK(kernels::launch_decode(*kernel, params(c), plan->view, stream));
-  } else if (backend == "cudnn") {
-    if (!cudnn_) throw std::logic_error("decode: cudnn launched before prepare()");
-    cudnn_->run(c.q.get(), c.cache.get(), block_table_.as<int32_t>(), seq_len_kv_.as<int32_t>(),
-                seq_len_q_.as<int32_t>(), c.out.get(), stream);
-  } else {
-    throw std::logic_error("decode: no backend " + backend);
-  }
-}
-
-RefcheckResult DecodeCase::check(std::string_view backend, cudaStream_t stream) {
-  const Copy& c = copies_.front();
-  const std::size_t n = p_.q_elements();
-  DeviceBuffer reference(n * sizeof(float));
-  DeviceBuffer scratch(n * sizeof(float));
-  KBENCH_CUDA_CHECK(kernels::poison(c.out.get(), static_cast<int64_t>(c.out.bytes()), stream));
-  KBENCH_CUDA_CHECK(kernels::launch_decode_reference(params(c), reference.as<float>(), stream));
-  KBENCH_CUDA_CHECK(cudaGetLastError());
-  launch(backend, stream, 0);
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  const std::vector<float> expected = to_host_floats(reference.get(), DType::float32, n, scratch.as<float>(), stream);
-  const std::vector<float> got = to_host_floats(c.out.get(), p_.out_dtype, n, scratch.as<float>(), stream);
+std::vector<CheckedOutput> DecodeCase::outputs() const {
   // compat.md: attention rtol 0.2, atol 0.01; fp8 inputs 0.5, 0.1.
   const bool fp8_inputs = is_fp8(p_.q_dtype) || is_fp8(p_.kv_dtype);
   const Tolerance tolerance = fp8_inputs ? Tolerance{0.5, 0.1} : Tolerance{0.2, 0.01};
-  RefcheckResult result;
-  result.comparisons.push_back(is_fp8(p_.out_dtype) ? compare_quantized("out", expected, got, tolerance, p_.out_dtype)
-                                                    : compare_isclose("out", expected, got, tolerance));
-  return result;
+  return {{"out", copies_.front().out.get(), p_.out_dtype, p_.q_elements(), tolerance}};
+}
+
+std::vector<std::vector<float>> DecodeCase::reference(cudaStream_t stream) {
+  DeviceBuffer reference(p_.q_elements() * sizeof(float));
+  KBENCH_CUDA_CHECK(kernels::launch_decode_reference(params(0), reference.as<float>(), stream));
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+  return {read_as_floats(reference.get(), DType::float32, p_.q_elements(), stream)};
 }
 
 }  // namespace kbench

@@ -1,9 +1,10 @@
-// One BatchDecodeWithPagedKVCacheWrapper problem: the paged cache on the device, the plans of the
-// split-KV kernels, the cuDNN graph, the fp32 reference, and the formulas.
+// One BatchDecodeWithPagedKVCacheWrapper problem: the paged cache on the device, the fp32
+// reference, and the formulas. Its backends (kbench_backends, cudnn_backends, flashinfer_backends)
+// reach the tensors through params() and tables().
 #pragma once
 
-#include <memory>
-#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/routine.hpp"
@@ -12,11 +13,6 @@
 #include "routines/attention/paged_kv_layout.hpp"
 
 namespace kbench {
-
-namespace backends {
-class CudnnPagedDecode;
-struct CudnnPagedDecodeShape;
-}
 
 struct DecodeProblem {
   int batch = 0;
@@ -40,10 +36,22 @@ struct DecodeProblem {
   [[nodiscard]] std::size_t q_elements() const { return static_cast<std::size_t>(batch) * num_qo_heads * head_dim; }
 };
 
+// The device tables every input set shares: the page table in both forms (FlashInfer's CSR and
+// cuDNN's dense block table) and the lengths.
+struct DecodeTables {
+  const int32_t* indptr = nullptr;
+  const int32_t* indices = nullptr;
+  const int32_t* last_page_len = nullptr;
+  const int32_t* block_table = nullptr;  // [batch][pages_per_request]
+  const int32_t* seq_len_kv = nullptr;   // [batch]
+  const int32_t* seq_len_q = nullptr;    // [batch] of 1s
+};
+
 class DecodeCase final : public Case {
  public:
+  static constexpr int kNoCopy = -1;
+
   explicit DecodeCase(DecodeProblem problem);
-  ~DecodeCase() override;
 
   [[nodiscard]] double flops() const override;
   [[nodiscard]] double bytes() const override;
@@ -51,13 +59,17 @@ class DecodeCase final : public Case {
   [[nodiscard]] std::size_t reference_bytes() const override;
   [[nodiscard]] std::vector<TensorInfo> tensors() const override;
   void describe(const Log& log) const override;
-  [[nodiscard]] BackendSupport support(std::string_view backend) const override;
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> result_columns() const override;
-  [[nodiscard]] std::string resolved_backend(std::string_view backend) const override;
   void allocate(int copies, uint64_t seed, cudaStream_t stream) override;
-  void prepare(std::string_view backend, cudaStream_t stream) override;
-  void launch(std::string_view backend, cudaStream_t stream, int copy) override;
-  [[nodiscard]] RefcheckResult check(std::string_view backend, cudaStream_t stream) override;
+  [[nodiscard]] std::vector<CheckedOutput> outputs() const override;
+  [[nodiscard]] std::vector<std::vector<float>> reference(cudaStream_t stream) override;
+
+  [[nodiscard]] const DecodeProblem& problem() const noexcept { return p_; }
+  [[nodiscard]] float sm_scale() const;
+  // Input set `copy` in kbench's kernel parameters (q, cache, out, tables, scales); kNoCopy: the
+  // sizes, dtypes and scales alone, for can_implement.
+  [[nodiscard]] kernels::DecodeParams params(int copy) const;
+  [[nodiscard]] DecodeTables tables() const;
 
  private:
   struct Copy {
@@ -65,15 +77,6 @@ class DecodeCase final : public Case {
     DeviceBuffer cache;
     DeviceBuffer out;
   };
-  struct KernelPlan {  // one split-KV kernel's plan, on the device
-    DeviceBuffer items;
-    DeviceBuffer merge_indptr;
-    DeviceBuffer workspace;
-    kernels::DecodeWorkspace view;
-  };
-  [[nodiscard]] kernels::DecodeParams params(const Copy& copy) const;
-  [[nodiscard]] std::optional<kernels::DecodeKernel> kernel_of(std::string_view backend) const;
-  [[nodiscard]] backends::CudnnPagedDecodeShape cudnn_shape() const;
 
   DecodeProblem p_;
   float q_scale_ = 1.0f;
@@ -85,9 +88,6 @@ class DecodeCase final : public Case {
   DeviceBuffer block_table_;
   DeviceBuffer seq_len_kv_;
   DeviceBuffer seq_len_q_;
-  std::optional<KernelPlan> fa2_plan_;
-  std::optional<KernelPlan> fa2_tc_plan_;
-  std::unique_ptr<backends::CudnnPagedDecode> cudnn_;
 };
 
 }  // namespace kbench

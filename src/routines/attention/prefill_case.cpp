@@ -4,7 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "backends/cudnn/cudnn_prefill.hpp"
+#include "core/host_tensor.hpp"
 #include "core/log.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kernels/common/tensor_fill.hpp"
@@ -17,12 +17,6 @@ namespace {
 // Tensor ids for tensor_seed.
 enum TensorId { kQ = 32, kK = 33, kV = 34 };
 
-std::optional<kernels::PrefillKernel> kernel_of(std::string_view backend) {
-  if (backend == "fa2") return kernels::PrefillKernel::fa2;
-  if (backend == "fa3") return kernels::PrefillKernel::fa3;
-  return std::nullopt;
-}
-
 int64_t average(const std::vector<int32_t>& lens) {
   const int64_t total = std::accumulate(lens.begin(), lens.end(), int64_t{0});
   return lens.empty() ? 0 : total / static_cast<int64_t>(lens.size());
@@ -34,8 +28,6 @@ PrefillCase::PrefillCase(PrefillProblem problem) : p_(std::move(problem)) {
   if (is_fp8(p_.q_dtype)) q_scale_ = 1.0f / kFp8DataScale;
   if (is_fp8(p_.kv_dtype)) kv_scale_ = 1.0f / kFp8DataScale;
 }
-
-PrefillCase::~PrefillCase() = default;
 
 double PrefillCase::flops() const {
   return attention_flops({p_.num_qo_heads, p_.num_kv_heads, p_.head_dim_qk, p_.head_dim_vo, p_.causal}, p_.lens.q,
@@ -107,41 +99,6 @@ void PrefillCase::describe(const Log& log) const {
   log.vverbose("scale = " + python_float(1.0 / std::sqrt(static_cast<double>(p_.head_dim_qk))));
   if (is_fp8(p_.q_dtype)) log.vverbose("q_scale = " + python_float(q_scale_));
   if (is_fp8(p_.kv_dtype)) log.vverbose("k_scale = v_scale = " + python_float(kv_scale_));
-  if (p_.cudnn_native_requested) {
-    log.info("kbench runs cudnn-native as its cudnn backend (cuDNN's SDPA graph through cudnn_frontend; the "
-             "reference's wrapper and direct calls reach the same cuDNN kernels)");
-  }
-}
-
-std::string PrefillCase::resolved_backend(std::string_view backend) const {
-  if (backend == "cudnn-native") return "cudnn";
-  if (backend != "auto") return std::string(backend);
-  // fa3 (TMA + wgmma) where its kernel takes the case on this GPU (Hopper), else fa2.
-  if (!auto_choice_) {
-    auto_choice_ = kernels::prefill_supported(kernels::PrefillKernel::fa3, params(Copy{})) ? "fa3" : "fa2";
-  }
-  return *auto_choice_;
-}
-
-BackendSupport PrefillCase::support(std::string_view backend) const {
-  if (backend == "auto") return support(resolved_backend(backend));
-  if (backend == "cudnn" || backend == "cudnn-native") {
-    if (const auto why = backends::cudnn_prefill_unsupported(cudnn_shape())) return {false, *why};
-    return {true, ""};
-  }
-  const auto kernel = kernel_of(backend);
-  if (!kernel) return {false, "kbench has no " + std::string(backend) + " backend for this routine"};
-  if (*kernel == kernels::PrefillKernel::fa2 && (is_fp8(p_.q_dtype) || is_fp8(p_.kv_dtype))) {
-    return {false, "fa2 takes bfloat16 or float16 q and KV; fp8 runs on fa3"};
-  }
-  if (!kernels::prefill_supported(*kernel, params(Copy{}))) {
-    return {false, "its kernel does not take this shape or dtype combination (q " + std::string(dtype_name(p_.q_dtype)) +
-                       ", kv " + std::string(dtype_name(p_.kv_dtype)) + ", out " +
-                       std::string(dtype_name(p_.out_dtype)) + ", head_dim_qk " + std::to_string(p_.head_dim_qk) +
-                       ", head_dim_vo " + std::to_string(p_.head_dim_vo) + ", group " + std::to_string(p_.group()) +
-                       (p_.paged ? ", page_size " + std::to_string(p_.page_size) : std::string(", ragged")) + ")"};
-  }
-  return {true, ""};
 }
 
 std::vector<std::pair<std::string, std::string>> PrefillCase::result_columns() const {
@@ -149,33 +106,13 @@ std::vector<std::pair<std::string, std::string>> PrefillCase::result_columns() c
   return {{"avg_actual_seq_len", std::to_string(average(p_.lens.q))}};
 }
 
-backends::CudnnPrefillShape PrefillCase::cudnn_shape() const {
-  backends::CudnnPrefillShape s;
-  s.batch = p_.batch;
-  s.num_qo_heads = p_.num_qo_heads;
-  s.num_kv_heads = p_.num_kv_heads;
-  s.head_dim_qk = p_.head_dim_qk;
-  s.head_dim_vo = p_.head_dim_vo;
-  s.max_q_len = p_.s_qo;
-  s.max_kv_len = p_.s_kv;
-  s.qo_indptr = p_.qo_indptr;
-  s.kv_indptr = p_.kv_token_indptr;
-  s.paged = p_.paged;
-  if (p_.paged) {
-    s.page_size = p_.page_size;
-    s.num_pages = p_.pages.total_pages;
-    s.max_pages_per_request = p_.pages.pages_per_request;
-    s.layout = p_.layout;
-  }
-  s.causal = p_.causal;
-  s.q_dtype = p_.q_dtype;
-  s.kv_dtype = p_.kv_dtype;
-  s.out_dtype = p_.out_dtype;
-  s.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim_qk)));
-  return s;
+float PrefillCase::sm_scale() const {
+  return static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim_qk)));
 }
 
-kernels::PrefillParams PrefillCase::params(const Copy& copy) const {
+kernels::PrefillParams PrefillCase::params(int copy_index) const {
+  static const Copy kUnallocated;
+  const Copy& copy = copy_index == kNoCopy ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
   kernels::PrefillParams k;
   k.q = copy.q.get();
   k.q_dtype = p_.q_dtype;
@@ -205,7 +142,7 @@ kernels::PrefillParams PrefillCase::params(const Copy& copy) const {
   k.head_dim_qk = p_.head_dim_qk;
   k.head_dim_vo = p_.head_dim_vo;
   k.causal = p_.causal;
-  k.sm_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(p_.head_dim_qk)));
+  k.sm_scale = sm_scale();
   k.enable_pdl = p_.enable_pdl;
   return k;
 }
@@ -220,7 +157,6 @@ void PrefillCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   } else {
     kv_indptr_ = upload(p_.kv_token_indptr, stream);
   }
-  reference_ = DeviceBuffer();
   const float q_std = is_fp8(p_.q_dtype) ? kFp8DataScale : 1.0f;
   const float kv_std = is_fp8(p_.kv_dtype) ? kFp8DataScale : 1.0f;
   auto filled = [&](std::size_t elements, DType dtype, uint64_t tensor_seed_value, float stddev) {
@@ -241,72 +177,18 @@ void PrefillCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   }
 }
 
-void PrefillCase::prepare(std::string_view requested, cudaStream_t stream) {
-  const std::string backend = resolved_backend(requested);
-  if (const auto kernel = kernel_of(backend)) {
-    std::optional<KernelPlan>& slot = *kernel == kernels::PrefillKernel::fa2 ? fa2_plan_ : fa3_plan_;
-    if (slot) return;
-    const int sms = current_device_sm_count();
-    const std::vector<kernels::PrefillWorkItem> items =
-        kernels::plan_prefill(*kernel, params(copies_.front()), p_.qo_indptr,
-                              p_.paged ? p_.pages.indptr : p_.kv_token_indptr, p_.pages.last_page_len, sms);
-    KernelPlan k{upload(items, stream), {}};
-    k.view.items = k.items.as<kernels::PrefillWorkItem>();
-    k.view.num_items = static_cast<int>(items.size());
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-    slot = std::move(k);
-  } else if (backend == "cudnn" && !cudnn_) {
-    cudnn_ = make_vendor_backend<backends::CudnnPrefill>("cuDNN", cudnn_shape());
-    // cuDNN loads its kernels on first use: once eagerly, so graph capture sees none of that.
-    launch(backend, stream, 0);
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
-}
-
-void PrefillCase::launch(std::string_view requested, cudaStream_t stream, int copy) {
-  const std::string backend = resolved_backend(requested);
-  const Copy& c = copies_.at(static_cast<std::size_t>(copy));
-  if (const auto kernel = kernel_of(backend)) {
-    const std::optional<KernelPlan>& plan = *kernel == kernels::PrefillKernel::fa2 ? fa2_plan_ : fa3_plan_;
-    if (!plan) throw std::logic_error("prefill: " + backend + " launched before prepare()");
-    KBENCH_CUDA_CHECK(kernels::launch_prefill(*kernel, params(c), plan->view, stream));
-  } else if (backend == "cudnn") {
-    if (!cudnn_) throw std::logic_error("prefill: cudnn launched before prepare()");
-    backends::CudnnPrefillData data;
-    data.q = c.q.get();
-    data.out = c.out.get();
-    if (p_.paged) {
-      data.kv_cache = c.k.get();
-      data.block_table = block_table_.as<int32_t>();
-    } else {
-      data.k = c.k.get();
-      data.v = c.v.get();
-    }
-    cudnn_->run(data, stream);
-  } else {
-    throw std::logic_error("prefill: no backend " + backend);
-  }
-}
-
-RefcheckResult PrefillCase::check(std::string_view backend, cudaStream_t stream) {
-  const Copy& c = copies_.front();
-  const std::size_t n = p_.out_elements();
-  if (reference_.get() == nullptr) {  // the inputs never change: one reference serves every backend
-    reference_ = DeviceBuffer(n * sizeof(float));
-    KBENCH_CUDA_CHECK(kernels::launch_prefill_reference(params(c), reference_.as<float>(), stream));
-  }
-  KBENCH_CUDA_CHECK(kernels::poison(c.out.get(), static_cast<int64_t>(c.out.bytes()), stream));
-  launch(backend, stream, 0);
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  DeviceBuffer scratch(n * sizeof(float));
-  const std::vector<float> expected = to_host_floats(reference_.get(), DType::float32, n, scratch.as<float>(), stream);
-  const std::vector<float> got = to_host_floats(c.out.get(), p_.out_dtype, n, scratch.as<float>(), stream);
+std::vector<CheckedOutput> PrefillCase::outputs() const {
   // compat.md: attention rtol 0.2, atol 0.01; fp8 inputs 0.5, 0.1.
   const bool fp8_inputs = is_fp8(p_.q_dtype) || is_fp8(p_.kv_dtype);
   const Tolerance tolerance = fp8_inputs ? Tolerance{0.5, 0.1} : Tolerance{0.2, 0.01};
-  RefcheckResult result;
-  result.comparisons.push_back(compare_isclose("out", expected, got, tolerance));
-  return result;
+  return {{"out", copies_.front().out.get(), p_.out_dtype, p_.out_elements(), tolerance}};
+}
+
+std::vector<std::vector<float>> PrefillCase::reference(cudaStream_t stream) {
+  DeviceBuffer reference(p_.out_elements() * sizeof(float));
+  KBENCH_CUDA_CHECK(kernels::launch_prefill_reference(params(0), reference.as<float>(), stream));
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+  return {read_as_floats(reference.get(), DType::float32, p_.out_elements(), stream)};
 }
 
 }  // namespace kbench

@@ -1,11 +1,11 @@
 // One BatchPrefillWith{Ragged,Paged}KVCacheWrapper problem: the query rows and the KV (ragged tensors
-// or a paged cache) on the device, the work lists of kbench's kernels (fa2, fa3), the cuDNN graph,
-// the fp32 reference, and the formulas.
+// or a paged cache) on the device, the fp32 reference, and the formulas. Its backends
+// (kbench_backends, cudnn_backends, flashinfer_backends) reach the tensors through params() and
+// block_table().
 #pragma once
 
-#include <memory>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/routine.hpp"
@@ -14,11 +14,6 @@
 #include "routines/attention/paged_kv_layout.hpp"
 
 namespace kbench {
-
-namespace backends {
-class CudnnPrefill;
-struct CudnnPrefillShape;
-}  // namespace backends
 
 struct PrefillProblem {
   bool paged = false;  // BatchPrefillWithPagedKVCacheWrapper
@@ -36,7 +31,6 @@ struct PrefillProblem {
   DType out_dtype = DType::bfloat16;
   bool causal = false;
   bool enable_pdl = false;
-  bool cudnn_native_requested = false;  // --backends names cudnn-native: say how kbench runs it
   PrefillLengths lens;                  // made from --random_seed
   std::vector<int32_t> qo_indptr;       // [batch + 1] token offsets
   std::vector<int32_t> kv_token_indptr;  // [batch + 1] token offsets (ragged K/V rows; cuDNN's offsets)
@@ -61,8 +55,9 @@ struct PrefillProblem {
 
 class PrefillCase final : public Case {
  public:
+  static constexpr int kNoCopy = -1;
+
   explicit PrefillCase(PrefillProblem problem);
-  ~PrefillCase() override;
 
   [[nodiscard]] double flops() const override;
   [[nodiscard]] double bytes() const override;
@@ -70,13 +65,18 @@ class PrefillCase final : public Case {
   [[nodiscard]] std::size_t reference_bytes() const override;
   [[nodiscard]] std::vector<TensorInfo> tensors() const override;
   void describe(const Log& log) const override;
-  [[nodiscard]] BackendSupport support(std::string_view backend) const override;
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> result_columns() const override;
-  [[nodiscard]] std::string resolved_backend(std::string_view backend) const override;
   void allocate(int copies, uint64_t seed, cudaStream_t stream) override;
-  void prepare(std::string_view backend, cudaStream_t stream) override;
-  void launch(std::string_view backend, cudaStream_t stream, int copy) override;
-  [[nodiscard]] RefcheckResult check(std::string_view backend, cudaStream_t stream) override;
+  [[nodiscard]] std::vector<CheckedOutput> outputs() const override;
+  [[nodiscard]] std::vector<std::vector<float>> reference(cudaStream_t stream) override;
+
+  [[nodiscard]] const PrefillProblem& problem() const noexcept { return p_; }
+  [[nodiscard]] float sm_scale() const;
+  // Input set `copy` in kbench's kernel parameters (q, K/V or the paged cache, out, index tables,
+  // scales); kNoCopy: the sizes, dtypes and scales alone, for can_implement.
+  [[nodiscard]] kernels::PrefillParams params(int copy) const;
+  // cuDNN's dense page table [batch][pages_per_request] (paged only).
+  [[nodiscard]] const int32_t* block_table() const { return block_table_.as<int32_t>(); }
 
  private:
   struct Copy {
@@ -85,28 +85,16 @@ class PrefillCase final : public Case {
     DeviceBuffer v;  // ragged V (empty when paged)
     DeviceBuffer out;
   };
-  struct KernelPlan {  // one kernel's work list, on the device
-    DeviceBuffer items;
-    kernels::PrefillWorkspace view;
-  };
-  [[nodiscard]] kernels::PrefillParams params(const Copy& copy) const;
-  [[nodiscard]] backends::CudnnPrefillShape cudnn_shape() const;
-  [[nodiscard]] bool fa3_runs_here() const;
 
   PrefillProblem p_;
   float q_scale_ = 1.0f;
   float kv_scale_ = 1.0f;
-  mutable std::optional<std::string> auto_choice_;  // what `auto` resolved to on this device
   std::vector<Copy> copies_;
   DeviceBuffer qo_indptr_;
   DeviceBuffer kv_indptr_;  // ragged: token offsets; paged: page offsets
   DeviceBuffer kv_indices_;
   DeviceBuffer last_page_len_;
   DeviceBuffer block_table_;
-  std::optional<KernelPlan> fa2_plan_;
-  std::optional<KernelPlan> fa3_plan_;
-  std::unique_ptr<backends::CudnnPrefill> cudnn_;
-  DeviceBuffer reference_;  // the fp32 reference output of input set 0, made by the first check
 };
 
 }  // namespace kbench

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/host_tensor.hpp"
 #include "core/log.hpp"
 #include "routines/device_tensors.hpp"
 #include "kbench/cuda_check.hpp"
@@ -99,7 +100,9 @@ void NormCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   }
 }
 
-kernels::RmsNormParams NormCase::params(const Copy& copy) const {
+kernels::RmsNormParams NormCase::params(int copy_index) const {
+  static const Copy kUnallocated;
+  const Copy& copy = copy_index < 0 ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
   kernels::RmsNormParams k;
   k.input = copy.input.get();
   k.residual = p_.fused_add() ? copy.residual.get() : nullptr;
@@ -117,39 +120,27 @@ kernels::RmsNormParams NormCase::params(const Copy& copy) const {
   return k;
 }
 
-void NormCase::launch(std::string_view backend, cudaStream_t stream, int copy) {
-  if (backend != "cuda") throw std::logic_error("norm routines have no backend " + std::string(backend));
-  KBENCH_CUDA_CHECK(kernels::launch_rmsnorm(params(copies_.at(static_cast<std::size_t>(copy))), stream));
-  KBENCH_CUDA_CHECK(cudaGetLastError());
+std::vector<CheckedOutput> NormCase::outputs() const {
+  const kernels::RmsNormParams k = params(0);
+  const auto n = static_cast<std::size_t>(p_.elements());
+  // fp8 outputs: one step of the grid on top (compare_quantized); the reference tool's 0.1 / 0.1.
+  const Tolerance tolerance = p_.quantized() ? Tolerance{0.1, 0.1} : Tolerance{0.01, 0.01};
+  std::vector<CheckedOutput> out = {{"output", k.output, p_.out_dtype, n, tolerance, !p_.in_place()}};
+  if (p_.fused_add()) out.push_back({"residual", k.residual, p_.input_dtype, n, {0.01, 0.01}, false});
+  return out;
 }
 
-RefcheckResult NormCase::check(std::string_view backend, cudaStream_t stream) {
+void NormCase::restore_inputs(cudaStream_t stream) { fill_inputs(0, stream); }
+
+std::vector<std::vector<float>> NormCase::reference(cudaStream_t stream) {
   const int64_t n = p_.elements();
-  fill_inputs(0, stream);
-  const kernels::RmsNormParams k = params(copies_.front());
   DeviceBuffer ref_out(static_cast<std::size_t>(n) * sizeof(float));
   DeviceBuffer ref_residual(p_.fused_add() ? static_cast<std::size_t>(n) * sizeof(float) : 0);
-  DeviceBuffer scratch(static_cast<std::size_t>(n) * sizeof(float));
-  // The reference reads the inputs before the backend (which may work in place) changes them.
-  KBENCH_CUDA_CHECK(kernels::launch_rmsnorm_reference(k, ref_out.as<float>(), ref_residual.as<float>(), stream));
+  KBENCH_CUDA_CHECK(kernels::launch_rmsnorm_reference(params(0), ref_out.as<float>(), ref_residual.as<float>(), stream));
   KBENCH_CUDA_CHECK(cudaGetLastError());
-  launch(backend, stream, 0);
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-
-  const Tolerance tolerance = p_.quantized() ? Tolerance{0.1, 0.1} : Tolerance{0.01, 0.01};
-  RefcheckResult result;
-  const std::vector<float> expected = to_host_floats(ref_out.get(), DType::float32, n, scratch.as<float>(), stream);
-  const std::vector<float> got = to_host_floats(k.output, p_.out_dtype, n, scratch.as<float>(), stream);
-  result.comparisons.push_back(p_.quantized()
-                                   ? compare_quantized("output", expected, got, tolerance, p_.out_dtype)
-                                   : compare_isclose("output", expected, got, tolerance));
-  if (p_.fused_add()) {
-    const std::vector<float> expected_residual =
-        to_host_floats(ref_residual.get(), DType::float32, n, scratch.as<float>(), stream);
-    const std::vector<float> got_residual = to_host_floats(k.residual, p_.input_dtype, n, scratch.as<float>(), stream);
-    result.comparisons.push_back(compare_isclose("residual", expected_residual, got_residual, {0.01, 0.01}));
-  }
-  return result;
+  std::vector<std::vector<float>> expected = {read_as_floats(ref_out.get(), DType::float32, n, stream)};
+  if (p_.fused_add()) expected.push_back(read_as_floats(ref_residual.get(), DType::float32, n, stream));
+  return expected;
 }
 
 }  // namespace kbench

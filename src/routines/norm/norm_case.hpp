@@ -40,6 +40,7 @@ struct NormProblem {
 
 class NormCase final : public Case {
  public:
+  static constexpr int kNoCopy = -1;
   explicit NormCase(NormProblem problem) : p_(std::move(problem)) {}
 
   [[nodiscard]] double flops() const override { return norm_flops(p_); }
@@ -49,8 +50,14 @@ class NormCase final : public Case {
   [[nodiscard]] std::vector<TensorInfo> tensors() const override;
   void describe(const Log& log) const override;
   void allocate(int copies, uint64_t seed, cudaStream_t stream) override;
-  void launch(std::string_view backend, cudaStream_t stream, int copy) override;
-  [[nodiscard]] RefcheckResult check(std::string_view backend, cudaStream_t stream) override;
+  [[nodiscard]] std::vector<CheckedOutput> outputs() const override;
+  void restore_inputs(cudaStream_t stream) override;
+  [[nodiscard]] std::vector<std::vector<float>> reference(cudaStream_t stream) override;
+
+  [[nodiscard]] const NormProblem& problem() const noexcept { return p_; }
+  // Input set `copy` as every backend sees it (kbench's kernel parameters: pointers, sizes,
+  // dtypes; output == input for the in-place fused_add_rmsnorm); kNoCopy: sizes and dtypes only.
+  [[nodiscard]] kernels::RmsNormParams params(int copy) const;
 
  private:
   struct Copy {
@@ -58,7 +65,6 @@ class NormCase final : public Case {
     DeviceBuffer residual;  // fused add only
     DeviceBuffer output;    // absent when in place
   };
-  [[nodiscard]] kernels::RmsNormParams params(const Copy& copy) const;
   void fill_inputs(int copy, cudaStream_t stream);
 
   NormProblem p_;

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include "routines/norm/flashinfer_backends.hpp"
+#include "routines/norm/kbench_backends.hpp"
 #include "routines/norm/norm_case.hpp"
+#include "routines/vendor_libraries.hpp"
 
 namespace kbench {
 namespace {
@@ -29,6 +32,8 @@ constexpr VariantInfo kVariants[] = {
      "Residual add + RMSNorm with FP8 output: r += x; out = fp8(r / rms(r) * w * scale)."},
 };
 
+const BackendInfo kFlashinferNorm{"flashinfer", "FlashInfer", "sm_90a (as built; KBENCH_WITH_FLASHINFER=ON)"};
+
 bool is_quant(NormVariant v) { return v == NormVariant::rmsnorm_quant || v == NormVariant::fused_add_rmsnorm_quant; }
 
 int64_t positive(const CaseArgs& args, const char* flag) {
@@ -39,7 +44,10 @@ int64_t positive(const CaseArgs& args, const char* flag) {
 
 class NormRoutine final : public Routine {
  public:
-  explicit NormRoutine(const VariantInfo& info) : info_(info) {}
+  explicit NormRoutine(const VariantInfo& info) : info_(info) {
+    add_backend(make_norm_cuda_backend());
+    add_backend(vendor_backend<FlashinferNormBackend, FlashinferLibrary>(kFlashinferNorm));
+  }
 
   [[nodiscard]] std::string_view name() const override { return info_.name; }
   [[nodiscard]] std::string_view family() const override { return "norm"; }
@@ -64,18 +72,7 @@ class NormRoutine final : public Routine {
     };
   }
 
-  [[nodiscard]] std::vector<std::string> backends() const override { return {"cuda"}; }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"cuda"}; }
-
-  [[nodiscard]] BackendSupport support(std::string_view backend, const DeviceInfo& device) const override {
-    if (backend != "cuda") return {false, "kbench has no " + std::string(backend) + " backend for this routine"};
-    if (kernels::rmsnorm_kernel_available() != cudaSuccess) {
-      (void)cudaGetLastError();
-      return {false, "this build has no kernel image for sm_" + std::to_string(device.cc_major * 10 + device.cc_minor) +
-                         "; rebuild with CMAKE_CUDA_ARCHITECTURES including it"};
-    }
-    return {true, ""};
-  }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     NormProblem p;

@@ -409,18 +409,23 @@ TEST_F(PrefillValidation, RejectsWhatPrefillCannotBe) {
 
 TEST_F(PrefillValidation, BackendsAndTheirNames) {
   const Routine& r = *registry.find(kRagged);
-  EXPECT_EQ(r.backends(), (std::vector<std::string>{"fa2", "fa3", "cudnn", "cudnn-native", "auto"}));
+  std::vector<std::string> names;
+  for (const auto& b : r.backends()) names.emplace_back(b->name());
+  EXPECT_EQ(names, (std::vector<std::string>{"fa2", "fa3", "cudnn", "flashinfer_fa3", "flashinfer_fa2"}));
   EXPECT_EQ(r.default_backends(), (std::vector<std::string>{"fa2"}));
+  EXPECT_TRUE(r.has_auto());
   EXPECT_EQ(r.test_name(), "testBatchPrefillWithRaggedKVCacheWrapper");
   EXPECT_EQ(registry.find(kPaged)->test_name(), "testBatchPrefillWithPagedKVCacheWrapper");
+  // Aliases resolve to their backend objects; a name kbench has not for prefill finds none.
+  ASSERT_NE(r.find_backend("cudnn-native"), nullptr);
+  EXPECT_EQ(r.find_backend("cudnn-native")->name(), "cudnn");
+  ASSERT_NE(r.find_backend("flashinfer"), nullptr);
+  EXPECT_EQ(r.find_backend("flashinfer")->name(), "flashinfer_fa3");
+  EXPECT_EQ(r.find_backend("cutlass"), nullptr);
   const auto c = make(ragged(""));
-  EXPECT_EQ(c->resolved_backend("cudnn-native"), "cudnn");
-  EXPECT_EQ(c->resolved_backend("fa2"), "fa2");
-  // A backend kbench does not have for prefill says so.
-  const BackendSupport cutlass = c->support("cutlass");
-  EXPECT_FALSE(cutlass.supported);
-  EXPECT_NE(cutlass.reason.find("kbench has no cutlass backend"), std::string::npos);
-  const BackendSupport fp8_fa2 = make(ragged("--q_dtype fp8_e4m3 --kv_dtype fp8_e4m3"))->support("fa2");
+  EXPECT_EQ(r.auto_candidates(*c), (std::vector<std::string>{"fa3", "fa2"}));
+  // fa2 refuses fp8 inputs whatever the GPU, with the reason the user reads.
+  const Support fp8_fa2 = r.find_backend("fa2")->can_implement(*make(ragged("--q_dtype fp8_e4m3 --kv_dtype fp8_e4m3")));
   EXPECT_FALSE(fp8_fa2.supported);
   EXPECT_NE(fp8_fa2.reason.find("fp8 runs on fa3"), std::string::npos);
 }
@@ -471,7 +476,7 @@ TEST(PrefillCommand, ListShowsThePrefillBackends) {
   const auto r = run_kbench("--list");
   ASSERT_EQ(r.exit_status, 0) << r.output;
   for (const char* routine : {kRagged, kPaged}) {
-    for (const char* backend : {"fa2", "fa3", "cudnn", "cudnn-native", "auto"}) {
+    for (const char* backend : {"fa2", "fa3", "cudnn", "flashinfer_fa3", "flashinfer_fa2", "auto"}) {
       bool found = false;
       std::istringstream lines(r.output);
       for (std::string line; std::getline(lines, line);) {

@@ -258,7 +258,7 @@ TEST(EndToEnd, SeedPagedPrefillCommandRunsUnchanged) {
   EXPECT_FALSE(has(r.output, "[ERROR]")) << r.output;
   EXPECT_FALSE(has(r.output, "[WARNING] fa2")) << r.output;
   expect_ran(r.output, "fa2");
-#ifdef KBENCH_HAVE_CUDNN
+#if KBENCH_HAVE_CUDNN
   expect_ran(r.output, "cudnn");
 #endif
   for (const char* line : {"[INFO] Running testBatchPrefillWithPagedKVCacheWrapper",
@@ -294,7 +294,7 @@ TEST(EndToEnd, SeedRaggedPrefillCommandRunsUnchanged) {
       << r.output;
   expect_ran(r.output, "fa2");
   if (on_sm90()) expect_ran(r.output, "fa3");
-#ifdef KBENCH_HAVE_CUDNN
+#if KBENCH_HAVE_CUDNN
   expect_ran(r.output, "cudnn");
 #endif
   for (const char* line : {"[INFO] Running testBatchPrefillWithRaggedKVCacheWrapper",
@@ -324,7 +324,7 @@ TEST(EndToEnd, PrefillAutoCudnnNativeAndCsv) {
   const std::string chosen = on_sm90() ? "fa3" : "fa2";
   EXPECT_TRUE(has(r.output, "[PERF] auto(" + chosen + ")")) << r.output;
   EXPECT_TRUE(has(r.output, "[VVERBOSE] s_qo < s_kv, sampling actual_seq_lens_kv")) << r.output;
-#ifdef KBENCH_HAVE_CUDNN
+#if KBENCH_HAVE_CUDNN
   EXPECT_TRUE(has(r.output, "[INFO] kbench runs cudnn-native as its cudnn backend")) << r.output;
   const std::size_t rows = 3;
 #else

@@ -1,0 +1,8 @@
+// FlashInfer's fa2 batch prefill, paged KV, fp16 Q/KV/O (see prefill_fa2.cuh for the instantiations).
+#include "backends/flashinfer/prefill_fa2.cuh"
+
+namespace kbench::backends::flashinfer::detail {
+std::unique_ptr<PrefillImpl> make_prefill_fa2_paged_fp16(const PrefillShape& shape, cudaStream_t stream) {
+  return kbench_fi::make_prefill_fa2<__half, /*PAGED=*/true>(shape, stream);
+}
+}  // namespace kbench::backends::flashinfer::detail

@@ -1,0 +1,8 @@
+// FlashInfer's fa3 (sm90) batch prefill, ragged and paged, fp16 Q/KV/O (see prefill_fa3.cuh).
+#include "backends/flashinfer/prefill_fa3.cuh"
+
+namespace kbench::backends::flashinfer::detail {
+std::unique_ptr<PrefillImpl> make_prefill_fa3_fp16(const PrefillShape& shape, cudaStream_t stream) {
+  return kbench_fi::make_prefill_fa3<half>(shape, stream);
+}
+}  // namespace kbench::backends::flashinfer::detail

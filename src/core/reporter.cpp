@@ -1,0 +1,108 @@
+#include "core/reporter.hpp"
+
+#include <charconv>
+#include <cstdio>
+
+namespace kbench {
+namespace {
+
+std::string number(double value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return ec == std::errc() ? std::string(buffer, end) : std::to_string(value);
+}
+
+std::string python_bool(bool b) { return b ? "True" : "False"; }
+
+}  // namespace
+
+void ConsoleReporter::report(const BackendResult& r) {
+  const Statistics& stats = r.timed.stats;
+  log_.perf(r.label, stats.median, stats.std, r.tflops, r.tb_per_sec);
+  if (r.baseline) {
+    char line[200];
+    std::snprintf(line, sizeof line, "%s speedup over %s: %.3fx (median %.4f ms vs %.4f ms)", r.label.c_str(),
+                  r.args.text("baseline").c_str(), r.baseline->median / stats.median, stats.median,
+                  r.baseline->median);
+    log_.info(line);
+  }
+}
+
+CsvReporter::CsvReporter(const RoutineRegistry& registry, const DeviceInfo& device, const Log& log)
+    : device_(device), log_(log), columns_(csv_columns(registry)) {}
+
+CsvWriter& CsvReporter::writer(const std::string& path) {
+  auto it = writers_.find(path);
+  if (it == writers_.end()) {
+    auto writer = std::make_unique<CsvWriter>(path, columns_);
+    if (writer->header_mismatch()) {
+      log_.warning("existing CSV " + path + " has a different header; appending kbench rows anyway");
+    }
+    it = writers_.emplace(path, std::move(writer)).first;
+  }
+  return *it->second;
+}
+
+void CsvReporter::report(const BackendResult& r) {
+  const auto path = r.args.optional_text("output_path");
+  if (!path) return;
+  const Statistics& stats = r.timed.stats;
+  CsvRow row;
+  for (const FlagSpec& spec : r.routine.flags()) row[spec.name] = r.args.display(spec.name);
+  for (const char* shared : {"refcheck", "no_cuda_graph", "allow_output_mismatch", "random_seed", "case_tag",
+                             "generate_repro_command", "enable_pdl", "baseline"}) {
+    row[shared] = r.args.display(shared);
+  }
+  row["routine"] = r.args.routine();
+  row["median_time"] = number(stats.median);
+  row["std_time"] = number(stats.std);
+  row["tflops"] = number(r.tflops);
+  row["tb_per_sec"] = number(r.tb_per_sec);
+  row["backend"] = r.backend;
+  row["resolved_backend"] = r.resolved;
+  row["use_cupti"] = python_bool(r.timed.timer == Timer::cupti);  // what ran, not what was asked
+  row["repro_command"] = r.args.flag("generate_repro_command") ? r.repro : "";
+  row["timer"] = std::string(timer_name(r.timed.timer));
+  row["calls_per_graph"] = std::to_string(r.timed.calls_per_graph);
+  row["min_time"] = number(stats.min);
+  row["max_time"] = number(stats.max);
+  row["num_samples"] = std::to_string(stats.count);
+  row["gpu_name"] = device_.gpu_name();
+  row["refcheck_status"] = r.refcheck_status;
+  row["speedup_over_baseline"] = r.baseline ? number(r.baseline->median / stats.median) : "";
+  for (const auto& [column, value] : r.problem.result_columns()) row[column] = value;
+  writer(*path).write_row(row);
+}
+
+void BaselineCsvReporter::report(const BackendResult& r) {
+  const auto path = r.args.optional_text("baseline_csv");
+  if (!path || !r.baseline) return;
+  const auto config = r.routine.baseline_report(r.args);
+  if (config.empty()) throw CaseError("--baseline_csv: routine " + r.args.routine() + " has no baseline report");
+  const Statistics& stats = r.timed.stats;
+  const Statistics& baseline = *r.baseline;
+  // The vLLM decode sweep's columns: batch_size, <candidate>_mean/_std, baseline_mean/_std,
+  // speedup_percent = (baseline - candidate) / baseline (a fraction, as that script writes it).
+  std::vector<std::string> columns = {"batch_size", r.backend + "_mean", r.backend + "_std", "baseline_mean",
+                                      "baseline_std", "speedup_percent"};
+  CsvRow row = {{"batch_size", r.args.display("batch_size")},
+                {r.backend + "_mean", number(stats.mean)},
+                {r.backend + "_std", number(stats.std)},
+                {"baseline_mean", number(baseline.mean)},
+                {"baseline_std", number(baseline.std)},
+                {"speedup_percent", number((baseline.mean - stats.mean) / baseline.mean)}};
+  for (const auto& [column, value] : config) {
+    columns.push_back(column);
+    row[column] = value;
+  }
+  const std::string key = *path + "\n" + csv_line(columns);
+  auto it = writers_.find(key);
+  if (it == writers_.end()) {
+    auto w = std::make_unique<CsvWriter>(*path, columns);
+    if (w->header_mismatch()) log_.warning("existing CSV " + *path + " has a different header; appending anyway");
+    it = writers_.emplace(key, std::move(w)).first;
+  }
+  it->second->write_row(row);
+}
+
+}  // namespace kbench

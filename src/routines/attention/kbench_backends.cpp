@@ -1,0 +1,164 @@
+#include "routines/attention/kbench_backends.hpp"
+
+#include "kbench/cuda_check.hpp"
+#include "kbench/device_buffer.hpp"
+#include "routines/attention/decode_case.hpp"
+#include "routines/attention/prefill_case.hpp"
+#include "routines/device_tensors.hpp"
+
+namespace kbench {
+namespace {
+
+std::string no_kernel_image(const DeviceInfo& device) {
+  return "this build has no kernel image for sm_" + std::to_string(device.cc_major * 10 + device.cc_minor);
+}
+
+// A split-KV decode kernel with its plan (work items, merge offsets, partial-output workspace).
+class DecodeKernelOperation final : public Operation {
+ public:
+  DecodeKernelOperation(kernels::DecodeKernel kernel, const DecodeCase& problem, cudaStream_t stream)
+      : kernel_(kernel), problem_(problem) {
+    const DecodeProblem& p = problem.problem();
+    const kernels::DecodePlan plan =
+        kernels::plan_decode(kernel, p.pages.indptr, p.pages.last_page_len, p.page_size, p.num_qo_heads,
+                             p.num_kv_heads, p.head_dim, current_device_sm_count(), p.kv_dtype);
+    items_ = upload(plan.items, stream);
+    merge_indptr_ = upload(plan.merge_indptr, stream);
+    workspace_ = DeviceBuffer(plan.workspace_bytes(p.group(), p.head_dim));
+    view_.items = items_.as<kernels::DecodeWorkItem>();
+    view_.num_items = static_cast<int>(plan.items.size());
+    view_.merge_indptr = plan.merge_indptr.empty() ? nullptr : merge_indptr_.as<int32_t>();
+    view_.workspace = workspace_.get();
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  void launch(cudaStream_t stream, int copy) override {
+    KBENCH_CUDA_CHECK(kernels::launch_decode(kernel_, problem_.params(copy), view_, stream));
+  }
+
+ private:
+  kernels::DecodeKernel kernel_;
+  const DecodeCase& problem_;
+  DeviceBuffer items_;
+  DeviceBuffer merge_indptr_;
+  DeviceBuffer workspace_;
+  kernels::DecodeWorkspace view_;
+};
+
+class DecodeKernelBackend final : public BackendFor<DecodeCase> {
+ public:
+  explicit DecodeKernelBackend(kernels::DecodeKernel kernel)
+      : BackendFor({kernel == kernels::DecodeKernel::fa2 ? "fa2" : "fa2_tc", "kbench", "sm_80+"}), kernel_(kernel) {}
+
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
+    if (kernels::decode_kernels_available() != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Support::no(no_kernel_image(device));
+    }
+    if (device.cc_major < 8) return Support::no("kbench's decode kernels need sm_80+ (cp.async, bf16 mma.sync)");
+    return Support::yes();
+  }
+
+ protected:
+  [[nodiscard]] Support implements(const DecodeCase& problem) const override {
+    const DecodeProblem& p = problem.problem();
+    if (p.out_nvfp4) {
+      return Support::no("nvfp4 output is written by Blackwell's trtllm-gen kernels; kbench's decode writes "
+                         "bfloat16, float16 or fp8");
+    }
+    if (!kernels::decode_supported(kernel_, problem.params(DecodeCase::kNoCopy))) {
+      return Support::no("its kernel does not take this shape or dtype combination (q " +
+                         std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) +
+                         ", head_dim " + std::to_string(p.head_dim) + ", group " + std::to_string(p.group()) + ")");
+    }
+    return Support::yes();
+  }
+  [[nodiscard]] std::unique_ptr<Operation> bind(DecodeCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<DecodeKernelOperation>(kernel_, problem, stream);
+  }
+
+ private:
+  kernels::DecodeKernel kernel_;
+};
+
+// A prefill kernel with its plan (FlashInfer-style work items: tiles of (request, kv head)).
+class PrefillKernelOperation final : public Operation {
+ public:
+  PrefillKernelOperation(kernels::PrefillKernel kernel, const PrefillCase& problem, cudaStream_t stream)
+      : kernel_(kernel), problem_(problem) {
+    const PrefillProblem& p = problem.problem();
+    const std::vector<kernels::PrefillWorkItem> items =
+        kernels::plan_prefill(kernel, problem.params(0), p.qo_indptr, p.paged ? p.pages.indptr : p.kv_token_indptr,
+                              p.pages.last_page_len, current_device_sm_count());
+    items_ = upload(items, stream);
+    view_.items = items_.as<kernels::PrefillWorkItem>();
+    view_.num_items = static_cast<int>(items.size());
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  void launch(cudaStream_t stream, int copy) override {
+    KBENCH_CUDA_CHECK(kernels::launch_prefill(kernel_, problem_.params(copy), view_, stream));
+  }
+
+ private:
+  kernels::PrefillKernel kernel_;
+  const PrefillCase& problem_;
+  DeviceBuffer items_;
+  kernels::PrefillWorkspace view_;
+};
+
+class PrefillKernelBackend final : public BackendFor<PrefillCase> {
+ public:
+  explicit PrefillKernelBackend(kernels::PrefillKernel kernel)
+      : BackendFor(kernel == kernels::PrefillKernel::fa3 ? BackendInfo{"fa3", "kbench", "sm_90a"}
+                                                         : BackendInfo{"fa2", "kbench", "sm_80+"}),
+        kernel_(kernel) {}
+
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
+    if (kernel_ == kernels::PrefillKernel::fa3 && (device.cc_major != 9 || device.cc_minor != 0)) {
+      return Support::no("fa3 is kbench's Hopper kernel: TMA and wgmma, sm_90a only");
+    }
+    if (kernel_ == kernels::PrefillKernel::fa2 && device.cc_major < 8) {
+      return Support::no("kbench's fa2 prefill needs sm_80+: bf16 mma.sync and cp.async");
+    }
+    const cudaError_t status = kernels::prefill_kernels_available(kernel_);
+    if (status == cudaSuccess) return Support::yes();
+    (void)cudaGetLastError();
+    if (status == cudaErrorNoKernelImageForDevice) return Support::no(no_kernel_image(device) + " (" + std::string(name()) + ")");
+    return Support::no("kbench's " + std::string(name()) + " prefill kernel is not available here (" +
+                       cudaGetErrorName(status) + ")");
+  }
+
+ protected:
+  [[nodiscard]] Support implements(const PrefillCase& problem) const override {
+    const PrefillProblem& p = problem.problem();
+    if (kernel_ == kernels::PrefillKernel::fa2 && (is_fp8(p.q_dtype) || is_fp8(p.kv_dtype))) {
+      return Support::no("fa2 takes bfloat16 or float16 q and KV; fp8 runs on fa3");
+    }
+    if (!kernels::prefill_supported(kernel_, problem.params(PrefillCase::kNoCopy))) {
+      return Support::no("its kernel does not take this shape or dtype combination (q " +
+                         std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) +
+                         ", out " + std::string(dtype_name(p.out_dtype)) + ", head_dim_qk " +
+                         std::to_string(p.head_dim_qk) + ", head_dim_vo " + std::to_string(p.head_dim_vo) +
+                         ", group " + std::to_string(p.group()) +
+                         (p.paged ? ", page_size " + std::to_string(p.page_size) : std::string(", ragged")) + ")");
+    }
+    return Support::yes();
+  }
+  [[nodiscard]] std::unique_ptr<Operation> bind(PrefillCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<PrefillKernelOperation>(kernel_, problem, stream);
+  }
+
+ private:
+  kernels::PrefillKernel kernel_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_decode_kernel_backend(kernels::DecodeKernel kernel) {
+  return std::make_unique<DecodeKernelBackend>(kernel);
+}
+
+std::unique_ptr<Backend> make_prefill_kernel_backend(kernels::PrefillKernel kernel) {
+  return std::make_unique<PrefillKernelBackend>(kernel);
+}
+
+}  // namespace kbench
