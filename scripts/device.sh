@@ -2,10 +2,10 @@
 # Everything kbench does on a GPU machine, in one call: build with every core, run the GPU tests,
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
-#   scripts/device.sh [stage...]     stages: info build test gtest sanitize racecheck_fa3
+#   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
 #                                    bench:SET (bench/run.sh SET: norm, attention/decode,
 #                                    attention/prefill, flashinfer) ncu_prefill compare_flashinfer
-#                                    (default: info build test sanitize racecheck_fa3 bench:norm
+#                                    (default: info build test sanitize sanitize_kbench racecheck_fa3 bench:norm
 #                                    bench:attention/decode bench:attention/prefill bench:flashinfer)
 # The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
 # from .deps/flashinfer-*.tar.xz, made here by KBENCH_WITH_FLASHINFER=1 scripts/deps.sh; carry .deps).
@@ -26,7 +26,7 @@ export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
 export KBENCH_CMAKE_ARGS=${KBENCH_CMAKE_ARGS:--DKBENCH_WITH_FLASHINFER=ON}
 export KBENCH_WITH_FLASHINFER=1
-stages=${*:-info build test sanitize racecheck_fa3 bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer}
+stages=${*:-info build test sanitize sanitize_kbench racecheck_fa3 bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -52,8 +52,9 @@ for stage in $stages; do
         timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool $tool --error-exitcode 99 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" \
           --gtest_filter="${SANITIZE_FILTER:-RmsNormKernels.*:TensorFill.*:*RmsNormMatrix*:DecodeKernels.*:PrefillKernels.*:PrefillReference.*}" >"$work/sanitize_$tool.log" 2>&1
         note "compute-sanitizer $tool (kernel tests): exit $? $(grep -E 'ERROR SUMMARY' "$work/sanitize_$tool.log" | tail -1)"
-      done
-      timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/sanitize_cases.txt \
+      done ;;
+    sanitize_kbench)
+      timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/sanitize_cases.txt \
         >"$work/sanitize_kbench.log" 2>&1
       note "compute-sanitizer memcheck (kbench testlist): exit $? $(grep -E 'ERROR SUMMARY' "$work/sanitize_kbench.log" | tail -1)" ;;
     racecheck_fa3)

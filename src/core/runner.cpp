@@ -117,7 +117,9 @@ std::vector<Runner::Selected> Runner::select_backends(const Routine& routine, co
       if (chosen == nullptr) {
         skip(name, "no backend `auto` picks runs here (" + why_none + ")");
       } else {
-        selected.push_back({name, "auto(" + std::string(chosen->name()) + ")", chosen});
+        const std::string label = "auto(" + std::string(chosen->name()) + ")";
+        selected.push_back({name, label, chosen, outcome.backends.size()});
+        outcome.backends.push_back({label, Disposition::not_verified, ""});
       }
       continue;
     }
@@ -133,7 +135,8 @@ std::vector<Runner::Selected> Runner::select_backends(const Routine& routine, co
     for (const BackendAlias& alias : backend->info().aliases) {
       if (alias.name == name) log_.info(alias.note);
     }
-    selected.push_back({name, name, backend});
+    selected.push_back({name, name, backend, outcome.backends.size()});
+    outcome.backends.push_back({name, Disposition::not_verified, ""});
   }
   // The baseline runs first, so every other backend's row can carry its speedup.
   if (const auto baseline = args.optional_text("baseline")) {
@@ -194,7 +197,7 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   std::optional<Statistics> baseline;
   const bool has_baseline = args.has("baseline");
   for (const Selected& s : backends) {
-    BackendOutcome& result = outcome.backends.emplace_back(BackendOutcome{s.label, Disposition::not_verified, ""});
+    BackendOutcome& result = outcome.backends[s.slot];
     try {
       std::unique_ptr<Operation> operation;
       try {

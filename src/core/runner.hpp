@@ -73,10 +73,12 @@ class Runner {
     std::string requested;  // as the user wrote it
     std::string label;      // [PERF] name
     const Backend* backend;
+    std::size_t slot;       // its place in CaseOutcome::backends (the order requested)
   };
   CaseOutcome run_checked(const CaseArgs& args);
-  // The requested (or default) backends that run this case, the baseline first; every one skipped
-  // is warned about and recorded as not supported.
+  // The requested (or default) backends that run this case, the baseline first. Every requested
+  // backend gets its place in outcome.backends, in the order requested: the ones skipped are warned
+  // about and recorded as not supported there.
   [[nodiscard]] std::vector<Selected> select_backends(const Routine& routine, const Case& problem,
                                                       const CaseArgs& args, CaseOutcome& outcome) const;
 

@@ -43,7 +43,8 @@ struct NormArgs {
   bool enable_pdl = false;       // programmatic dependent launch attribute on the launch
 };
 
-// nullopt when run_norm can run these arguments; otherwise a one-line reason. Cheap (one
+// nullopt when run_norm can run this problem (op, dtypes, sizes; the pointers are not looked at, so
+// it can be asked before any tensor exists); otherwise a one-line reason. Cheap (one
 // cudaDeviceGetAttribute for the fused-add shared-memory limit).
 [[nodiscard]] std::optional<std::string> norm_unsupported(const NormArgs& args);
 
