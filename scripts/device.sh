@@ -4,7 +4,7 @@
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
 #                                    bench:SET (bench/run.sh SET: norm, attention/decode,
-#                                    attention/prefill, flashinfer) ncu_prefill compare_flashinfer
+#                                    attention/prefill, flashinfer) ncu_prefill
 #                                    (default: info build test sanitize sanitize_kbench racecheck_fa3 bench:norm
 #                                    bench:attention/decode bench:attention/prefill bench:flashinfer)
 # The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
@@ -13,8 +13,6 @@
 # SANITIZE_FILTER picks the kernel tests compute-sanitizer runs, SANITIZE_TOOLS its tools (memcheck
 # racecheck), SANITIZE_TIMEOUT the seconds each may take (200); NCU_CASES the ncu_prefill cases
 # (ragged_causal ragged_full paged_causal, the default, and deepseek).
-# compare_flashinfer runs kbench's fa3 and FlashInfer's own fa3 kernel (build-flashinfer/, built here
-# by bench/external/flashinfer_fa3/build.sh and carried) in turn, COMPARE_ROUNDS times (3).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -88,24 +86,6 @@ for stage in $stages; do
         ncu -i "$work/ncu_$tag.ncu-rep" --page source --csv --print-source sass >"$work/ncu_${tag}_source.csv" 2>&1
         note "ncu $tag: $(grep -E 'Duration|Compute \(SM\) Throughput' "$work/ncu_${tag}_details.txt" | head -2 | tr -s ' ' | tr '\n' ';')"
       done ;;
-    compare_flashinfer)
-      fi_bench=build-flashinfer/fi_prefill_bench
-      if [ ! -x "$fi_bench" ]; then
-        note "compare_flashinfer: skipped: no $fi_bench (bench/external/flashinfer_fa3/build.sh, then carry build-flashinfer)"
-        continue
-      fi
-      mkdir -p "$work/compare_flashinfer"
-      nvidia-smi dmon -s pc -d 1 >"$work/compare_flashinfer/dmon.txt" 2>&1 &
-      dmon=$!
-      for round in $(seq "${COMPARE_ROUNDS:-3}"); do
-        echo "\$ kbench --testlist bench/external/flashinfer_fa3/compare.txt --output_path compare_kbench_$round.csv"
-        timeout 200 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/external/flashinfer_fa3/compare.txt \
-          --output_path "$work/compare_flashinfer/compare_kbench_$round.csv" 2>&1 | grep -E '^\[PERF\]|^\[ERROR\]'
-        echo "\$ $fi_bench"
-        timeout 100 "$fi_bench" 2>&1 | grep -E '^\[PERF\]|^\[ERROR\]|^\[INFO\] check'
-      done | tee "$work/compare_flashinfer/compare.log"
-      kill "$dmon"
-      note "compare_flashinfer: $(grep -c '^\[PERF\]' "$work/compare_flashinfer/compare.log") [PERF] lines" ;;
     *) note "unknown stage $stage" ;;
   esac
   note "$stage took $(( $(date +%s) - start )) s"

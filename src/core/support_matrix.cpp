@@ -31,8 +31,13 @@ void print_support_on_device(const RoutineRegistry& registry, const std::optiona
         << "); every backend needs one.\n";
   }
   std::size_t width = std::string_view("routine").size();
-  for (const auto& routine : registry.all()) width = std::max(width, routine->name().size());
-  out << padded("routine", width + 2) << padded("backend", 15) << padded("kernels", 12) << "status\n";
+  std::size_t backend_width = std::string_view("backend").size();
+  for (const auto& routine : registry.all()) {
+    width = std::max(width, routine->name().size());
+    for (const auto& backend : routine->backends()) backend_width = std::max(backend_width, backend->name().size());
+  }
+  backend_width += 2;
+  out << padded("routine", width + 2) << padded("backend", backend_width) << padded("kernels", 12) << "status\n";
   for (const auto& routine : registry.all()) {
     for (const auto& backend : routine->backends()) {
       std::string status = "skipped: no CUDA device";
@@ -40,11 +45,11 @@ void print_support_on_device(const RoutineRegistry& registry, const std::optiona
         const Support support = backend->can_run_on(*device);
         status = support ? "runs" : "skipped: " + support.reason;
       }
-      out << padded(std::string(routine->name()), width + 2) << padded(std::string(backend->name()), 15)
+      out << padded(std::string(routine->name()), width + 2) << padded(std::string(backend->name()), backend_width)
           << padded(backend->info().provider, 12) << status << "\n";
     }
     if (routine->has_auto()) {
-      out << padded(std::string(routine->name()), width + 2) << padded("auto", 15) << padded("", 12) << "picks "
+      out << padded(std::string(routine->name()), width + 2) << padded("auto", backend_width) << padded("", 12) << "picks "
           << routine->auto_rule() << "\n";
     }
   }
