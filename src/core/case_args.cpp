@@ -1,5 +1,7 @@
 #include "core/case_args.hpp"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -49,7 +51,8 @@ double CaseArgs::real(std::string_view name) const {
   const auto& v = values_of(name, FlagKind::real);
   if (v.empty()) throw std::logic_error("flag --" + std::string(name) + " has no value");
   if (v.size() > 1) throw std::logic_error("flag --" + std::string(name) + " still holds a sweep: expand_sweep first");
-  return std::stod(v.front());
+  // strtod, as the CLI's validation: std::stod throws on subnormal values such as 1e-310.
+  return std::strtod(v.front().c_str(), nullptr);
 }
 
 const std::string& CaseArgs::text(std::string_view name) const {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -51,12 +52,16 @@ void validate_value(const FlagSpec& spec, const std::string& value) {
 
 // Rules on shared flags that hold for every routine.
 void validate_shared(const CaseArgs& args, const RoutineRegistry& registry) {
-  for (const CaseArgs& one : expand_sweep(args)) {
-    if (one.has("num_iters") && one.integer("num_iters") < 1) {
-      throw UsageError("--num_iters: must be at least 1, got " + one.display("num_iters"));
-    }
-    if (one.has("dry_run_iters") && one.integer("dry_run_iters") < 0) {
-      throw UsageError("--dry_run_iters: must be 0 or more, got " + one.display("dry_run_iters"));
+  (void)sweep_size(args);  // a sweep over the limit is refused here, before anything is expanded
+  // The timing engine counts iterations in an int: larger values must not wrap to a small one.
+  constexpr int64_t kMaxIters = std::numeric_limits<int32_t>::max();
+  for (const auto& [flag, low] : {std::pair{"num_iters", int64_t{1}}, std::pair{"dry_run_iters", int64_t{0}}}) {
+    for (const std::string& value : args.values(flag)) {
+      const int64_t n = std::stoll(value);
+      if (n < low || n > kMaxIters) {
+        throw UsageError(std::string("--") + flag + ": must be in [" + std::to_string(low) + ", " +
+                         std::to_string(kMaxIters) + "], got " + value);
+      }
     }
   }
   if (args.has("baseline_csv")) {
@@ -262,8 +267,22 @@ std::string unknown_routine_message(const std::string& name, const RoutineRegist
 
 }  // namespace
 
+std::size_t sweep_size(const CaseArgs& args) {
+  std::size_t cases = 1;
+  for (const FlagSpec& spec : args.flags()) {
+    if (spec.kind != FlagKind::integer && spec.kind != FlagKind::real) continue;
+    cases *= std::max<std::size_t>(args.values(spec.name).size(), 1);
+    if (cases > kMaxSweepCases) {
+      throw UsageError("the sweep's flags make over " + std::to_string(kMaxSweepCases) +
+                       " cases (at --" + spec.name + "); split it into several lines");
+    }
+  }
+  return cases;
+}
+
 std::vector<CaseArgs> expand_sweep(const CaseArgs& args) {
   std::vector<CaseArgs> cases = {args};
+  cases.reserve(sweep_size(args));
   for (const FlagSpec& spec : args.flags()) {
     if (spec.kind != FlagKind::integer && spec.kind != FlagKind::real) continue;
     const std::vector<std::string> values = args.values(spec.name);

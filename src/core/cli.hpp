@@ -1,6 +1,7 @@
 // The kbench command line: FlashInfer's flashinfer_benchmark.py command lines, verbatim.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,6 +33,13 @@ struct Invocation {
 
 // Parses one case (a command line or a testlist line) that names its routine. Throws UsageError.
 [[nodiscard]] CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& registry);
+
+// The most cases one command line or testlist line may sweep over.
+inline constexpr std::size_t kMaxSweepCases = 100000;
+
+// How many cases a sweep makes (the product of the numeric flags' value counts); throws UsageError
+// beyond kMaxSweepCases.
+[[nodiscard]] std::size_t sweep_size(const CaseArgs& args);
 
 // The cases of a sweep: one CaseArgs for every combination of the values of multi-valued numeric
 // flags (earlier flags vary slowest); a case without such flags is its own single case.

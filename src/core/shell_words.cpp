@@ -26,8 +26,9 @@ std::vector<std::string> split_shell_words(std::string_view line) {
     } else if (c == '"') {
       std::size_t j = i + 1;
       for (; j < line.size() && line[j] != '"'; ++j) {
-        // Inside double quotes a backslash escapes only these characters (POSIX).
-        if (line[j] == '\\' && j + 1 < line.size() && std::string_view("\\\"$`\n").find(line[j + 1]) != std::string_view::npos) {
+        // Inside double quotes a backslash escapes only a double quote or a backslash, as Python's
+        // shlex.split (the reference's testlist reader) has it; before `$` or a backtick it stays.
+        if (line[j] == '\\' && j + 1 < line.size() && (line[j + 1] == '"' || line[j + 1] == '\\')) {
           ++j;
         }
         word.push_back(line[j]);

@@ -6,6 +6,9 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
+
+#include "core/routine.hpp"
 
 namespace kbench {
 
@@ -55,9 +58,18 @@ PagedKvLayout make_paged_kv_layout(std::span<const int32_t> seq_lens, int max_le
   if (page_size < 1 || max_len < 0) throw std::invalid_argument("paged KV: page_size must be >= 1");
   PagedKvLayout layout;
   layout.page_size = page_size;
-  layout.pages_per_request = (max_len + page_size - 1) / page_size;
+  const int64_t pages_per_request = (int64_t{max_len} + page_size - 1) / page_size;
   const int batch = static_cast<int>(seq_lens.size());
-  layout.total_pages = batch * layout.pages_per_request;
+  const int64_t total_pages = int64_t{batch} * pages_per_request;
+  // Page ids are int32 in every page table (FlashInfer's, cuDNN's, kbench's kernels').
+  if (total_pages > std::numeric_limits<int32_t>::max()) {
+    throw CaseError("the paged KV cache of " + std::to_string(batch) + " requests x " +
+                    std::to_string(pages_per_request) + " pages is " + std::to_string(total_pages) +
+                    " pages, over 2^31 - 1 (page ids are int32): use fewer requests, shorter --s_kv or larger "
+                    "--page_size");
+  }
+  layout.pages_per_request = static_cast<int>(pages_per_request);
+  layout.total_pages = static_cast<int>(total_pages);
   layout.seq_lens.assign(seq_lens.begin(), seq_lens.end());
 
   // A random permutation of every page; request b owns positions [b * per, (b + 1) * per) of it.

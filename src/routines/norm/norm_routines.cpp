@@ -92,6 +92,8 @@ class NormRoutine final : public Routine {
     p.input_dtype = *parse_dtype(args.text("input_dtype"));
     const double eps = args.real("eps");
     if (eps < 0) throw CaseError("--eps must be 0 or more, got " + args.display("eps"));
+    // eps and scale are floats in the kernels: a larger value would become inf.
+    if (eps > std::numeric_limits<float>::max()) throw CaseError("--eps " + args.display("eps") + " is beyond float's range");
     p.eps = static_cast<float>(eps);
     p.enable_pdl = args.flag("enable_pdl");
     if (is_quant(info_.variant)) {
@@ -104,6 +106,9 @@ class NormRoutine final : public Routine {
       p.out_dtype = *out_dtype;
       const double scale = args.real("scale");
       if (!(scale > 0)) throw CaseError("--scale must be positive, got " + args.display("scale"));
+      if (scale > std::numeric_limits<float>::max() || static_cast<float>(scale) == 0.0f) {
+        throw CaseError("--scale " + args.display("scale") + " is beyond float's range");
+      }
       p.scale = static_cast<float>(scale);
     } else {
       p.out_dtype = p.input_dtype;

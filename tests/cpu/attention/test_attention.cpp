@@ -117,6 +117,22 @@ TEST_F(DecodeValidation, RejectsWhatDecodeCannotBe) {
   EXPECT_NE(error("--batch_size 100000 --s_kv 100000000").find("over 2^40"), std::string::npos);
 }
 
+// 65536 x 65536 one-token pages overflowed int in the page count and crashed in vector::insert;
+// 65536 x 32768 threw "vector larger than max_size()". Both are refused with the reason.
+TEST_F(DecodeValidation, PageCountsBeyondInt32AreRefused) {
+  for (const char* s_kv : {"65536", "32768"}) {
+    const std::string line = std::string("--routine BatchDecodeWithPagedKVCacheWrapper --page_size 1 --batch_size 65536 "
+                                         "--s_kv ") + s_kv + " --num_qo_heads 1 --num_kv_heads 1 --head_dim_qk 128 --head_dim_vo 128";
+    const auto words = split_shell_words(line);
+    try {
+      (void)decode.make_case(parse_case(words, registry));
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const CaseError& e) {
+      EXPECT_NE(std::string(e.what()).find("over 2^31 - 1 (page ids are int32)"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(DecodeValidation, BaselineReportHasTheSeedColumns) {
   const auto words = split_shell_words(std::string(kBase) + " --kv_dtype fp8_e4m3 --q_dtype fp8_e4m3 --kv_layout HND");
   const auto report = decode.baseline_report(parse_case(words, registry));

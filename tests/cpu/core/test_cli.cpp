@@ -110,6 +110,18 @@ TEST_F(Cli, SweepValuesAreEachValidated) {
             std::string::npos);
 }
 
+TEST_F(Cli, SweepsAreCappedBeforeTheyAreExpanded) {
+  std::string values;
+  for (int i = 1; i <= 400; ++i) values += " " + std::to_string(i);
+  // 400 x 400 = 160,000 cases: refused with the flag that crossed the limit (was bad_alloc / SIGABRT
+  // at millions, after quadratic work).
+  const std::string message = usage_error("--routine rmsnorm --batch_size" + values + " --hidden_size" + values);
+  EXPECT_NE(message.find("over 100000 cases (at --hidden_size)"), std::string::npos) << message;
+  const CaseArgs a = parse("--routine rmsnorm --batch_size" + values + " --hidden_size 8 16");
+  EXPECT_EQ(sweep_size(a), 800u);
+  EXPECT_EQ(expand_sweep(a).size(), 800u);
+}
+
 TEST_F(Cli, NegativeNumbersAreValues) {
   // Parsed as values, then rejected by the routine's own validation (not as unknown flags).
   const CaseArgs a = parse("--routine rmsnorm --batch_size -4 --hidden_size 8");
@@ -146,6 +158,11 @@ TEST_F(Cli, UsageErrorsNameTheProblemAndTheValue) {
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --backends nope").find("unknown backend 'nope'"), std::string::npos);
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -n 0").find("--num_iters"), std::string::npos);
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -d -1").find("--dry_run_iters"), std::string::npos);
+  // Iteration counts beyond an int were cut to a small one (2^32 + 1 ran 1 iteration).
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -n 4294967297").find("--num_iters: must be in [1, 2147483647]"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -n 3000000000").find("--num_iters"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -d 3000000000").find("--dry_run_iters"), std::string::npos);
   EXPECT_NE(usage_error("--batch_size 1").find("--routine is required"), std::string::npos);
   EXPECT_NE(usage_error("").find("no routine given"), std::string::npos);
   EXPECT_NE(usage_error("--routine").find("expects a value"), std::string::npos);

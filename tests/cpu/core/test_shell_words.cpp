@@ -14,7 +14,9 @@ TEST(ShellWords, SplitsLikeShlex) {
   EXPECT_EQ(split_shell_words(R"(--case_tag "DeepSeek R1" --x 'a b' c\ d)"),
             (Words{"--case_tag", "DeepSeek R1", "--x", "a b", "c d"}));
   EXPECT_EQ(split_shell_words(R"(a"b c"d 'e'"f")"), (Words{"ab cd", "ef"}));
-  EXPECT_EQ(split_shell_words(R"("say \"hi\" \$x \n")"), (Words{R"(say "hi" $x \n)"}));
+  // As Python's shlex.split: inside double quotes only \" and \\ are escapes.
+  EXPECT_EQ(split_shell_words(R"("say \"hi\" \$x \n")"), (Words{R"(say "hi" \$x \n)"}));
+  EXPECT_EQ(split_shell_words(R"("a\`b" "c\\d" e\$f)"), (Words{R"(a\`b)", R"(c\d)", "e$f"}));
   EXPECT_EQ(split_shell_words("''"), (Words{""}));
   EXPECT_TRUE(split_shell_words("   ").empty());
 }

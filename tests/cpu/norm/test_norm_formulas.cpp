@@ -64,6 +64,19 @@ TEST_F(NormValidation, RejectsZeroNegativeAndAbsurdSizes) {
   EXPECT_NE(case_error("-R rmsnorm --batch_size 1 --hidden_size 8 --eps -1").find("--eps"), std::string::npos);
   EXPECT_NE(case_error("-R rmsnorm_quant --batch_size 1 --hidden_size 8 --scale 0").find("--scale must be positive"), std::string::npos);
   EXPECT_NE(case_error("-R rmsnorm_quant --batch_size 1 --hidden_size 8 --out_dtype nvfp4").find("FP4"), std::string::npos);
+  // Values a float cannot hold became inf (or 0) on their way to the kernels.
+  EXPECT_NE(case_error("-R rmsnorm --batch_size 1 --hidden_size 8 --eps 1e39").find("beyond float's range"), std::string::npos);
+  EXPECT_NE(case_error("-R rmsnorm_quant --batch_size 1 --hidden_size 8 --scale 1e39").find("beyond float's range"),
+            std::string::npos);
+  EXPECT_NE(case_error("-R rmsnorm_quant --batch_size 1 --hidden_size 8 --scale 1e-50").find("beyond float's range"),
+            std::string::npos);
+}
+
+TEST_F(NormValidation, SubnormalValuesParse) {
+  // std::stod refused 1e-310 after the CLI had accepted it ("[ERROR] stod").
+  const auto words = split_shell_words("-R rmsnorm --batch_size 1 --hidden_size 8 --eps 1e-310");
+  const CaseArgs args = parse_case(words, registry);
+  EXPECT_NO_THROW((void)registry.find("rmsnorm")->make_case(args));
 }
 
 TEST_F(NormValidation, AcceptsTheReferenceFlagsEverywhere) {
