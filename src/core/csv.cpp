@@ -1,5 +1,7 @@
 #include "core/csv.hpp"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -108,22 +110,50 @@ std::vector<std::string> parse_csv_line(std::string_view line) {
   return fields;
 }
 
-CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
+namespace {
+
+// Where an existing header and kbench's first differ, in words.
+std::string header_difference(const std::vector<std::string>& file, const std::vector<std::string>& ours) {
+  std::size_t i = 0;
+  while (i < file.size() && i < ours.size() && file[i] == ours[i]) ++i;
+  const auto name = [](const std::vector<std::string>& h, std::size_t k) {
+    return k < h.size() ? "'" + h[k] + "'" : std::string("nothing");
+  };
+  return std::to_string(file.size()) + " columns in the file, " + std::to_string(ours.size()) + " in kbench's; column " +
+         std::to_string(i + 1) + " is " + name(file, i) + " there and " + name(ours, i) + " here";
+}
+
+}  // namespace
+
+CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns, std::string_view flag)
     : path_(path), columns_(std::move(columns)) {
-  std::string existing_header;
-  {
-    std::ifstream in(path);
-    if (in) std::getline(in, existing_header);
+  const std::string header = csv_line(columns_);
+  std::error_code ec;
+  // Only a regular file is read back: a FIFO or /dev/stdout would block or lose what is read.
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  bool write_header = true;
+  bool needs_newline = false;
+  if (regular && std::filesystem::file_size(path, ec) > 0 && !ec) {
+    std::ifstream in(path, std::ios::binary);
+    std::string existing;
+    std::getline(in, existing);
+    if (!existing.empty() && existing.back() == '\r') existing.pop_back();
+    if (existing != header) {
+      throw UsageError(std::string(flag) + ": '" + path + "' already holds rows under another header (" +
+                       header_difference(parse_csv_line(existing), columns_) +
+                       "); kbench appends only to its own CSVs: name a new file");
+    }
+    write_header = false;
+    in.clear();
+    in.seekg(-1, std::ios::end);
+    needs_newline = in.get() != '\n';  // a file cut short: the next row must not join its last line
   }
   out_.open(path, std::ios::app);
-  if (!out_) throw UsageError("--output_path: cannot write '" + path + "': " + std::strerror(errno));
-  const std::string header = csv_line(columns_);
-  if (existing_header.empty()) {
-    out_ << header << '\n' << std::flush;
-  } else if (existing_header != header) {
-    header_mismatch_ = true;
-  }
-  if (!out_) throw UsageError("--output_path: cannot write '" + path + "'");
+  if (!out_) throw UsageError(std::string(flag) + ": cannot write '" + path + "': " + std::strerror(errno));
+  if (needs_newline) out_ << '\n';
+  if (write_header) out_ << header << '\n';
+  out_ << std::flush;
+  if (!out_) throw UsageError(std::string(flag) + ": cannot write '" + path + "'");
 }
 
 void CsvWriter::write_row(const CsvRow& row) {

@@ -28,12 +28,12 @@ using CsvRow = std::map<std::string, std::string, std::less<>>;
 
 class CsvWriter {
  public:
-  // Opens `path` for appending; writes the header when the file is new or empty. Throws
-  // UsageError when the file cannot be opened for writing.
-  CsvWriter(const std::string& path, std::vector<std::string> columns);
+  // Opens `path` for appending: writes the header when the file is new or empty, ends a last line
+  // left without its newline, and streams to what is not a regular file (a pipe, /dev/stdout)
+  // without reading it. Throws UsageError, naming `flag`, when the file cannot be written or
+  // already holds another header (rows under the wrong header break every reader of the file).
+  CsvWriter(const std::string& path, std::vector<std::string> columns, std::string_view flag = "--output_path");
 
-  // True when the file already had a different header (rows are still appended).
-  [[nodiscard]] bool header_mismatch() const noexcept { return header_mismatch_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
   // Writes one row (columns missing from `row` stay empty) and flushes. Throws std::logic_error
@@ -44,7 +44,6 @@ class CsvWriter {
   std::string path_;
   std::vector<std::string> columns_;
   std::ofstream out_;
-  bool header_mismatch_ = false;
 };
 
 }  // namespace kbench

@@ -28,17 +28,13 @@ void ConsoleReporter::report(const BackendResult& r) {
   }
 }
 
-CsvReporter::CsvReporter(const RoutineRegistry& registry, const DeviceInfo& device, const Log& log)
-    : device_(device), log_(log), columns_(csv_columns(registry)) {}
+CsvReporter::CsvReporter(const RoutineRegistry& registry, const DeviceInfo& device)
+    : device_(device), columns_(csv_columns(registry)) {}
 
 CsvWriter& CsvReporter::writer(const std::string& path) {
   auto it = writers_.find(path);
   if (it == writers_.end()) {
-    auto writer = std::make_unique<CsvWriter>(path, columns_);
-    if (writer->header_mismatch()) {
-      log_.warning("existing CSV " + path + " has a different header; appending kbench rows anyway");
-    }
-    it = writers_.emplace(path, std::move(writer)).first;
+    it = writers_.emplace(path, std::make_unique<CsvWriter>(path, columns_)).first;
   }
   return *it->second;
 }
@@ -98,9 +94,7 @@ void BaselineCsvReporter::report(const BackendResult& r) {
   const std::string key = *path + "\n" + csv_line(columns);
   auto it = writers_.find(key);
   if (it == writers_.end()) {
-    auto w = std::make_unique<CsvWriter>(*path, columns);
-    if (w->header_mismatch()) log_.warning("existing CSV " + *path + " has a different header; appending anyway");
-    it = writers_.emplace(key, std::move(w)).first;
+    it = writers_.emplace(key, std::make_unique<CsvWriter>(*path, columns, "--baseline_csv")).first;
   }
   it->second->write_row(row);
 }

@@ -54,14 +54,13 @@ class ConsoleReporter final : public Reporter {
 // One row per backend in the case's --output_path (the reference's columns, then kbench's).
 class CsvReporter final : public Reporter {
  public:
-  CsvReporter(const RoutineRegistry& registry, const DeviceInfo& device, const Log& log);
+  CsvReporter(const RoutineRegistry& registry, const DeviceInfo& device);
   void report(const BackendResult& result) override;
   // Opens (once) the CSV at `path`. Throws UsageError when it cannot be written.
   CsvWriter& writer(const std::string& path);
 
  private:
   DeviceInfo device_;
-  const Log& log_;
   std::vector<std::string> columns_;
   std::map<std::string, std::unique_ptr<CsvWriter>> writers_;
 };
@@ -69,11 +68,9 @@ class CsvReporter final : public Reporter {
 // --baseline_csv: the vLLM decode sweep's CSV (seed 003), one row per candidate backend.
 class BaselineCsvReporter final : public Reporter {
  public:
-  explicit BaselineCsvReporter(const Log& log) : log_(log) {}
   void report(const BackendResult& result) override;
 
  private:
-  const Log& log_;
   std::map<std::string, std::unique_ptr<CsvWriter>> writers_;  // by path and header
 };
 

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <optional>
 
 #include "core/cli.hpp"
@@ -77,7 +80,7 @@ std::string_view disposition_name(Disposition d) {
 }
 
 Runner::Runner(const RoutineRegistry& registry, const DeviceInfo& device, std::ostream& out)
-    : registry_(registry), device_(device), log_(out), console_(log_), csv_(registry, device, log_), baseline_csv_(log_) {}
+    : registry_(registry), device_(device), log_(out), console_(log_), csv_(registry, device) {}
 
 CaseOutcome Runner::run_case(const CaseArgs& args) {
   try {
@@ -332,8 +335,14 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
   const CaseArgs& args = invocation.args;
   try {
     if (invocation.command == Command::run_testlist) lines = read_testlist(args.text("testlist"));
-    // An unwritable output path is found before any case runs.
+    // An unwritable output path, or one holding another CSV, is found before any case runs; so is
+    // an unwritable --baseline_csv (its columns name the candidate backend, known only per case).
     if (const auto path = args.optional_text("output_path")) CsvWriter probe(*path, csv_columns(registry));
+    if (const auto path = args.optional_text("baseline_csv")) {
+      if (!std::ofstream(*path, std::ios::app)) {
+        throw UsageError("--baseline_csv: cannot write '" + *path + "': " + std::strerror(errno));
+      }
+    }
   } catch (const UsageError& e) {
     log.error(e.what());
     return kExitUsage;

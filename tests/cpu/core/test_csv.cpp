@@ -1,8 +1,13 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
+#include <thread>
 
 #include "core/csv.hpp"
 #include "core/usage_error.hpp"
@@ -73,7 +78,6 @@ TEST(Csv, WriterAppendsAndWritesTheHeaderOnce) {
   }
   {
     CsvWriter w(path, columns);
-    EXPECT_FALSE(w.header_mismatch());
     w.write_row({{"routine", "rmsnorm_quant"}, {"median_time", "0.5"}});
   }
   const auto lines = read_lines(path);
@@ -90,11 +94,57 @@ TEST(Csv, RowsAreOnDiskAsSoonAsWritten) {
   EXPECT_EQ(read_lines(path).size(), 2u);  // no close needed
 }
 
-TEST(Csv, DetectsAForeignHeader) {
+// Rows appended under another header (an older kbench's, the reference's, not a CSV at all) made a
+// file no reader takes: refused, naming the path and the first difference.
+TEST(Csv, RefusesAFileWithAnotherHeader) {
   const std::string path = temp_path("foreign.csv");
   std::ofstream(path) << "other,header\n1,2\n";
-  CsvWriter w(path, {"routine"});
-  EXPECT_TRUE(w.header_mismatch());
+  try {
+    CsvWriter w(path, {"routine"});
+    ADD_FAILURE() << "appended under a foreign header";
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--output_path: '" + path + "' already holds rows under another header"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("column 1 is 'other' there and 'routine' here"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_lines(path).size(), 2u);  // untouched
+  // A blank first line was taken for "no header" and a second header landed mid-file.
+  const std::string blank = temp_path("blank_first_line.csv");
+  std::ofstream(blank) << "\nrmsnorm\n";
+  EXPECT_THROW(CsvWriter(blank, {"routine"}), UsageError);
+  EXPECT_THROW(CsvWriter(path, {"routine"}, "--baseline_csv"), UsageError);
+}
+
+// A CSV whose last line lost its newline (an interrupted write) had the next row glued onto it.
+TEST(Csv, EndsALastLineLeftWithoutItsNewline) {
+  const std::string path = temp_path("no_newline.csv");
+  std::ofstream(path) << "routine,median_time\nrmsnorm,0.5";
+  {
+    CsvWriter w(path, {"routine", "median_time"});
+    w.write_row({{"routine", "gemma_rmsnorm"}, {"median_time", "0.25"}});
+  }
+  const auto lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "rmsnorm,0.5");
+  EXPECT_EQ(lines[2], "gemma_rmsnorm,0.25");
+}
+
+// A FIFO (or /dev/stdout piped on) was read back for its header and blocked forever.
+TEST(Csv, StreamsToAPipe) {
+  const std::string path = temp_path("fifo.csv");
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(path);
+    received.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  {
+    CsvWriter w(path, {"routine"});
+    w.write_row({{"routine", "rmsnorm"}});
+  }
+  reader.join();
+  EXPECT_EQ(received, "routine\nrmsnorm\n");
 }
 
 TEST(Csv, UnknownColumnIsAProgrammingError) {
