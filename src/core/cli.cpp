@@ -89,23 +89,48 @@ bool looks_like_number(const std::string& t) {
   return !t.empty() && end == t.c_str() + t.size();
 }
 
+// The flag a token names ("--name", "-n", "--name=value"), or null.
+const FlagSpec* flag_of(const std::string& token, const std::vector<FlagSpec>& specs) {
+  const std::string name = token.substr(0, token.find('='));
+  for (const FlagSpec& f : specs) {
+    if (name == "--" + f.name || (!f.short_name.empty() && name == "-" + f.short_name)) return &f;
+  }
+  return nullptr;
+}
+
+bool is_flag_token(const std::string& t) { return t.rfind("-", 0) == 0 && !looks_like_number(t); }
+
+// What argparse refuses and CLI11 would take or word obscurely: a switch given a value
+// (--refcheck=false), a valued flag given none (--backends at the end or before another flag).
+void check_argparse_forms(std::span<const std::string> tokens, const std::vector<FlagSpec>& specs) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    if (!is_flag_token(t)) continue;
+    const FlagSpec* spec = flag_of(t, specs);
+    if (spec == nullptr) continue;
+    const auto eq = t.find('=');
+    if (spec->kind == FlagKind::boolean || spec->kind == FlagKind::count) {
+      if (eq != std::string::npos) {
+        throw UsageError("argument " + dashed(*spec) + ": ignored explicit argument '" + t.substr(eq + 1) + "'");
+      }
+    } else if (eq == std::string::npos && (i + 1 == tokens.size() || is_flag_token(tokens[i + 1]))) {
+      const bool several = spec->kind != FlagKind::text;
+      throw UsageError("argument " + dashed(*spec) + ": expected " + (several ? "at least one argument" : "one argument"));
+    }
+  }
+}
+
 // argparse keeps the last occurrence of a flag given twice; CLI11 would merge multi-value flags'
 // occurrences. So every earlier occurrence of a valued flag (with its values) is dropped first.
 std::vector<std::string> keep_last_occurrences(std::span<const std::string> tokens, const std::vector<FlagSpec>& specs) {
-  const auto spec_of = [&](const std::string& token) -> const FlagSpec* {
-    const std::string name = token.substr(0, token.find('='));
-    for (const FlagSpec& f : specs) {
-      if (name == "--" + f.name || (!f.short_name.empty() && name == "-" + f.short_name)) return &f;
-    }
-    return nullptr;
-  };
+  const auto spec_of = [&](const std::string& token) { return flag_of(token, specs); };
   // Each token's occurrence: the flag that owns it (or null) and where that occurrence starts.
   std::vector<std::pair<const FlagSpec*, std::size_t>> owner(tokens.size(), {nullptr, 0});
   const FlagSpec* current = nullptr;
   std::size_t start = 0;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
-    if (t.rfind("-", 0) == 0 && !looks_like_number(t)) {
+    if (is_flag_token(t)) {
       current = spec_of(t);
       start = i;
       const bool takes_values = current != nullptr && current->kind != FlagKind::boolean && current->kind != FlagKind::count;
@@ -132,6 +157,7 @@ std::vector<std::string> keep_last_occurrences(std::span<const std::string> toke
 
 CaseArgs parse_flags(std::span<const std::string> all_tokens, const std::string& routine, std::vector<FlagSpec> specs,
                      const RoutineRegistry& registry) {
+  check_argparse_forms(all_tokens, specs);
   const std::vector<std::string> tokens = keep_last_occurrences(all_tokens, specs);
   CLI::App app{"kbench"};
   app.set_help_flag();  // help is handled before parsing
@@ -375,6 +401,8 @@ std::string top_level_help(const RoutineRegistry& registry) {
       << "       kbench --testlist FILE [--output_path CSV] run every case of a testlist\n"
       << "       kbench --list [--format markdown]        routine x backend matrix (this GPU; markdown: the README's)\n"
       << "       kbench --routine ROUTINE --help          a routine's flags and defaults\n\nRoutines:\n";
+  std::size_t name_width = 28;
+  for (const auto& r : registry.all()) name_width = std::max(name_width, r->name().size() + 2);
   std::string family;
   for (const auto& r : registry.all()) {
     if (r->family() != family) {
@@ -382,7 +410,7 @@ std::string top_level_help(const RoutineRegistry& registry) {
       out << "  " << family << ":\n";
     }
     std::string name(r->name());
-    if (name.size() < 28) name.resize(28, ' ');
+    name.resize(std::max<std::size_t>(name_width, name.size() + 2), ' ');  // names never run into descriptions
     out << "    " << name << r->description() << "\n";
   }
   out << "\nShared flags:\n";

@@ -142,6 +142,16 @@ TEST_F(Cli, Commands) {
   EXPECT_EQ(testlist.args.text("output_path"), "o.csv");
 }
 
+TEST_F(Cli, TopLevelHelpKeepsNamesApartFromDescriptions) {
+  // Names of 28+ characters ran into their descriptions.
+  const std::string help = top_level_help(registry);
+  for (const auto& r : registry.all()) {
+    const auto at = help.find("    " + std::string(r->name()));
+    ASSERT_NE(at, std::string::npos) << r->name();
+    EXPECT_EQ(help.substr(at + 4 + r->name().size(), 2), "  ") << r->name();
+  }
+}
+
 TEST_F(Cli, TopLevelHelpListsEveryRoutine) {
   const std::string help = top_level_help(registry);
   for (const auto& r : registry.all()) EXPECT_NE(help.find(std::string(r->name())), std::string::npos) << r->name();
@@ -163,6 +173,20 @@ TEST_F(Cli, UsageErrorsNameTheProblemAndTheValue) {
             std::string::npos);
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -n 3000000000").find("--num_iters"), std::string::npos);
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 -d 3000000000").find("--dry_run_iters"), std::string::npos);
+  // argparse's forms: a switch takes no value (CLI11 took --refcheck=false silently), a valued flag
+  // needs one (CLI11 said "1 required  missing").
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --refcheck=false")
+                .find("argument --refcheck: ignored explicit argument 'false'"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --no_cuda_graph=0").find("--no_cuda_graph"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --backends")
+                .find("argument --backends: expected at least one argument"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --backends --hidden_size 8").find("--backends: expected"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --case_tag").find("expected one argument"),
+            std::string::npos);
   EXPECT_NE(usage_error("--batch_size 1").find("--routine is required"), std::string::npos);
   EXPECT_NE(usage_error("").find("no routine given"), std::string::npos);
   EXPECT_NE(usage_error("--routine").find("expects a value"), std::string::npos);
