@@ -284,9 +284,11 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 std::string unknown_routine_message(const std::string& name, const RoutineRegistry& registry) {
   std::string message = "unknown routine '" + name + "'";
   std::string similar;
-  for (const auto& r : registry.all()) {
-    if (edit_distance(r->name(), name) <= 2) similar += (similar.empty() ? "" : ", ") + std::string(r->name());
-  }
+  const auto consider = [&](std::string_view known) {
+    if (edit_distance(known, name) <= 2) similar += (similar.empty() ? "" : ", ") + std::string(known);
+  };
+  for (const auto& r : registry.all()) consider(r->name());
+  for (const auto& r : registry.foreign_routine_names()) consider(r);
   if (!similar.empty()) message += " (did you mean: " + similar + "?)";
   return message + "; kbench --help lists the routines";
 }
@@ -331,6 +333,7 @@ CaseArgs parse_case(std::span<const std::string> tokens, const RoutineRegistry& 
   const auto routine_name = prescan(tokens, "--routine", "-R");
   if (!routine_name) throw UsageError("--routine is required (kbench --help lists the routines)");
   const Routine* routine = registry.find(*routine_name);
+  if (routine == nullptr && registry.is_foreign_routine(*routine_name)) throw RoutineNotBuilt(*routine_name);
   if (routine == nullptr) throw UsageError(unknown_routine_message(*routine_name, registry));
   if (prescan(tokens, "--testlist", "")) throw UsageError("--testlist cannot be combined with --routine");
   return parse_flags(tokens, *routine_name, flags_for(routine), registry);
@@ -358,6 +361,9 @@ Invocation parse_invocation(std::span<const std::string> tokens, const RoutineRe
       inv.help_text = top_level_help(registry);
     } else if (const Routine* r = registry.find(*routine_name)) {
       inv.help_text = routine_help(*r);
+    } else if (registry.is_foreign_routine(*routine_name)) {
+      inv.help_text = "kbench has no " + *routine_name + " yet: it is a routine of the reference tool that kbench "
+                      "skips with a warning (kbench --help lists the routines it has).\n";
     } else {
       throw UsageError(unknown_routine_message(*routine_name, registry));
     }

@@ -20,6 +20,8 @@ const std::vector<FlagSpec>& shared_flags() {
       {"case_tag", FlagKind::text, std::nullopt, "A tag for this case, written to the CSV.", {}, false, ""},
       {"generate_repro_command", FlagKind::boolean, "false", "Print (and write to the CSV) a command that reproduces the case.", {}, false, ""},
       {"enable_pdl", FlagKind::boolean, "false", "Launch with programmatic dependent launch (sm_90+).", {}, false, ""},
+      {"autotune", FlagKind::boolean, "false", "Accepted for compatibility and ignored: kbench's backends plan once, outside timing.", {}, false, ""},
+      {"autotune_cache", FlagKind::text, std::nullopt, "Accepted for compatibility and ignored (see --autotune).", {}, false, ""},
       {"baseline", FlagKind::text, std::nullopt, "Report every other backend's speedup over this one.", {}, false, ""},
       {"baseline_csv", FlagKind::text, std::nullopt,
        "With --baseline: append the vLLM decode sweep's CSV (baseline_mean, <backend>_mean, speedup_percent, ...).", {}, false, ""},

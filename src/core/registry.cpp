@@ -24,6 +24,16 @@ void RoutineRegistry::add_foreign_backend_names(std::vector<std::string> names) 
   foreign_backend_names_.insert(foreign_backend_names_.end(), names.begin(), names.end());
 }
 
+void RoutineRegistry::add_foreign_routine_names(std::vector<std::string> names) {
+  for (auto& name : names) {
+    if (find(name) == nullptr && !is_foreign_routine(name)) foreign_routines_.push_back(std::move(name));
+  }
+}
+
+bool RoutineRegistry::is_foreign_routine(std::string_view name) const {
+  return std::find(foreign_routines_.begin(), foreign_routines_.end(), name) != foreign_routines_.end();
+}
+
 std::vector<std::string> RoutineRegistry::accepted_backend_names() const {
   std::vector<std::string> names;
   auto add = [&](std::string_view name) {

@@ -3,12 +3,25 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
 
 namespace kbench {
 
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A case of a routine the reference tool has and kbench has not built yet: skipped with a
+// warning ("kbench has no <routine> yet"), counted as skipped, never as a failure.
+class RoutineNotBuilt : public std::runtime_error {
+ public:
+  explicit RoutineNotBuilt(const std::string& routine)
+      : std::runtime_error("kbench has no " + routine + " yet"), routine_(routine) {}
+  [[nodiscard]] const std::string& routine() const noexcept { return routine_; }
+
+ private:
+  std::string routine_;
 };
 
 }  // namespace kbench

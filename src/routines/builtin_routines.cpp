@@ -2,6 +2,7 @@
 
 #include "routines/attention/attention_routines.hpp"
 #include "routines/norm/norm_routines.hpp"
+#include "routines/reference_names.hpp"
 
 namespace kbench {
 
@@ -9,8 +10,7 @@ RoutineRegistry make_builtin_registry() {
   RoutineRegistry registry;
   register_attention_routines(registry);
   register_norm_routines(registry);
-  // Backends the reference tool runs that kbench has not (yet): skipped with a reason, not refused.
-  registry.add_foreign_backend_names({"cutlass", "trtllm", "trtllm-gen", "trtllm-native", "cublas", "cute-dsl"});
+  register_reference_names(registry);
   return registry;
 }
 

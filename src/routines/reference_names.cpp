@@ -1,0 +1,44 @@
+#include "routines/reference_names.hpp"
+
+namespace kbench {
+
+void register_reference_names(RoutineRegistry& registry) {
+  // The seed README's routines, then the newer ones at the reference's HEAD (head_extras.md,
+  // gemm.md, moe.md). Names kbench has built are dropped by the registry.
+  registry.add_foreign_routine_names({
+      // attention
+      "BatchMLAPagedAttentionWrapper",
+      // GEMM
+      "gemm_fp8_nt_groupwise", "group_gemm_fp8_nt_groupwise", "bmm_fp8", "mm_fp4", "mm_fp8", "mm_bf16", "bmm_bf16",
+      "bmm_mxfp8", "mm_mxfp8", "mm_bf16_fp4", "tinygemm_bf16",
+      // MoE and communication
+      "trtllm_fp4_block_scale_moe", "trtllm_fp8_block_scale_moe", "trtllm_fp8_per_tensor_scale_moe",
+      "cutlass_fused_moe", "cute_dsl_fp4_block_scale_moe", "b12x_fused_moe", "unified_nvfp4_moe", "bgmv_moe",
+      "moe_a2a_dispatch_combine", "allreduce_fusion", "mixed_comm",
+      // norm and quantization
+      "rmsnorm_fp4quant", "add_rmsnorm_fp4quant", "gemma_fused_add_rmsnorm", "layernorm_quant", "fused_rmsnorm_silu",
+      "fused_dit_layernorm", "fused_qk_rmsnorm_rope", "mxfp8_quantize", "mxfp4_quantize", "nvfp4_quantize",
+      "nvfp4_batched_quantize",
+      // sampling and top-k
+      "softmax", "sampling_from_probs", "sampling_from_logits", "top_k_sampling_from_probs",
+      "top_p_sampling_from_probs", "top_k_top_p_sampling_from_probs", "top_k_top_p_sampling_from_logits",
+      "min_p_sampling_from_probs", "top_k_renorm_probs", "top_p_renorm_probs", "top_k_mask_logits",
+      "chain_speculative_sampling", "top_k", "top_k_page_table_transform", "top_k_ragged_transform", "top_k_varlen",
+      // RoPE
+      "apply_rope", "apply_rope_pos_ids", "apply_llama31_rope", "apply_llama31_rope_pos_ids",
+      "apply_rope_with_cos_sin_cache", "mla_rope_quantize_fp8", "rope_quantize_fp8",
+      "rope_quantize_fp8_append_paged_kv_cache",
+      // state-space, linear and sparse attention
+      "selective_state_update", "gated_delta_rule_decode", "gated_delta_rule_mtp", "chunk_gated_delta_rule",
+      "recurrent_kda_prefill", "MSAProxyScore", "MSASparseAttention", "MSASparseDecode", "MSAPipeline",
+  });
+  // Every backend name of the reference's routines that kbench has no backend for (yet).
+  registry.add_foreign_backend_names({
+      "cutlass", "trtllm", "trtllm-gen", "trtllm-native", "trtllm-gen-native", "trtllm-fmha-v2", "prims-ts",
+      "cublas", "cublaslt", "cute-dsl", "cutile", "tgv", "b12x", "tinygemm", "trtllm_low_latency", "moe_a2a",
+      "triton", "fla", "flashinfer-decomp", "flashinfer-fused", "cutekda", "flash-kda", "cudsl", "radix", "gvr",
+      "radix_cutlass",
+  });
+}
+
+}  // namespace kbench
