@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 
+#include "core/check.hpp"
 #include "core/cli.hpp"
 #include "core/memory_plan.hpp"
 #include "core/routine.hpp"
@@ -174,11 +175,8 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   CaseOutcome outcome;
   // A line naming only backends kbench does not have (a Blackwell line: prims-ts, trtllm-native) is
   // skipped before its case is built: its shape may be one only those backends take.
-  const std::vector<std::string> requested = args.has("backends") ? args.list("backends") : routine.default_backends();
-  if (std::none_of(requested.begin(), requested.end(), [&](const std::string& name) {
-        return routine.find_backend(name) != nullptr || (name == "auto" && routine.has_auto());
-      })) {
-    for (const std::string& name : requested) {
+  if (!names_a_kbench_backend(routine, args)) {
+    for (const std::string& name : args.has("backends") ? args.list("backends") : routine.default_backends()) {
       log_.warning(unsupported_warning(name, routine.name(), device_, no_such_backend(name)));
       outcome.backends.push_back({name, Disposition::not_supported, no_such_backend(name)});
     }
@@ -356,7 +354,27 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
 
   std::vector<TestlistLine> lines;
   const CaseArgs& args = invocation.args;
+  if (args.flag("check")) {
+    try {
+      if (invocation.command == Command::run_testlist) {
+        lines = read_testlist(args.text("testlist"));
+      } else {
+        lines = {{0, join_shell_words(tokens)}};
+      }
+    } catch (const UsageError& e) {
+      log.error(e.what());
+      return kExitUsage;
+    }
+    return check_cases(lines, args, registry, out);
+  }
   try {
+    if (invocation.command == Command::run_case) {
+      // Bad values are the command line's fault: exit 2 with the flag named, GPU or not.
+      const Routine& routine = *registry.find(args.routine());
+      if (names_a_kbench_backend(routine, args)) {
+        for (const CaseArgs& one : expand_sweep(args)) (void)routine.make_case(one);
+      }
+    }
     if (invocation.command == Command::run_testlist) lines = read_testlist(args.text("testlist"));
     // An unwritable output path, or one holding another CSV, is found before any case runs; so is
     // an unwritable --baseline_csv (its columns name the candidate backend, known only per case).
@@ -367,6 +385,9 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
       }
     }
   } catch (const UsageError& e) {
+    log.error(e.what());
+    return kExitUsage;
+  } catch (const CaseError& e) {
     log.error(e.what());
     return kExitUsage;
   }

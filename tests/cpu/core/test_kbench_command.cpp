@@ -96,11 +96,43 @@ TEST(KbenchCommand, NoDeviceIsSaidClearly) {
   EXPECT_NE(r.output.find("[ERROR] No CUDA device is present"), std::string::npos) << r.output;
 }
 
-TEST(KbenchCommand, BadValuesAreReportedAsAFailedCase) {
-  if (!gpu_present()) GTEST_SKIP() << "cases only run with a CUDA device";
-  const auto r = run_kbench("--routine rmsnorm --batch_size 0 --hidden_size 8");
-  EXPECT_EQ(r.exit_status, 1) << r.output;
-  EXPECT_NE(r.output.find("--batch_size must be positive, got 0"), std::string::npos) << r.output;
+// Bad values are the command line's fault: exit 2 naming the flag, before the device check (they
+// exited 1 on a GPU and 3 without one).
+TEST(KbenchCommand, BadValuesAreUsageErrorsWithOrWithoutAGpu) {
+  for (const char* bad : {"--routine rmsnorm --batch_size 0 --hidden_size 8", "--routine rmsnorm --batch_size -3 --hidden_size 8",
+                          "--routine rmsnorm --batch_size 1 --hidden_size 8 --eps -1",
+                          "--routine rmsnorm_quant --batch_size 1 --hidden_size 8 --out_dtype nvfp4",
+                          "--routine BatchPrefillWithRaggedKVCacheWrapper --batch_size 1 --s_qo 9 --s_kv 8 --num_qo_heads 1 "
+                          "--num_kv_heads 1 --head_dim_qk 64 --head_dim_vo 64"}) {
+    const auto r = run_kbench(bad);
+    EXPECT_EQ(r.exit_status, 2) << bad << "\n" << r.output;
+    EXPECT_EQ(r.output.find("No CUDA device"), std::string::npos) << r.output;
+  }
+  EXPECT_NE(run_kbench("--routine rmsnorm --batch_size 0 --hidden_size 8").output.find("--batch_size must be positive, got 0"),
+            std::string::npos);
+}
+
+// kbench --check: no GPU, nothing runs; every line said to run, be skipped (why) or fail (why).
+TEST(KbenchCommand, CheckNeedsNoGpu) {
+  const std::string peer = std::string(KBENCH_SOURCE_DIR) + "/../shared/peer/flashinfer_sample_testlist.txt";
+  if (std::filesystem::exists(peer)) {
+    const auto r = run_kbench("--testlist " + peer + " --check");
+    EXPECT_EQ(r.exit_status, 0) << r.output;
+    EXPECT_NE(r.output.find("[INFO] Check: 139 lines: 19 run (19 cases), 120 skipped, 0 with errors"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+  }
+  const auto big = run_kbench(
+      "--routine BatchPrefillWithRaggedKVCacheWrapper --batch_size 64 --s_qo 65536 --s_kv 65536 --num_qo_heads 64 "
+      "--num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 --refcheck --check");
+  EXPECT_EQ(big.exit_status, 2) << big.output;
+  EXPECT_NE(big.output.find("GiB of GPU memory, more than --gpu_memory_gib 79.6"), std::string::npos) << big.output;
+  const auto fits = run_kbench(
+      "--routine BatchPrefillWithRaggedKVCacheWrapper --batch_size 64 --s_qo 65536 --s_kv 65536 --num_qo_heads 64 "
+      "--num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 --refcheck --check --gpu_memory_gib 500");
+  EXPECT_EQ(fits.exit_status, 0) << fits.output;
+  EXPECT_NE(fits.output.find("[INFO] the command: BatchPrefillWithRaggedKVCacheWrapper: 1 case with fa2"), std::string::npos)
+      << fits.output;
 }
 
 TEST(KbenchCommand, ShippedTestlistsAreValidCases) {
@@ -111,11 +143,8 @@ TEST(KbenchCommand, ShippedTestlistsAreValidCases) {
   for (const char* folder : {"samples", "bench"}) {
     for (const auto& entry : std::filesystem::recursive_directory_iterator(std::string(KBENCH_SOURCE_DIR) + "/" + folder)) {
       const std::string path = entry.path().string();
-      // bench/results holds what ran (some of it experiments on builds long gone); external/ is not kbench's.
-      if (entry.path().extension() != ".txt" || path.find("/results/") != std::string::npos ||
-          path.find("/external/") != std::string::npos) {
-        continue;
-      }
+      // bench/results holds what ran (some of it experiments on builds long gone).
+      if (entry.path().extension() != ".txt" || path.find("/results/") != std::string::npos) continue;
       names.push_back(path.substr(std::string(KBENCH_SOURCE_DIR).size() + 1));
     }
   }
