@@ -188,8 +188,11 @@ CaseArgs parse_flags(std::span<const std::string> all_tokens, const std::string&
   std::vector<std::string> reversed(tokens.rbegin(), tokens.rend());  // CLI11 parses a reversed vector
   try {
     app.parse(reversed);
-  } catch (const CLI::ExtrasError& e) {
-    throw UsageError(std::string("unrecognized arguments: ") + e.what() +
+  } catch (const CLI::ExtrasError&) {
+    // argparse's message: the arguments in the order given (CLI11's own message lists them reversed).
+    std::string listed;
+    for (const std::string& extra : app.remaining()) listed += (listed.empty() ? "" : " ") + extra;
+    throw UsageError("unrecognized arguments: " + listed +
                      (routine.empty() ? "" : " (kbench --routine " + routine + " --help lists its flags)"));
   } catch (const CLI::ParseError& e) {
     throw UsageError(e.what());
@@ -224,16 +227,18 @@ bool is_help(const std::string& t) { return t == "-h" || t == "--help"; }
 // The value of --routine/-R or --testlist, found before the routine's own flags are known.
 std::optional<std::string> prescan(std::span<const std::string> tokens, std::string_view long_name,
                                    std::string_view short_name) {
+  std::optional<std::string> value;  // the last occurrence wins, as with argparse
+  const std::string prefix = std::string(long_name) + "=";
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     const std::string& t = tokens[i];
     if (t == long_name || (!short_name.empty() && t == short_name)) {
       if (i + 1 >= tokens.size()) throw UsageError(std::string(long_name) + " expects a value");
-      return tokens[i + 1];
+      value = tokens[++i];
+    } else if (t.rfind(prefix, 0) == 0) {
+      value = t.substr(prefix.size());
     }
-    const std::string prefix = std::string(long_name) + "=";
-    if (t.rfind(prefix, 0) == 0) return t.substr(prefix.size());
   }
-  return std::nullopt;
+  return value;
 }
 
 std::string kind_word(FlagKind kind) {

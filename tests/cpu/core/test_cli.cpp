@@ -142,6 +142,12 @@ TEST_F(Cli, Commands) {
   EXPECT_EQ(testlist.args.text("output_path"), "o.csv");
 }
 
+TEST_F(Cli, ARepeatedRoutineKeepsTheLast) {
+  // As argparse: the first --routine won before, so the flags were checked against the wrong routine.
+  EXPECT_EQ(parse("--routine rmsnorm --routine gemma_rmsnorm --batch_size 1 --hidden_size 8").routine(), "gemma_rmsnorm");
+  EXPECT_EQ(parse("-R rmsnorm --routine=gemma_rmsnorm --batch_size 1 --hidden_size 8").routine(), "gemma_rmsnorm");
+}
+
 TEST_F(Cli, TopLevelHelpKeepsNamesApartFromDescriptions) {
   // Names of 28+ characters ran into their descriptions.
   const std::string help = top_level_help(registry);
@@ -186,6 +192,10 @@ TEST_F(Cli, UsageErrorsNameTheProblemAndTheValue) {
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --backends --hidden_size 8").find("--backends: expected"),
             std::string::npos);
   EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --case_tag").find("expected one argument"),
+            std::string::npos);
+  // Unrecognised arguments in the order given (CLI11 listed them reversed: "2 --alpha 1 --zeta").
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --zeta 1 --alpha 2")
+                .find("unrecognized arguments: --zeta 1 --alpha 2 ("),
             std::string::npos);
   EXPECT_NE(usage_error("--batch_size 1").find("--routine is required"), std::string::npos);
   EXPECT_NE(usage_error("").find("no routine given"), std::string::npos);
