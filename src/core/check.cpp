@@ -1,10 +1,10 @@
 #include "core/check.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "core/cli.hpp"
 #include "core/log.hpp"
+#include "core/memory_plan.hpp"
 #include "core/shell_words.hpp"
 #include "core/usage_error.hpp"
 
@@ -14,21 +14,15 @@ namespace {
 // The L2 flush buffer the runner allocates beside every case (2x an H100's 50 MiB L2).
 constexpr double kFlushBytes = 2.0 * 50 * 1024 * 1024;
 
-std::string gib(double bytes) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return buffer;
-}
-
-std::vector<std::string> requested_backends(const Routine& routine, const CaseArgs& args) {
-  return args.has("backends") ? args.list("backends") : routine.default_backends();
-}
-
 bool is_kbench_backend(const Routine& routine, const std::string& name) {
   return routine.find_backend(name) != nullptr || (name == "auto" && routine.has_auto());
 }
 
 }  // namespace
+
+std::vector<std::string> requested_backends(const Routine& routine, const CaseArgs& args) {
+  return args.has("backends") ? args.list("backends") : routine.default_backends();
+}
 
 bool names_a_kbench_backend(const Routine& routine, const CaseArgs& args) {
   const auto names = requested_backends(routine, args);
@@ -61,7 +55,7 @@ int check_cases(const std::vector<TestlistLine>& lines, const CaseArgs& outer, c
                               (one.flag("refcheck") ? static_cast<double>(problem->reference_bytes()) : 0.0) +
                               kFlushBytes;
         if (needed > one.real("gpu_memory_gib") * 1024.0 * 1024.0 * 1024.0) {
-          throw CaseError("the case needs " + gib(needed) + " of GPU memory, more than --gpu_memory_gib " +
+          throw CaseError("the case needs " + gib_text(needed) + " of GPU memory, more than --gpu_memory_gib " +
                           one.display("gpu_memory_gib"));
         }
       }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "core/case_args.hpp"
@@ -17,6 +18,9 @@ namespace kbench {
 // returns 0 when no case would fail, 2 otherwise (kExitOk / kExitUsage).
 [[nodiscard]] int check_cases(const std::vector<TestlistLine>& lines, const CaseArgs& outer,
                               const RoutineRegistry& registry, std::ostream& out);
+
+// The backends a case asks for: --backends, or the routine's defaults.
+[[nodiscard]] std::vector<std::string> requested_backends(const Routine& routine, const CaseArgs& args);
 
 // Whether `args` names (or defaults to) at least one backend its routine has; a case naming only
 // backends kbench lacks is skipped before it is built.

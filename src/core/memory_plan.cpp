@@ -5,15 +5,11 @@
 #include "kbench/timing.hpp"
 
 namespace kbench {
-namespace {
-
-std::string gib(std::size_t bytes) {
+std::string gib_text(double bytes) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  std::snprintf(buffer, sizeof buffer, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
   return buffer;
 }
-
-}  // namespace
 
 int plan_copies(const Case& problem, const DeviceInfo& device, bool refcheck, bool use_cuda_graph,
                 int calls_per_graph) {
@@ -23,8 +19,9 @@ int plan_copies(const Case& problem, const DeviceInfo& device, bool refcheck, bo
   int copies = use_cuda_graph ? cold_l2_copies(per_copy, calls_per_graph, device.l2_bytes) : 1;
   while (copies > 1 && fixed + copies * per_copy > free_bytes) --copies;
   if (fixed + per_copy > free_bytes) {
-    throw CaseError("case too large for GPU memory: it needs " + gib(fixed + per_copy) + ", and " + gib(free_bytes) +
-                    " of " + gib(device.total_memory) + " are free");
+    throw CaseError("case too large for GPU memory: it needs " + gib_text(static_cast<double>(fixed + per_copy)) +
+                    ", and " + gib_text(static_cast<double>(free_bytes)) + " of " +
+                    gib_text(static_cast<double>(device.total_memory)) + " are free");
   }
   return copies;
 }

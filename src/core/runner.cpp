@@ -99,8 +99,7 @@ CaseOutcome Runner::run_case(const CaseArgs& args) {
 
 std::vector<Runner::Selected> Runner::select_backends(const Routine& routine, const Case& problem,
                                                       const CaseArgs& args, CaseOutcome& outcome) const {
-  const std::vector<std::string> requested =
-      args.has("backends") ? args.list("backends") : routine.default_backends();
+  const std::vector<std::string> requested = requested_backends(routine, args);
   std::vector<Selected> selected;
   auto skip = [&](const std::string& label, const std::string& reason) {
     log_.warning(unsupported_warning(label, routine.name(), device_, reason));
@@ -176,7 +175,7 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   // A line naming only backends kbench does not have (a Blackwell line: prims-ts, trtllm-native) is
   // skipped before its case is built: its shape may be one only those backends take.
   if (!names_a_kbench_backend(routine, args)) {
-    for (const std::string& name : args.has("backends") ? args.list("backends") : routine.default_backends()) {
+    for (const std::string& name : requested_backends(routine, args)) {
       log_.warning(unsupported_warning(name, routine.name(), device_, no_such_backend(name)));
       outcome.backends.push_back({name, Disposition::not_supported, no_such_backend(name)});
     }
@@ -268,7 +267,7 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
       (void)cudaGetLastError();
       result = {s.label, Disposition::failed, std::string("CUDA error: ") + e.what()};
       log_.error("backend " + s.label + " failed: " + result.reason);
-    } catch (const CaseError& e) {  // a report the case cannot make (--baseline_csv): the case's fault
+    } catch (const CaseError&) {  // a report the case cannot make (--baseline_csv): the case's fault
       throw;
     } catch (const std::exception& e) {
       result = {s.label, Disposition::failed, e.what()};

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/check.hpp"
 #include "core/cli.hpp"
 #include "core/shell_words.hpp"
 #include "core/testlist.hpp"
@@ -184,8 +185,7 @@ TEST(KbenchCommand, ThePeerTestlistIsKnownLineByLine) {
       const CaseArgs args = parse_case(split_shell_words(line.text), registry);
       const Routine& routine = *registry.find(args.routine());
       // A line naming only backends kbench lacks is skipped before its case is built (the runner).
-      const std::vector<std::string> names = args.has("backends") ? args.list("backends") : routine.default_backends();
-      if (std::none_of(names.begin(), names.end(), [&](const std::string& b) { return routine.find_backend(b) != nullptr; })) {
+      if (!names_a_kbench_backend(routine, args)) {
         ++foreign_backends_only;
         continue;
       }
