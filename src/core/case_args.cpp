@@ -102,6 +102,11 @@ void CaseArgs::set(const std::string& name, std::vector<std::string> values, boo
   }
 }
 
+void CaseArgs::unset(std::string_view name) {
+  if (const auto it = values_.find(name); it != values_.end()) values_.erase(it);
+  std::erase(given_order_, name);
+}
+
 bool CaseArgs::given(std::string_view name) const {
   return std::find(given_order_.begin(), given_order_.end(), name) != given_order_.end();
 }

@@ -41,6 +41,8 @@ class CaseArgs {
   [[nodiscard]] std::string display(std::string_view name) const;
 
   void set(const std::string& name, std::vector<std::string> values, bool given);
+  // Forgets a flag's value and that it was given.
+  void unset(std::string_view name);
   [[nodiscard]] bool given(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& given_order() const noexcept { return given_order_; }
 

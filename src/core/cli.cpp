@@ -64,6 +64,9 @@ void validate_shared(const CaseArgs& args, const RoutineRegistry& registry) {
       }
     }
   }
+  for (const std::string& value : args.values("case_timeout")) {
+    if (!(std::stod(value) > 0)) throw UsageError("--case_timeout: must be positive, got " + value);
+  }
   if (args.has("baseline_csv")) {
     // The seed's CSV names one candidate in its columns (<candidate>_mean): one per file.
     const auto& backends = args.list("backends");
@@ -445,7 +448,14 @@ std::string routine_help(const Routine& routine) {
 }
 
 std::string repro_command(const CaseArgs& args) {
-  std::vector<std::string> words = {"kbench", "--routine", args.routine()};
+  std::vector<std::string> words = {"kbench"};
+  const std::vector<std::string> flags = case_words(args);
+  words.insert(words.end(), flags.begin(), flags.end());
+  return join_shell_words(words);
+}
+
+std::vector<std::string> case_words(const CaseArgs& args) {
+  std::vector<std::string> words = {"--routine", args.routine()};
   for (const FlagSpec& spec : args.flags()) {
     if (spec.name == "routine" || spec.name == "testlist" || !args.given(spec.name)) continue;
     switch (spec.kind) {
@@ -465,7 +475,7 @@ std::string repro_command(const CaseArgs& args) {
         break;
     }
   }
-  return join_shell_words(words);
+  return words;
 }
 
 }  // namespace kbench

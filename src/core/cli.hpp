@@ -55,5 +55,7 @@ inline constexpr std::size_t kMaxSweepCases = 100000;
 // The shell-quoted command line that reproduces a case: "kbench --routine X" and every flag the
 // user gave, in a canonical order. parse_case() of it gives back an equal CaseArgs.
 [[nodiscard]] std::string repro_command(const CaseArgs& args);
+// The same command's words after "kbench".
+[[nodiscard]] std::vector<std::string> case_words(const CaseArgs& args);
 
 }  // namespace kbench

@@ -13,34 +13,72 @@
 namespace kbench {
 namespace {
 
-// flashinfer_benchmark_utils.output_column_dict, families kbench covers, in the reference's order.
+// flashinfer_benchmark_utils.output_column_dict (the newest version found: attention's v_dtype to
+// timing_metric, moe_comm, allreduce_comm, mixed_comm, mamba, gdn, kda, msa), every group in the
+// reference's order, for every family the reference has, whether or not kbench has built it yet.
+// The reference repeats some names across groups (num_tokens, top_k, weight_dtype, ...); kbench
+// keeps each at its first place.
 const std::vector<std::string>& reference_columns() {
-  static const std::vector<std::string> columns = {
-      // perf
-      "routine", "median_time", "std_time", "tflops", "tb_per_sec", "backend", "resolved_backend",
-      // attention
-      "s_qo", "s_kv", "head_dim_qk", "head_dim_vo", "head_dim_ckv", "head_dim_kpe", "causal", "q_dtype", "kv_dtype",
-      "avg_actual_seq_len", "random_actual_seq_len",
-      // gemm
-      "n", "group_size", "tile_size", "scale_major_mode", "mma_sm", "use_128x4_sf_layout", "use_nvfp4", "bias",
-      // moe
-      "num_tokens", "intermediate_size", "num_experts", "top_k", "n_group", "topk_group", "routed_scaling_factor",
-      "local_expert_offset", "local_num_experts", "routing_method", "use_shuffled_weight", "weight_layout",
-      "use_routing_bias", "use_routing_scales_on_input", "weight_dtype", "activation_type", "fp4_mode",
-      "cutlass_variant", "quantized_input", "tp_size", "tp_rank", "ep_size", "ep_rank",
-      // norm
-      "num_heads", "scale", "eps", "use_global_scale",
-      // quantization
-      "alignment", "global_scale", "sf_layout", "do_shuffle", "sf_vec_size",
-      // sampling (top_k already above)
-      "vocab_size", "top_p", "min_p", "temperature", "num_speculate_tokens", "filter_apply_order", "max_len",
-      "num_rows",
-      // rope
-      "seq_len", "head_dim", "rotary_dim", "no_rope_dim", "rope_theta", "rope_scale", "interleave", "kv_layout",
-      // general
-      "batch_size", "hidden_size", "input_dtype", "out_dtype", "quant_dtype", "m", "k", "num_qo_heads",
-      "num_kv_heads", "page_size", "enable_pdl", "is_sf_swizzled_layout", "refcheck", "no_cuda_graph", "use_cupti",
-      "allow_output_mismatch", "random_seed", "case_tag", "generate_repro_command", "repro_command"};
+  static const std::vector<std::string> columns = [] {
+    const std::vector<std::vector<std::string>> groups = {
+        // perf
+        {"routine", "median_time", "std_time", "tflops", "tb_per_sec", "backend", "resolved_backend", "autotuned",
+         "autotune_winner", "autotune_tactic"},
+        // attention
+        {"s_qo", "s_kv", "head_dim_qk", "head_dim_vo", "head_dim_ckv", "head_dim_kpe", "causal", "q_dtype", "kv_dtype",
+         "v_dtype", "avg_actual_seq_len", "random_actual_seq_len", "is_var_seq", "cute_dsl_impl", "timing_metric",
+         "row_activity_mode", "calls_per_sample"},
+        // dsv4_sparse_mla
+        {"swa_topk", "compressed_topk", "compressed_kv_len", "compressed_page_size"},
+        // gemm
+        {"n", "group_size", "tile_size", "scale_major_mode", "mma_sm", "use_128x4_sf_layout", "use_nvfp4", "bias"},
+        // moe
+        {"num_tokens", "intermediate_size", "num_experts", "top_k", "block_m", "n_group", "topk_group",
+         "routed_scaling_factor", "local_expert_offset", "local_num_experts", "routing_method", "use_shuffled_weight",
+         "weight_layout", "use_routing_bias", "use_routing_scales_on_input", "weight_dtype", "activation_type",
+         "quant_variant", "autotune", "tactic", "refcheck_passed", "fp4_mode", "cold_l2_cache",
+         "prequantized_median_time", "prequantized_std_time", "cutlass_variant", "quantized_input", "tp_size",
+         "tp_rank", "ep_size", "ep_rank"},
+        // moe_comm
+        {"num_tokens", "num_experts", "top_k", "ep_size", "max_num_tokens"},
+        // allreduce_comm
+        {"num_tokens", "ar_backend", "pattern", "layout_code"},
+        // mixed_comm
+        {"local_bs", "op_name", "mode_name", "local_tp_size", "local_dp_size", "inter_tp_size", "inter_dp_size"},
+        // norm
+        {"num_heads", "scale", "eps", "use_global_scale", "dit_mode", "ppf", "pph", "ppw"},
+        // quantization
+        {"alignment", "global_scale", "sf_layout", "do_shuffle", "sf_vec_size"},
+        // sampling
+        {"vocab_size", "top_k", "top_p", "min_p", "temperature", "num_speculate_tokens", "filter_apply_order",
+         "max_len", "num_rows"},
+        // topk_varlen
+        {"max_seq_len"},
+        // rope
+        {"seq_len", "head_dim", "rotary_dim", "no_rope_dim", "rope_theta", "rope_scale", "interleave", "kv_layout"},
+        // mamba
+        {"nheads", "dim", "dstate", "ngroups", "cache_steps", "state_dtype", "weight_dtype", "has_z", "dt_softplus"},
+        // gdn
+        {"num_q_heads", "num_k_heads", "num_v_heads", "head_size", "state_layout", "pool_mode", "update_state",
+         "use_qk_l2norm"},
+        // kda
+        {"kda_variant", "kda_variant_policy", "sm_count", "packed", "has_initial_state"},
+        // msa
+        {"topk", "max_k_tiles", "total_q", "total_kv"},
+        // general
+        {"batch_size", "hidden_size", "input_dtype", "out_dtype", "quant_dtype", "m", "k", "num_qo_heads",
+         "num_kv_heads", "page_size", "enable_pdl", "is_sf_swizzled_layout", "refcheck", "no_cuda_graph", "use_cupti",
+         "allow_output_mismatch", "random_seed", "case_tag", "generate_repro_command", "repro_command"},
+    };
+    std::vector<std::string> flat;
+    std::set<std::string, std::less<>> seen;
+    for (const auto& group : groups) {
+      for (const auto& name : group) {
+        if (seen.insert(name).second) flat.push_back(name);
+      }
+    }
+    return flat;
+  }();
   return columns;
 }
 

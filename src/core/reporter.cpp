@@ -56,6 +56,7 @@ void CsvReporter::report(const BackendResult& r) {
   row["tb_per_sec"] = number(r.tb_per_sec);
   row["backend"] = r.backend;
   row["resolved_backend"] = r.resolved;
+  row["autotuned"] = python_bool(false);  // kbench never tunes inside a run (--autotune is ignored)
   row["use_cupti"] = python_bool(r.timed.timer == Timer::cupti);  // what ran, not what was asked
   row["repro_command"] = r.args.flag("generate_repro_command") ? r.repro : "";
   row["timer"] = std::string(timer_name(r.timed.timer));

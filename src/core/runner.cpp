@@ -2,13 +2,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "core/check.hpp"
+#include "core/child_process.hpp"
 #include "core/cli.hpp"
 #include "core/memory_plan.hpp"
 #include "core/routine.hpp"
@@ -54,6 +60,61 @@ nlohmann::ordered_json args_json(const CaseArgs& args) {
   return j;
 }
 
+// Set in a child process of --isolate: where it writes its cases' outcomes for the parent.
+constexpr const char* kCaseReportVariable = "KBENCH_CASE_REPORT";
+
+std::optional<std::string> case_report_path() {
+  const char* path = std::getenv(kCaseReportVariable);
+  return path != nullptr && *path != '\0' ? std::optional<std::string>(path) : std::nullopt;
+}
+
+void write_case_report(const std::string& path, const std::vector<CaseOutcome>& outcomes) {
+  std::ofstream out(path, std::ios::trunc);
+  for (const CaseOutcome& outcome : outcomes) out << case_outcome_json(outcome) << '\n';
+}
+
+// --isolate: the case runs in a child kbench (this executable, the case's own command line), which
+// writes its CSV rows itself and reports its outcome through a file; a child that dies (a fault, a
+// trap, --case_timeout) fails only its own case, and the rows it wrote stay.
+CaseOutcome run_case_in_child(const CaseArgs& args, std::ostream& out) {
+  CaseArgs child_args = args;
+  child_args.unset("isolate");
+  child_args.unset("case_timeout");
+  const std::optional<double> timeout =
+      args.has("case_timeout") ? std::optional<double>(args.real("case_timeout")) : std::nullopt;
+  static std::atomic<int> serial{0};
+  const std::filesystem::path report = std::filesystem::temp_directory_path() /
+                                       ("kbench_case_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".json");
+  std::filesystem::remove(report);
+  out.flush();  // the child writes to the same stream: keep the order
+  ChildExit exit;
+  try {
+    exit = run_child(self_executable(), case_words(child_args), {{kCaseReportVariable, report.string()}}, timeout);
+  } catch (const std::exception& e) {
+    return {CaseStatus::failed, e.what(), {}};
+  }
+  CaseOutcome outcome;
+  bool reported = false;
+  if (std::ifstream in(report); in) {
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        outcome = parse_case_outcome(line);
+        reported = true;
+      } catch (const std::exception&) {
+        break;  // a line cut short by the child's death
+      }
+    }
+  }
+  std::filesystem::remove(report);
+  if (!reported || exit.how != ChildExit::How::exited) {
+    outcome.status = CaseStatus::failed;
+    outcome.reason = "the case's process ended with " + exit.describe(timeout) +
+                     (reported ? " after reporting its outcome" : " before reporting its outcome") + " (--isolate)";
+  }
+  return outcome;
+}
+
 std::string unsupported_warning(std::string_view backend, std::string_view routine, const DeviceInfo& device,
                                 std::string_view reason) {
   return std::string(backend) + " for routine " + std::string(routine) + " is not supported on compute capability " +
@@ -70,17 +131,6 @@ Support ask(const Backend& backend, const Case& problem, const DeviceInfo& devic
 }
 
 }  // namespace
-
-std::string_view disposition_name(Disposition d) {
-  switch (d) {
-    case Disposition::passed: return "passed";
-    case Disposition::not_verified: return "ran (no refcheck)";
-    case Disposition::incorrect: return "incorrect";
-    case Disposition::not_supported: return "not supported";
-    case Disposition::failed: return "failed";
-  }
-  return "?";
-}
 
 Runner::Runner(const RoutineRegistry& registry, const DeviceInfo& device, std::ostream& out)
     : registry_(registry), device_(device), log_(out), console_(log_), csv_(registry, device) {}
@@ -397,13 +447,25 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
   }
 
   Runner runner(registry, *device, out);
+  const auto run_one = [&](const CaseArgs& one) {
+    const bool isolate = one.flag("isolate") || one.has("case_timeout");  // only a child process can be killed
+    return isolate ? run_case_in_child(one, out) : runner.run_case(one);
+  };
   if (invocation.command == Command::run_case) {
+    // A child of --isolate reports its outcome to its parent, which prints the errors and summary.
+    const std::optional<std::string> report = case_report_path();
+    std::vector<CaseOutcome> outcomes;
     for (const CaseArgs& one : expand_sweep(args)) {
-      CaseOutcome outcome = runner.run_case(one);
-      if (outcome.status == CaseStatus::failed) log.error(outcome.reason);
+      CaseOutcome outcome = run_one(one);
+      if (outcome.status == CaseStatus::failed && !report) log.error(outcome.reason);
+      outcomes.push_back(outcome);
       runner.record(one.routine(), std::move(outcome));
     }
-    runner.print_summary(false);
+    if (report) {
+      write_case_report(*report, outcomes);
+    } else {
+      runner.print_summary(false);
+    }
   } else {
     for (const TestlistLine& line : lines) {
       const std::string where = "line " + std::to_string(line.number);
@@ -422,7 +484,7 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
         continue;
       }
       for (const CaseArgs& one : cases) {
-        CaseOutcome outcome = runner.run_case(one);
+        CaseOutcome outcome = run_one(one);
         if (outcome.status == CaseStatus::failed) {
           log.error("Error running test: " + line.text);
           log.error(where + ": " + outcome.reason);

@@ -13,6 +13,7 @@
 #include "core/case_args.hpp"
 #include "core/device_info.hpp"
 #include "core/log.hpp"
+#include "core/outcome.hpp"
 #include "core/registry.hpp"
 #include "core/reporter.hpp"
 
@@ -23,30 +24,6 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCaseFailed = 1;  // a case failed (error, refcheck mismatch)
 inline constexpr int kExitUsage = 2;       // the command line, a testlist file or the output path
 inline constexpr int kExitNoDevice = 3;    // no CUDA device to run on
-
-// How a backend's part of a case ended.
-enum class Disposition {
-  passed,         // ran and passed the refcheck
-  not_verified,   // ran and was timed; no --refcheck
-  incorrect,      // failed the refcheck
-  not_supported,  // skipped: this GPU, this build or this problem (reason)
-  failed,         // an error while preparing, checking or timing it (reason)
-};
-[[nodiscard]] std::string_view disposition_name(Disposition d);
-
-struct BackendOutcome {
-  std::string label;  // as [PERF] names it: "fa2", "auto(fa3)"
-  Disposition disposition = Disposition::not_supported;
-  std::string reason;
-};
-
-enum class CaseStatus { passed, failed, skipped };
-
-struct CaseOutcome {
-  CaseStatus status = CaseStatus::passed;
-  std::string reason;  // why it failed or was skipped
-  std::vector<BackendOutcome> backends;
-};
 
 // A case as the summary names it ("line 3: BatchDecodeWithPagedKVCacheWrapper") and how it ended.
 struct CaseRecord {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/cli.hpp"
 #include "core/shell_words.hpp"
 #include "core/usage_error.hpp"
@@ -202,6 +204,24 @@ TEST_F(Cli, UsageErrorsNameTheProblemAndTheValue) {
   EXPECT_NE(usage_error("--routine").find("expects a value"), std::string::npos);
   EXPECT_NE(usage_error("--testlist t.txt --routine rmsnorm").find("cannot be combined"), std::string::npos);
   EXPECT_NE(usage_error("--testlist t.txt --batch_size 3").find("--batch_size"), std::string::npos);
+}
+
+TEST_F(Cli, IsolationFlags) {
+  const CaseArgs a = parse("--routine rmsnorm --batch_size 1 --hidden_size 8 --isolate --case_timeout 2.5");
+  EXPECT_TRUE(a.flag("isolate"));
+  EXPECT_DOUBLE_EQ(a.real("case_timeout"), 2.5);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --case_timeout 0").find("--case_timeout: must be positive"),
+            std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --case_timeout -1").find("--case_timeout: must be positive"),
+            std::string::npos);
+  // A child of --isolate is given the case without the isolation flags: unset forgets them.
+  CaseArgs child = a;
+  child.unset("isolate");
+  child.unset("case_timeout");
+  const auto words = case_words(child);
+  EXPECT_EQ(std::count(words.begin(), words.end(), "--isolate"), 0);
+  EXPECT_EQ(std::count(words.begin(), words.end(), "--case_timeout"), 0);
+  EXPECT_EQ(parse_case(words, registry), parse("--routine rmsnorm --batch_size 1 --hidden_size 8"));
 }
 
 TEST_F(Cli, ReproCommandRoundTrips) {

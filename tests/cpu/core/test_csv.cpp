@@ -8,6 +8,7 @@
 #include <iterator>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "core/csv.hpp"
 #include "core/usage_error.hpp"
@@ -63,6 +64,22 @@ TEST(Csv, ColumnsFollowTheReferenceThenKbench) {
     EXPECT_GT(at(extra), at("repro_command")) << extra;
     EXPECT_LT(at(extra), static_cast<long>(columns.size())) << extra;
   }
+  // The reference's newest groups, in its order: attention's additions, then moe_comm, mamba, gdn.
+  for (const auto& [before, after] : std::vector<std::pair<std::string, std::string>>{
+           {"resolved_backend", "autotuned"},
+           {"random_actual_seq_len", "is_var_seq"},
+           {"is_var_seq", "cute_dsl_impl"},
+           {"fp4_mode", "cold_l2_cache"},
+           {"ep_rank", "max_num_tokens"},
+           {"num_rows", "max_seq_len"},
+           {"kv_layout", "nheads"},
+           {"dt_softplus", "num_q_heads"},
+           {"use_qk_l2norm", "kda_variant"},
+           {"total_kv", "batch_size"}}) {
+    EXPECT_EQ(at(before) + 1, at(after)) << before << " then " << after;
+  }
+  // A name the reference repeats keeps its first place (moe's num_tokens, before moe_comm's).
+  EXPECT_LT(at("num_tokens"), at("intermediate_size"));
   // Every norm flag has a column.
   for (const char* flag : {"batch_size", "hidden_size", "num_heads", "input_dtype", "out_dtype", "eps", "scale"}) {
     EXPECT_LT(at(flag), static_cast<long>(columns.size())) << flag;
