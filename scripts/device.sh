@@ -3,7 +3,7 @@
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
-#                                    bench:SET (bench/run.sh SET: norm, attention/decode,
+#                                    peer (FlashInfer's sample testlist, refchecked) bench:SET (bench/run.sh SET: norm, attention/decode,
 #                                    attention/prefill, flashinfer) ncu_prefill
 #                                    (default: info build test sanitize sanitize_kbench racecheck_fa3 bench:norm
 #                                    bench:attention/decode bench:attention/prefill bench:flashinfer)
@@ -61,6 +61,15 @@ for stage in $stages; do
       timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 99 \
         "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/racecheck_fa3_cases.txt >"$work/racecheck_fa3.log" 2>&1
       note "compute-sanitizer racecheck (fa3 cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_fa3.log" | tr '\n' ' ')" ;;
+    peer)
+      # FlashInfer's own sample testlist, unchanged, with every case refchecked (PEER_TESTLIST: a
+      # copy of ../shared/peer/flashinfer_sample_testlist.txt, carried in .deps/peer by default).
+      testlist=${PEER_TESTLIST:-.deps/peer/flashinfer_sample_testlist.txt}
+      rm -f "$work/peer.csv"
+      timeout "${BENCH_TIMEOUT:-500}" "$KBENCH_BUILD_DIR/src/app/kbench" --testlist "$testlist" --refcheck \
+        --output_path "$work/peer.csv" >"$work/peer.log" 2>&1
+      note "peer: exit $? $(grep -E 'Testlist summary|\] Backends:' "$work/peer.log" | tr '\n' ' ')"
+      grep -E '^\[ERROR\]' "$work/peer.log" | head -20 ;;
     bench:*)
       set_name=${stage#bench:}
       log=$work/bench_${set_name//\//_}.log
