@@ -352,8 +352,10 @@ void Runner::print_summary(bool testlist) const {
   const auto skipped = std::count_if(records_.begin(), records_.end(),
                                      [](const CaseRecord& r) { return r.outcome.status == CaseStatus::skipped; });
   if (testlist) {
-    log.info("Testlist summary: " + std::to_string(records_.size()) + " cases run, " +
-             std::to_string(failed_cases()) + " failed, " + std::to_string(skipped) + " skipped");
+    const auto failed = failed_cases();
+    log.info("Testlist summary: " + std::to_string(records_.size()) + " cases: " +
+             std::to_string(static_cast<long>(records_.size()) - failed - skipped) + " passed, " + std::to_string(failed) +
+             " failed, " + std::to_string(skipped) + " skipped");
   }
   std::vector<int> counts(5, 0);
   for (const CaseRecord& r : records_) {
