@@ -1,5 +1,5 @@
 // Summary statistics of per-iteration times, as the reference reports them: median and population
-// standard deviation (numpy's np.median / np.std), plus the mean, min and max.
+// standard deviation (numpy's np.median / np.std), plus the mean, min, max and the median's noise.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,9 @@ struct Statistics {
   double min = 0;
   double max = 0;
   std::size_t count = 0;
+  // The median's relative uncertainty: half the width of its distribution-free 95% confidence
+  // interval over the median (0.004 = 0.4 %). What --max_noise bounds and `kbench compare` weighs.
+  double noise = 0;
 };
 
 // Throws std::invalid_argument on an empty sample.

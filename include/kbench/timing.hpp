@@ -36,6 +36,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kbench/gpu_monitor.hpp"
 #include "kbench/statistics.hpp"
 
 namespace kbench {
@@ -59,6 +60,13 @@ struct TimingOptions {
   int calls_per_graph = 10;
   bool cold_l2 = true;        // flush L2 before every measured iteration
   int num_copies = 1;         // input copies the callable can rotate over (see cold_l2_copies)
+  // Noise-aware stopping (NVBench's criteria): with max_noise > 0, batches of num_iters iterations
+  // are measured until the median's noise (Statistics::noise) is at most max_noise and at least
+  // min_time_s of GPU time was measured, or until timeout_s of wall time has passed.
+  double max_noise = 0;       // a fraction (0.005 = 0.5 %); 0: num_iters iterations, once
+  double min_time_s = 0.5;
+  double timeout_s = 15;
+  bool monitor_gpu = true;    // sample clocks, power and clock-limit reasons while measuring
 };
 
 // One call of the work under test on `stream`, reading input copy `copy` (0 <= copy < num_copies).
@@ -69,6 +77,8 @@ struct TimingResult {
   int calls_per_graph = 0;            // 0 when calls were launched directly
   std::vector<double> samples_ms;     // one per measured iteration, per call
   Statistics stats;                   // of samples_ms
+  bool noise_reached = true;          // false: max_noise was asked for and timeout_s came first
+  GpuConditions conditions;           // clocks, power and clock limits over the measured iterations
   std::vector<std::string> warnings;  // each fallback, with its reason
 };
 

@@ -1,7 +1,10 @@
-// Runs a program as a child process and waits for it, with an optional time limit: the process
-// boundary of --isolate, where a case that faults, traps or hangs takes only its own process down.
+// Child processes for --isolate and --gpus: a case that faults, traps or hangs takes only its own
+// process down, and cases run side by side on several GPUs.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -19,13 +22,40 @@ struct ChildExit {
   [[nodiscard]] std::string describe(std::optional<double> timeout_seconds) const;
 };
 
-// Starts `program` with `arguments` (argv[1..]) and this process's environment plus `environment`,
-// its output going where ours goes, and waits. Past `timeout_seconds` the child is killed
-// (SIGKILL: a process stuck in a kernel cannot be asked politely). Throws std::runtime_error when
-// the child cannot be started.
-[[nodiscard]] ChildExit run_child(const std::string& program, const std::vector<std::string>& arguments,
-                                  const std::vector<std::pair<std::string, std::string>>& environment,
-                                  std::optional<double> timeout_seconds);
+struct ChildSpec {
+  std::string program;
+  std::vector<std::string> arguments;                         // argv[1..]
+  std::vector<std::pair<std::string, std::string>> environment;  // added to (or replacing) ours
+  std::optional<std::string> output_path;                     // stdout and stderr to this file; else ours
+  std::optional<double> timeout_seconds;                      // killed (SIGKILL) past this
+};
+
+// A started child. Destroying one that still runs kills it.
+class ChildProcess {
+ public:
+  // Throws std::runtime_error when the child cannot be started.
+  explicit ChildProcess(const ChildSpec& spec);
+  ~ChildProcess();
+  ChildProcess(ChildProcess&& other) noexcept;
+  ChildProcess& operator=(ChildProcess&&) = delete;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // Without blocking: how it ended, or nothing while it runs. Past its time limit it is killed
+  // (SIGKILL: a process stuck in a kernel cannot be asked politely) and reported as timed out.
+  [[nodiscard]] std::optional<ChildExit> poll();
+  // Blocks until it ends (polling, with the time limit applied).
+  [[nodiscard]] ChildExit wait();
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  bool killed_ = false;
+  std::optional<ChildExit> exit_;
+};
+
+// Starts a child and waits for it.
+[[nodiscard]] ChildExit run_child(const ChildSpec& spec);
 
 // This executable's path, so a process can start another of itself.
 [[nodiscard]] std::string self_executable();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "core/shell_words.hpp"
@@ -51,6 +52,15 @@ void validate_value(const FlagSpec& spec, const std::string& value) {
 }
 
 // Rules on shared flags that hold for every routine.
+// A whole decimal number in [0, limit], or nothing.
+std::optional<std::size_t> whole_number(const std::string& text, std::size_t limit) {
+  if (text.empty() || text.size() > 9 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  const auto value = static_cast<std::size_t>(std::stoul(text));
+  return value <= limit ? std::optional(value) : std::nullopt;
+}
+
 void validate_shared(const CaseArgs& args, const RoutineRegistry& registry) {
   (void)sweep_size(args);  // a sweep over the limit is refused here, before anything is expanded
   // The timing engine counts iterations in an int: larger values must not wrap to a small one.
@@ -64,8 +74,18 @@ void validate_shared(const CaseArgs& args, const RoutineRegistry& registry) {
       }
     }
   }
-  for (const std::string& value : args.values("case_timeout")) {
-    if (!(std::stod(value) > 0)) throw UsageError("--case_timeout: must be positive, got " + value);
+  for (const char* flag : {"case_timeout", "max_noise", "max_time"}) {
+    for (const std::string& value : args.values(flag)) {
+      if (!(std::stod(value) > 0)) throw UsageError(std::string("--") + flag + ": must be positive, got " + value);
+    }
+  }
+  if (args.has("shard")) (void)parse_shard(args.text("shard"));
+  if (args.has("gpus")) {
+    if (args.text("gpus") != "all") (void)parse_gpu_list(args.text("gpus"));
+    if (args.has("baseline_csv")) throw UsageError("--baseline_csv cannot be combined with --gpus");
+  }
+  for (const std::string& value : args.values("min_time")) {
+    if (!(std::stod(value) >= 0)) throw UsageError("--min_time: must not be negative, got " + value);
   }
   if (args.has("baseline_csv")) {
     // The seed's CSV names one candidate in its columns (<candidate>_mean): one per file.
@@ -445,6 +465,36 @@ std::string routine_help(const Routine& routine) {
   out << "\nShared flags:\n";
   describe_flags(out, shared_flags());
   return out.str();
+}
+
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  const auto index = slash == std::string::npos ? std::nullopt : whole_number(text.substr(0, slash), 999999);
+  const auto count = slash == std::string::npos ? std::nullopt : whole_number(text.substr(slash + 1), 999999);
+  if (!index || !count || *count == 0 || *index >= *count) {
+    throw UsageError("--shard: expected I/N with 0 <= I < N (e.g. 0/4 ... 3/4), got '" + text + "'");
+  }
+  return {*index, *count};
+}
+
+std::pair<std::size_t, std::size_t> shard_range(std::size_t total, std::pair<std::size_t, std::size_t> shard) {
+  const auto [index, count] = shard;
+  return {total * index / count, total * (index + 1) / count};
+}
+
+std::vector<int> parse_gpu_list(const std::string& text) {
+  std::vector<int> indices;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');) {
+    const auto index = whole_number(item, 1023);
+    if (!index) throw UsageError("--gpus: expected all or GPU indices such as 0,1, got '" + text + "'");
+    if (std::find(indices.begin(), indices.end(), static_cast<int>(*index)) != indices.end()) {
+      throw UsageError("--gpus: GPU " + item + " is named twice");
+    }
+    indices.push_back(static_cast<int>(*index));
+  }
+  if (indices.empty() || text.back() == ',') throw UsageError("--gpus: expected all or GPU indices such as 0,1, got '" + text + "'");
+  return indices;
 }
 
 std::string repro_command(const CaseArgs& args) {

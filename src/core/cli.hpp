@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/case_args.hpp"
@@ -51,6 +52,14 @@ inline constexpr std::size_t kMaxSweepCases = 100000;
 
 [[nodiscard]] std::string top_level_help(const RoutineRegistry& registry);
 [[nodiscard]] std::string routine_help(const Routine& routine);
+
+// --shard I/N: the I-th (from 0) of N slices, as {I, N}. Throws UsageError.
+[[nodiscard]] std::pair<std::size_t, std::size_t> parse_shard(const std::string& text);
+// The cases [first, last) of a run of `total` that shard {index, count} runs: contiguous slices, so
+// the N shards' CSVs concatenate in the run's order, sizes differing by at most one.
+[[nodiscard]] std::pair<std::size_t, std::size_t> shard_range(std::size_t total, std::pair<std::size_t, std::size_t> shard);
+// --gpus I,J,...: distinct GPU indices. Throws UsageError.
+[[nodiscard]] std::vector<int> parse_gpu_list(const std::string& text);
 
 // The shell-quoted command line that reproduces a case: "kbench --routine X" and every flag the
 // user gave, in a canonical order. parse_case() of it gives back an equal CaseArgs.

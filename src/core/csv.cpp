@@ -82,10 +82,14 @@ const std::vector<std::string>& reference_columns() {
   return columns;
 }
 
-// What kbench adds: the timer that really ran, the spread, and the refcheck verdict.
+// What kbench adds: the timer that really ran, the spread and the median's noise, the refcheck
+// verdict, and the GPU's clocks, power and clock limits while it was measured.
 const std::vector<std::string>& kbench_columns() {
-  static const std::vector<std::string> columns = {"timer",      "calls_per_graph", "min_time", "max_time",
-                                                   "num_samples", "gpu_name",        "refcheck_status", "baseline", "speedup_over_baseline"};
+  static const std::vector<std::string> columns = {
+      "timer",           "calls_per_graph",  "min_time",         "max_time",     "num_samples",
+      "noise",           "gpu_name",         "refcheck_status",  "baseline",     "speedup_over_baseline",
+      "sm_clock_mhz",    "sm_clock_min_mhz", "sm_clock_max_mhz", "memory_clock_mhz", "power_w",
+      "power_max_w",     "power_limit_w",    "temperature_c",    "throttle_reasons"};
   return columns;
 }
 

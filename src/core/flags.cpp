@@ -25,6 +25,20 @@ const std::vector<FlagSpec>& shared_flags() {
       {"gpu_memory_gib", FlagKind::real, "79.6", "With --check: the GPU memory cases must fit in (an H100 80GB's by default).", {}, false, ""},
       {"autotune", FlagKind::boolean, "false", "Accepted for compatibility and ignored: kbench's backends plan once, outside timing.", {}, false, ""},
       {"autotune_cache", FlagKind::text, std::nullopt, "Accepted for compatibility and ignored (see --autotune).", {}, false, ""},
+      {"max_noise", FlagKind::real, std::nullopt,
+       "Measure in batches of -n iterations until the median's noise (half its 95% confidence interval) is at most "
+       "this many percent; the default measures -n iterations once.", {}, false, ""},
+      {"min_time", FlagKind::real, "0.5", "With --max_noise: measure at least this many seconds of GPU time.", {}, false, ""},
+      {"max_time", FlagKind::real, "15", "With --max_noise: stop after this many seconds even if the noise is higher.", {}, false, ""},
+      {"json", FlagKind::text, std::nullopt,
+       "Write every case (arguments, every backend's disposition and reason) and every result (statistics, clocks) to this JSON file.", {}, false, ""},
+      {"json_samples", FlagKind::boolean, "false", "With --json: also write every measured sample.", {}, false, ""},
+      {"gpus", FlagKind::text, std::nullopt,
+       "Spread the cases over these GPUs (all, or indices such as 0,1): one child process per case, one worker per "
+       "GPU, output and CSV rows in the run's order.", {}, false, ""},
+      {"shard", FlagKind::text, std::nullopt,
+       "I/N: run only the I-th (from 0) of N contiguous slices of the run's cases, so the CSVs of N jobs concatenate "
+       "in order.", {}, false, ""},
       {"isolate", FlagKind::boolean, "false",
        "Run every case in a child process of its own: a case that faults or hangs is reported as failed and the run goes on.", {}, false, ""},
       {"case_timeout", FlagKind::real, std::nullopt, "Kill a case's process after this many seconds (implies --isolate).", {}, false, ""},

@@ -28,6 +28,9 @@ NLOHMANN_JSON_SERIALIZE_ENUM(CaseStatus, {{CaseStatus::passed, "passed"},
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BackendOutcome, label, disposition, reason)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CaseOutcome, status, reason, backends)
 
+std::string disposition_key(Disposition d) { return nlohmann::json(d).get<std::string>(); }
+std::string case_status_key(CaseStatus s) { return nlohmann::json(s).get<std::string>(); }
+
 std::string case_outcome_json(const CaseOutcome& outcome) { return nlohmann::json(outcome).dump(); }
 
 CaseOutcome parse_case_outcome(std::string_view json) {

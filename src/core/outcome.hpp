@@ -32,6 +32,10 @@ struct CaseOutcome {
   std::vector<BackendOutcome> backends;
 };
 
+// The words the JSON uses: "not_verified", "skipped", ...
+[[nodiscard]] std::string disposition_key(Disposition d);
+[[nodiscard]] std::string case_status_key(CaseStatus s);
+
 // One JSON object; parse_case_outcome throws std::runtime_error on text it did not write.
 [[nodiscard]] std::string case_outcome_json(const CaseOutcome& outcome);
 [[nodiscard]] CaseOutcome parse_case_outcome(std::string_view json);

@@ -16,9 +16,40 @@ std::string python_bool(bool b) { return b ? "True" : "False"; }
 
 }  // namespace
 
+std::string clock_warning(const std::string& label, const GpuConditions& c) {
+  if (!c.available || c.sm_clock_max_mhz <= 0) return {};
+  const bool slow = c.sm_clock_mhz < kSlowClockFraction * c.sm_clock_max_mhz;
+  const std::uint64_t caps = c.clock_limits & kClockLimitsThatSlow;
+  if (!slow && caps == 0) return {};
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "%s: the SM clock ran at %.0f MHz (median; %.0f%% of its %.0f MHz maximum, lowest %.0f MHz) at %.0f W "
+                "of a %.0f W limit; held by: %s. A compute-bound time here is the clock's as much as the kernel's.",
+                label.c_str(), c.sm_clock_mhz, 100 * c.sm_clock_mhz / c.sm_clock_max_mhz, c.sm_clock_max_mhz,
+                c.sm_clock_min_mhz, c.power_w, c.power_limit_w,
+                caps ? clock_limit_names(caps).c_str() : "no cap NVML names");
+  return line;
+}
+
+namespace {
+
+}  // namespace
+
 void ConsoleReporter::report(const BackendResult& r) {
   const Statistics& stats = r.timed.stats;
   log_.perf(r.label, stats.median, stats.std, r.tflops, r.tb_per_sec);
+  if (r.args.has("max_noise")) {
+    char line[240];
+    std::snprintf(line, sizeof line, "%s: the median's noise is %.2f%% after %zu iterations", r.label.c_str(),
+                  100 * stats.noise, stats.count);
+    if (r.timed.noise_reached) {
+      log_.info(std::string(line) + " (--max_noise " + r.args.display("max_noise") + ")");
+    } else {
+      log_.warning(std::string(line) + ", above --max_noise " + r.args.display("max_noise") + " when --max_time " +
+                   r.args.display("max_time") + " s ran out");
+    }
+  }
+  if (const std::string warning = clock_warning(r.label, r.timed.conditions); !warning.empty()) log_.warning(warning);
   if (r.baseline) {
     char line[200];
     std::snprintf(line, sizeof line, "%s speedup over %s: %.3fx (median %.4f ms vs %.4f ms)", r.label.c_str(),
@@ -39,9 +70,7 @@ CsvWriter& CsvReporter::writer(const std::string& path) {
   return *it->second;
 }
 
-void CsvReporter::report(const BackendResult& r) {
-  const auto path = r.args.optional_text("output_path");
-  if (!path) return;
+CsvRow result_row(const BackendResult& r, const DeviceInfo& device) {
   const Statistics& stats = r.timed.stats;
   CsvRow row;
   for (const FlagSpec& spec : r.routine.flags()) row[spec.name] = r.args.display(spec.name);
@@ -64,11 +93,29 @@ void CsvReporter::report(const BackendResult& r) {
   row["min_time"] = number(stats.min);
   row["max_time"] = number(stats.max);
   row["num_samples"] = std::to_string(stats.count);
-  row["gpu_name"] = device_.gpu_name();
+  row["noise"] = number(stats.noise);
+  row["gpu_name"] = device.gpu_name();
   row["refcheck_status"] = r.refcheck_status;
   row["speedup_over_baseline"] = r.baseline ? number(r.baseline->median / stats.median) : "";
+  if (const GpuConditions& c = r.timed.conditions; c.available) {
+    row["sm_clock_mhz"] = number(c.sm_clock_mhz);
+    row["sm_clock_min_mhz"] = number(c.sm_clock_min_mhz);
+    row["sm_clock_max_mhz"] = number(c.sm_clock_max_mhz);
+    row["memory_clock_mhz"] = number(c.memory_clock_mhz);
+    row["power_w"] = number(c.power_w);
+    row["power_max_w"] = number(c.power_max_w);
+    row["power_limit_w"] = number(c.power_limit_w);
+    row["temperature_c"] = number(c.temperature_c);
+    row["throttle_reasons"] = clock_limit_names(c.clock_limits);
+  }
   for (const auto& [column, value] : r.problem.result_columns()) row[column] = value;
-  writer(*path).write_row(row);
+  return row;
+}
+
+void CsvReporter::report(const BackendResult& r) {
+  const auto path = r.args.optional_text("output_path");
+  if (!path) return;
+  writer(*path).write_row(result_row(r, device_));
 }
 
 void BaselineCsvReporter::report(const BackendResult& r) {

@@ -51,6 +51,15 @@ class ConsoleReporter final : public Reporter {
   const Log& log_;
 };
 
+// A measured backend's row: every column the CSV (and the JSON's "results") has a value for.
+[[nodiscard]] CsvRow result_row(const BackendResult& result, const DeviceInfo& device);
+
+// Below this fraction of its maximum SM clock, or under a power or thermal cap, a result is warned
+// about (the [WARNING] names the cap).
+inline constexpr double kSlowClockFraction = 0.9;
+// The warning for a measurement's conditions, or empty where the clock was not held down.
+[[nodiscard]] std::string clock_warning(const std::string& label, const GpuConditions& conditions);
+
 // One row per backend in the case's --output_path (the reference's columns, then kbench's).
 class CsvReporter final : public Reporter {
  public:

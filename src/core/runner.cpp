@@ -11,9 +11,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <optional>
+#include <sstream>
+#include <thread>
 
 #include "core/check.hpp"
+#include "core/json_report.hpp"
 #include "core/child_process.hpp"
 #include "core/cli.hpp"
 #include "core/memory_plan.hpp"
@@ -41,25 +46,6 @@ std::string join(const std::vector<int64_t>& values, const char* open, const cha
   return s + close;
 }
 
-nlohmann::ordered_json args_json(const CaseArgs& args) {
-  nlohmann::ordered_json j;
-  for (const FlagSpec& spec : args.flags()) {
-    if (!args.has(spec.name)) {
-      j[spec.name] = nullptr;
-      continue;
-    }
-    switch (spec.kind) {
-      case FlagKind::integer: j[spec.name] = args.integer(spec.name); break;
-      case FlagKind::real: j[spec.name] = args.real(spec.name); break;
-      case FlagKind::boolean: j[spec.name] = args.flag(spec.name); break;
-      case FlagKind::count: j[spec.name] = args.count(spec.name); break;
-      case FlagKind::text_list: j[spec.name] = args.list(spec.name); break;
-      case FlagKind::text: j[spec.name] = args.text(spec.name); break;
-    }
-  }
-  return j;
-}
-
 // Set in a child process of --isolate: where it writes its cases' outcomes for the parent.
 constexpr const char* kCaseReportVariable = "KBENCH_CASE_REPORT";
 
@@ -68,51 +54,37 @@ std::optional<std::string> case_report_path() {
   return path != nullptr && *path != '\0' ? std::optional<std::string>(path) : std::nullopt;
 }
 
+// --gpus all|I,J,...: the CUDA_VISIBLE_DEVICES value of each worker, as this process sees the GPUs
+// (under a CUDA_VISIBLE_DEVICES of its own, index i is the i-th entry of it).
+std::vector<std::string> visible_gpus(const std::string& spec) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    count = 0;
+  }
+  std::vector<std::string> ids;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr && *visible != '\0') {
+    std::stringstream list(visible);
+    for (std::string id; std::getline(list, id, ',');) ids.push_back(id);
+    ids.resize(std::min(ids.size(), static_cast<std::size_t>(count)));
+  } else {
+    for (int i = 0; i < count; ++i) ids.push_back(std::to_string(i));
+  }
+  if (spec == "all") return ids;
+  std::vector<std::string> chosen;
+  for (const int index : parse_gpu_list(spec)) {
+    if (index >= static_cast<int>(ids.size())) {
+      throw UsageError("--gpus: GPU " + std::to_string(index) + " does not exist (" + std::to_string(ids.size()) +
+                       " visible)");
+    }
+    chosen.push_back(ids[static_cast<std::size_t>(index)]);
+  }
+  return chosen;
+}
+
 void write_case_report(const std::string& path, const std::vector<CaseOutcome>& outcomes) {
   std::ofstream out(path, std::ios::trunc);
   for (const CaseOutcome& outcome : outcomes) out << case_outcome_json(outcome) << '\n';
-}
-
-// --isolate: the case runs in a child kbench (this executable, the case's own command line), which
-// writes its CSV rows itself and reports its outcome through a file; a child that dies (a fault, a
-// trap, --case_timeout) fails only its own case, and the rows it wrote stay.
-CaseOutcome run_case_in_child(const CaseArgs& args, std::ostream& out) {
-  CaseArgs child_args = args;
-  child_args.unset("isolate");
-  child_args.unset("case_timeout");
-  const std::optional<double> timeout =
-      args.has("case_timeout") ? std::optional<double>(args.real("case_timeout")) : std::nullopt;
-  static std::atomic<int> serial{0};
-  const std::filesystem::path report = std::filesystem::temp_directory_path() /
-                                       ("kbench_case_" + std::to_string(::getpid()) + "_" + std::to_string(serial++) + ".json");
-  std::filesystem::remove(report);
-  out.flush();  // the child writes to the same stream: keep the order
-  ChildExit exit;
-  try {
-    exit = run_child(self_executable(), case_words(child_args), {{kCaseReportVariable, report.string()}}, timeout);
-  } catch (const std::exception& e) {
-    return {CaseStatus::failed, e.what(), {}};
-  }
-  CaseOutcome outcome;
-  bool reported = false;
-  if (std::ifstream in(report); in) {
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        outcome = parse_case_outcome(line);
-        reported = true;
-      } catch (const std::exception&) {
-        break;  // a line cut short by the child's death
-      }
-    }
-  }
-  std::filesystem::remove(report);
-  if (!reported || exit.how != ChildExit::How::exited) {
-    outcome.status = CaseStatus::failed;
-    outcome.reason = "the case's process ended with " + exit.describe(timeout) +
-                     (reported ? " after reporting its outcome" : " before reporting its outcome") + " (--isolate)";
-  }
-  return outcome;
 }
 
 std::string unsupported_warning(std::string_view backend, std::string_view routine, const DeviceInfo& device,
@@ -133,7 +105,161 @@ Support ask(const Backend& backend, const Case& problem, const DeviceInfo& devic
 }  // namespace
 
 Runner::Runner(const RoutineRegistry& registry, const DeviceInfo& device, std::ostream& out)
-    : registry_(registry), device_(device), log_(out), console_(log_), csv_(registry, device) {}
+    : registry_(registry), device_(device), log_(out), console_(log_), csv_(registry, device), json_(device), out_(out) {}
+
+CaseOutcome Runner::run_case_isolated(const CaseArgs& args) {
+  CaseOutcome result;
+  const CaseArgs* only[] = {&args};
+  run_in_children(only, {""}, false, [&](std::size_t, CaseOutcome outcome) { result = std::move(outcome); });
+  return result;
+}
+
+namespace {
+
+// A case's child process and the files it hands back: its outcome, its CSV rows, its JSON results
+// and (captured) its output, under one temporary stem.
+struct ChildCase {
+  std::string stem;
+  std::optional<ChildProcess> process;
+  std::optional<ChildExit> exit;
+  std::optional<double> timeout;
+
+  [[nodiscard]] std::string path(const char* suffix) const { return stem + suffix; }
+};
+
+std::string read_whole(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+// The child is this executable given the case's own command line; it reports its outcome through a
+// file, and writes its CSV rows and JSON results to files of its own that the parent appends to the
+// real ones in case order (so rows already written survive the child's death, and several children
+// never write one file at once).
+void Runner::run_in_children(std::span<const CaseArgs* const> cases, const std::vector<std::string>& gpus, bool capture,
+                             const std::function<void(std::size_t, CaseOutcome)>& done) {
+  static std::atomic<int> serial{0};
+  std::vector<ChildCase> children(cases.size());
+  std::vector<std::size_t> gpu_of(cases.size());
+  std::vector<bool> gpu_busy(gpus.size(), false);
+  std::size_t next_to_start = 0, next_to_finish = 0;
+
+  const auto start = [&](std::size_t i, std::size_t gpu) {
+    const CaseArgs& args = *cases[i];
+    ChildCase& child = children[i];
+    child.stem = (std::filesystem::temp_directory_path() /
+                  ("kbench_case_" + std::to_string(::getpid()) + "_" + std::to_string(serial++)))
+                     .string();
+    CaseArgs child_args = args;
+    for (const char* flag : {"isolate", "case_timeout", "gpus", "shard"}) child_args.unset(flag);
+    if (args.has("output_path")) child_args.set("output_path", {child.path(".csv")}, true);
+    if (args.has("json")) child_args.set("json", {child.path(".json")}, true);
+    child.timeout = args.has("case_timeout") ? std::optional<double>(args.real("case_timeout")) : std::nullopt;
+    std::vector<std::pair<std::string, std::string>> environment = {{kCaseReportVariable, child.path(".outcome")}};
+    if (!gpus[gpu].empty()) environment.emplace_back("CUDA_VISIBLE_DEVICES", gpus[gpu]);
+    out_.flush();  // an uncaptured child writes to the same stream: keep the order
+    try {
+      child.process.emplace(ChildSpec{self_executable(), case_words(child_args), std::move(environment),
+                                      capture ? std::optional(child.path(".log")) : std::nullopt, child.timeout});
+      gpu_of[i] = gpu;
+      gpu_busy[gpu] = true;
+    } catch (const std::exception& e) {
+      child.exit = ChildExit{ChildExit::How::exited, -1};
+      out_ << "[ERROR] " << e.what() << '\n';
+    }
+  };
+
+  const auto finish = [&](std::size_t i) {
+    ChildCase& child = children[i];
+    if (capture) out_ << read_whole(child.path(".log")) << std::flush;
+    const CaseArgs& args = *cases[i];
+    CaseOutcome outcome;
+    bool reported = false;
+    if (std::ifstream in(child.path(".outcome")); in) {
+      std::string line;
+      while (std::getline(in, line)) {
+        try {
+          outcome = parse_case_outcome(line);
+          reported = true;
+        } catch (const std::exception&) {
+          break;  // a line cut short by the child's death
+        }
+      }
+    }
+    if (const auto path = args.optional_text("output_path")) {
+      std::ifstream in(child.path(".csv"));
+      std::string header_line, line;
+      if (std::getline(in, header_line)) {
+        const std::vector<std::string> header = parse_csv_line(header_line);
+        while (std::getline(in, line)) {
+          const std::vector<std::string> fields = parse_csv_line(line);
+          if (fields.size() != header.size()) break;  // a row cut short by the child's death
+          CsvRow row;
+          for (std::size_t c = 0; c < header.size(); ++c) row[header[c]] = fields[c];
+          csv_.writer(*path).write_row(row);
+        }
+      }
+    }
+    if (const auto path = args.optional_text("json")) {
+      try {
+        json_.add_results(*path, nlohmann::json::parse(read_whole(child.path(".json"))).at("results"));
+      } catch (const std::exception&) {
+        // No document: the child died before its first case ended.
+      }
+    }
+    for (const char* suffix : {".outcome", ".csv", ".json", ".json.tmp", ".log"}) {
+      std::filesystem::remove(child.path(suffix));
+    }
+    const ChildExit exit = *child.exit;
+    if (!reported || exit.how != ChildExit::How::exited) {
+      outcome.status = CaseStatus::failed;
+      outcome.reason = "the case's process ended with " + exit.describe(child.timeout) +
+                       (reported ? " after reporting its outcome" : " before reporting its outcome") + " (--isolate)";
+    }
+    done(i, std::move(outcome));
+  };
+
+  auto pause = std::chrono::microseconds(200);
+  while (next_to_finish < cases.size()) {
+    bool progressed = false;
+    // Lines that are no case pass straight through, in their turn.
+    while (next_to_start < cases.size() && cases[next_to_start] == nullptr) ++next_to_start;
+    for (std::size_t gpu = 0; gpu < gpus.size() && next_to_start < cases.size(); ++gpu) {
+      if (gpu_busy[gpu]) continue;
+      start(next_to_start++, gpu);
+      while (next_to_start < cases.size() && cases[next_to_start] == nullptr) ++next_to_start;
+      progressed = true;
+    }
+    for (std::size_t i = next_to_finish; i < next_to_start; ++i) {
+      ChildCase& child = children[i];
+      if (cases[i] == nullptr || child.exit || !child.process) continue;
+      if (const auto exit = child.process->poll()) {
+        child.exit = exit;
+        gpu_busy[gpu_of[i]] = false;
+        progressed = true;
+      }
+    }
+    // In order: an entry that is no case is ready as soon as everything before it is.
+    while (next_to_finish < cases.size() &&
+           (cases[next_to_finish] == nullptr || children[next_to_finish].exit.has_value())) {
+      if (cases[next_to_finish] == nullptr) {
+        done(next_to_finish, {});
+      } else {
+        finish(next_to_finish);
+      }
+      ++next_to_finish;
+      progressed = true;
+    }
+    if (progressed) {
+      pause = std::chrono::microseconds(200);
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(20000));
+    }
+  }
+}
 
 CaseOutcome Runner::run_case(const CaseArgs& args) {
   try {
@@ -252,6 +378,9 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   timing.calls_per_graph = kCallsPerGraph;
   timing.cold_l2 = true;
   timing.num_copies = plan_copies(*problem, device_, refcheck, timing.use_cuda_graph, kCallsPerGraph);
+  if (args.has("max_noise")) timing.max_noise = args.real("max_noise") / 100;
+  timing.min_time_s = args.real("min_time");
+  timing.timeout_s = args.real("max_time");
 
   CudaStream stream;
   problem->allocate(timing.num_copies, static_cast<uint64_t>(args.integer("random_seed")), stream.get());
@@ -310,7 +439,7 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
                                    repro,
                                    is_baseline ? std::nullopt : baseline};
       if (is_baseline) baseline = timed.stats;
-      for (Reporter* reporter : std::initializer_list<Reporter*>{&console_, &csv_, &baseline_csv_}) {
+      for (Reporter* reporter : std::initializer_list<Reporter*>{&console_, &csv_, &baseline_csv_, &json_}) {
         reporter->report(measured);
       }
     } catch (const CudaError& e) {
@@ -338,7 +467,8 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   return outcome;
 }
 
-void Runner::record(std::string where, CaseOutcome outcome) {
+void Runner::record(std::string where, CaseOutcome outcome, const CaseArgs& args) {
+  json_.record_case(where, args, outcome);
   records_.push_back({std::move(where), std::move(outcome)});
 }
 
@@ -448,53 +578,97 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
     return kExitNoDevice;
   }
 
-  Runner runner(registry, *device, out);
-  const auto run_one = [&](const CaseArgs& one) {
-    const bool isolate = one.flag("isolate") || one.has("case_timeout");  // only a child process can be killed
-    return isolate ? run_case_in_child(one, out) : runner.run_case(one);
+  // The run, in order: every case of the command or testlist, and every testlist line that could
+  // not become one (reported in its turn). --shard takes a contiguous slice of it.
+  struct Job {
+    std::string where;  // the summary's name: "line 3 rmsnorm", "rmsnorm"
+    std::string line;   // "line 3" (empty for a command)
+    std::string text;   // the testlist line
+    std::optional<CaseArgs> args;
+    CaseOutcome not_a_case;  // a line that is none: skipped (routine not built) or failed (bad line)
   };
+  std::vector<Job> jobs;
   if (invocation.command == Command::run_case) {
-    // A child of --isolate reports its outcome to its parent, which prints the errors and summary.
-    const std::optional<std::string> report = case_report_path();
-    std::vector<CaseOutcome> outcomes;
-    for (const CaseArgs& one : expand_sweep(args)) {
-      CaseOutcome outcome = run_one(one);
-      if (outcome.status == CaseStatus::failed && !report) log.error(outcome.reason);
-      outcomes.push_back(outcome);
-      runner.record(one.routine(), std::move(outcome));
-    }
-    if (report) {
-      write_case_report(*report, outcomes);
-    } else {
-      runner.print_summary(false);
-    }
+    for (CaseArgs& one : expand_sweep(args)) jobs.push_back({one.routine(), "", "", std::move(one), {}});
   } else {
     for (const TestlistLine& line : lines) {
       const std::string where = "line " + std::to_string(line.number);
-      std::vector<CaseArgs> cases;
       try {
-        const std::vector<std::string> words = split_shell_words(line.text);
-        cases = expand_sweep(apply_outer_flags(parse_case(words, registry), args));
-      } catch (const RoutineNotBuilt& e) {
-        log.warning(std::string(e.what()) + ". Skipping.");
-        runner.record(where + " " + e.routine(), {CaseStatus::skipped, e.what(), {}});
-        continue;
-      } catch (const UsageError& e) {
-        runner.record(where, {CaseStatus::failed, e.what(), {}});
-        log.error("Error running test: " + line.text);
-        log.error(where + ": " + e.what());
-        continue;
-      }
-      for (const CaseArgs& one : cases) {
-        CaseOutcome outcome = run_one(one);
-        if (outcome.status == CaseStatus::failed) {
-          log.error("Error running test: " + line.text);
-          log.error(where + ": " + outcome.reason);
+        const CaseArgs line_case = parse_case(split_shell_words(line.text), registry);
+        for (const char* whole_run : {"gpus", "shard"}) {
+          if (line_case.given(whole_run)) {
+            throw UsageError(std::string("--") + whole_run + " applies to a whole run: give it on the command line");
+          }
         }
-        runner.record(where + " " + one.routine(), std::move(outcome));
+        for (CaseArgs& one : expand_sweep(apply_outer_flags(line_case, args))) {
+          jobs.push_back({where + " " + one.routine(), where, line.text, std::move(one), {}});
+        }
+      } catch (const RoutineNotBuilt& e) {
+        jobs.push_back({where + " " + e.routine(), where, line.text, std::nullopt, {CaseStatus::skipped, e.what(), {}}});
+      } catch (const UsageError& e) {
+        jobs.push_back({where, where, line.text, std::nullopt, {CaseStatus::failed, e.what(), {}}});
       }
     }
-    runner.print_summary(true);
+  }
+  std::vector<std::string> gpus;
+  try {
+    if (args.has("gpus")) gpus = visible_gpus(args.text("gpus"));
+  } catch (const UsageError& e) {
+    log.error(e.what());
+    return kExitUsage;
+  }
+  if (args.has("shard")) {
+    const std::size_t total = jobs.size();
+    const auto [first, last] = shard_range(total, parse_shard(args.text("shard")));
+    log.info("Shard " + args.text("shard") + ": cases " + std::to_string(first + 1) + " to " + std::to_string(last) +
+             " of " + std::to_string(total) + " in this run's order");
+    jobs = std::vector<Job>(std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(first)),
+                            std::make_move_iterator(jobs.begin() + static_cast<std::ptrdiff_t>(last)));
+  }
+
+  Runner runner(registry, *device, out);
+  // A child of --isolate reports its outcome to its parent, which prints the errors and summary.
+  const std::optional<std::string> report = case_report_path();
+  std::vector<CaseOutcome> reported;
+  const bool testlist = invocation.command == Command::run_testlist;
+  const auto finish = [&](Job& job, CaseOutcome outcome) {
+    if (!job.args) {
+      if (job.not_a_case.status == CaseStatus::skipped) {
+        log.warning(job.not_a_case.reason + ". Skipping.");
+      } else {
+        log.error("Error running test: " + job.text);
+        log.error(job.line + ": " + job.not_a_case.reason);
+      }
+      runner.record(job.where, job.not_a_case, args);
+      return;
+    }
+    if (outcome.status == CaseStatus::failed && !report) {
+      if (testlist) log.error("Error running test: " + job.text);
+      log.error(testlist ? job.line + ": " + outcome.reason : outcome.reason);
+    }
+    if (report) reported.push_back(outcome);
+    runner.record(job.where, std::move(outcome), *job.args);
+  };
+  if (!gpus.empty()) {
+    std::vector<const CaseArgs*> cases;
+    for (const Job& job : jobs) cases.push_back(job.args ? &*job.args : nullptr);
+    log.info("Running " + std::to_string(cases.size()) + " cases over " + std::to_string(gpus.size()) +
+             " GPUs, one child process per case");
+    runner.run_in_children(cases, gpus, true, [&](std::size_t i, CaseOutcome outcome) { finish(jobs[i], std::move(outcome)); });
+  } else {
+    for (Job& job : jobs) {
+      if (!job.args) {
+        finish(job, {});
+        continue;
+      }
+      const bool isolate = job.args->flag("isolate") || job.args->has("case_timeout");  // only a process can be killed
+      finish(job, isolate ? runner.run_case_isolated(*job.args) : runner.run_case(*job.args));
+    }
+  }
+  if (report) {
+    write_case_report(*report, reported);
+  } else {
+    runner.print_summary(testlist);
   }
   return runner.failed_cases() > 0 ? kExitCaseFailed : kExitOk;
 }

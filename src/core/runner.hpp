@@ -4,6 +4,7 @@
 // never stops a testlist.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <span>
@@ -12,6 +13,7 @@
 
 #include "core/case_args.hpp"
 #include "core/device_info.hpp"
+#include "core/json_report.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
 #include "core/registry.hpp"
@@ -37,9 +39,19 @@ class Runner {
 
   // Runs one case. Never throws for a problem of the case or of a backend: it returns it.
   [[nodiscard]] CaseOutcome run_case(const CaseArgs& args);
+  // The same in a child process of its own (--isolate, --case_timeout): a fault, trap, hang or
+  // crash fails only this case. The child writes its CSV rows itself; its JSON results are merged.
+  [[nodiscard]] CaseOutcome run_case_isolated(const CaseArgs& args);
+  // Runs `cases` in child processes, at most one per entry of `gpus` at a time ("" leaves the
+  // device as it is; else the child's CUDA_VISIBLE_DEVICES), and hands each outcome to `done` in
+  // case order (a null entry is not a case: it is handed over in its turn, with an empty outcome).
+  // With `capture`, a child's output is printed when its turn comes, not as it runs.
+  void run_in_children(std::span<const CaseArgs* const> cases, const std::vector<std::string>& gpus, bool capture,
+                       const std::function<void(std::size_t, CaseOutcome)>& done);
 
-  // Counts an outcome for the summary, under `where`.
-  void record(std::string where, CaseOutcome outcome);
+  // Counts an outcome for the summary, under `where`, and adds it to the --json document of `args`
+  // (the case's, or the testlist command's for a line that never became a case).
+  void record(std::string where, CaseOutcome outcome, const CaseArgs& args);
   // The end-of-run summary: cases, then every backend of every case with its disposition.
   void print_summary(bool testlist) const;
   [[nodiscard]] int failed_cases() const;
@@ -65,6 +77,8 @@ class Runner {
   ConsoleReporter console_;
   CsvReporter csv_;
   BaselineCsvReporter baseline_csv_;
+  JsonReporter json_;
+  std::ostream& out_;
   std::vector<CaseRecord> records_;
 };
 

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <concepts>
 #include <functional>
 #include <map>
@@ -41,7 +42,8 @@ using GraphExec = CudaHandle<cudaGraphExec_t, cudaGraphExecDestroy>;
   return Event(event);
 }
 
-void require_option(bool valid, const char* field, int value, const char* rule) {
+template <class Value>
+void require_option(bool valid, const char* field, Value value, const char* rule) {
   if (!valid) {
     throw std::invalid_argument(std::string("TimingOptions::") + field + " must be " + rule + ", got " +
                                 std::to_string(value));
@@ -53,6 +55,9 @@ void validate(const TimingOptions& options) {
   require_option(options.dry_run_iters >= 0, "dry_run_iters", options.dry_run_iters, ">= 0");
   require_option(options.calls_per_graph >= 1, "calls_per_graph", options.calls_per_graph, ">= 1");
   require_option(options.num_copies >= 1, "num_copies", options.num_copies, ">= 1");
+  require_option(options.max_noise >= 0, "max_noise", options.max_noise, ">= 0");
+  require_option(options.min_time_s >= 0, "min_time_s", options.min_time_s, ">= 0");
+  require_option(options.timeout_s > 0, "timeout_s", options.timeout_s, "> 0");
 }
 
 // 2x the L2 of `device`, kept for the process: allocating ~100 MB on every call would cost more
@@ -209,16 +214,37 @@ TimingResult time_gpu(const LaunchFn& launch, const TimingOptions& options) {
             }
           },
   };
-  if (cupti) {
-    result.samples_ms = measure(*cupti, loop);
-  } else {
-    EventClock events(stream.get(), options.num_iters);
-    result.samples_ms = measure(events, loop);
-  }
-
   const int calls_per_iteration = std::max(result.calls_per_graph, 1);
-  for (double& milliseconds : result.samples_ms) milliseconds /= calls_per_iteration;
-  result.stats = summarize(result.samples_ms);
+  const auto measure_batch = [&] {
+    std::vector<double> batch;
+    if (cupti) {
+      batch = measure(*cupti, loop);  // a batch's records are drained with it: its indices are reused
+    } else {
+      EventClock events(stream.get(), options.num_iters);
+      batch = measure(events, loop);
+    }
+    for (double& milliseconds : batch) milliseconds /= calls_per_iteration;
+    result.samples_ms.insert(result.samples_ms.end(), batch.begin(), batch.end());
+    result.stats = summarize(result.samples_ms);
+  };
+
+  std::optional<GpuMonitor> monitor;
+  if (options.monitor_gpu) monitor.emplace(device);
+  measure_batch();
+  if (options.max_noise > 0) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(options.timeout_s));
+    const auto measured_s = [&] { return result.stats.mean * 1e-3 * calls_per_iteration * result.samples_ms.size(); };
+    while (result.stats.noise > options.max_noise || measured_s() < options.min_time_s) {
+      if (Clock::now() >= deadline) {
+        result.noise_reached = result.stats.noise <= options.max_noise;
+        break;
+      }
+      measure_batch();
+    }
+  }
+  if (monitor) result.conditions = monitor->stop();
   return result;
 }
 

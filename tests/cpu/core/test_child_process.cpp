@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <iterator>
 
 #include "core/child_process.hpp"
 #include "core/outcome.hpp"
@@ -12,7 +14,7 @@ namespace {
 
 ChildExit shell(const std::string& script, std::optional<double> timeout = std::nullopt,
                 std::vector<std::pair<std::string, std::string>> environment = {}) {
-  return run_child("/bin/sh", {"-c", script}, environment, timeout);
+  return run_child({"/bin/sh", {"-c", script}, std::move(environment), std::nullopt, timeout});
 }
 
 TEST(ChildProcess, ExitStatusComesBack) {
@@ -53,7 +55,25 @@ TEST(ChildProcess, EnvironmentIsAddedAndReplaced) {
 }
 
 TEST(ChildProcess, AProgramThatCannotStartThrows) {
-  EXPECT_THROW((void)run_child("/nonexistent/kbench", {}, {}, std::nullopt), std::runtime_error);
+  EXPECT_THROW((void)run_child({"/nonexistent/kbench", {}, {}, std::nullopt, std::nullopt}), std::runtime_error);
+}
+
+TEST(ChildProcess, OutputGoesToItsFile) {
+  const std::string path = ::testing::TempDir() + "kbench_child_output.txt";
+  EXPECT_TRUE(run_child({"/bin/sh", {"-c", "echo out; echo err >&2"}, {}, path, std::nullopt}).ok());
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "out\nerr\n");
+}
+
+TEST(ChildProcess, SeveralRunSideBySide) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<ChildProcess> children;
+  for (int i = 0; i < 4; ++i) children.emplace_back(ChildSpec{"/bin/sh", {"-c", "sleep 0.5; exit " + std::to_string(i)}, {}, std::nullopt, std::nullopt});
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(children[i].wait().code, i);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.9);
+  ChildProcess running(ChildSpec{"/bin/sh", {"-c", "sleep 30"}, {}, std::nullopt, std::nullopt});
+  EXPECT_FALSE(running.poll().has_value());  // destroying it kills it
 }
 
 TEST(CaseOutcomeJson, RoundTrips) {

@@ -260,3 +260,62 @@ TEST_F(Cli, OuterTestlistFlagsApplyToEveryLine) {
 
 }  // namespace
 }  // namespace kbench
+
+namespace kbench {
+namespace {
+
+TEST_F(Cli, MeasurementAndRunFlags) {
+  const CaseArgs a = parse("--routine rmsnorm --batch_size 1 --hidden_size 8 --max_noise 0.5 --min_time 0 --max_time 3 "
+                           "--json r.json --json_samples");
+  EXPECT_DOUBLE_EQ(a.real("max_noise"), 0.5);
+  EXPECT_DOUBLE_EQ(a.real("min_time"), 0.0);
+  EXPECT_DOUBLE_EQ(a.real("max_time"), 3.0);
+  EXPECT_EQ(a.text("json"), "r.json");
+  EXPECT_TRUE(a.flag("json_samples"));
+  const CaseArgs defaults = parse("--routine rmsnorm --batch_size 1 --hidden_size 8");
+  EXPECT_FALSE(defaults.has("max_noise"));
+  EXPECT_DOUBLE_EQ(defaults.real("min_time"), 0.5);
+  EXPECT_DOUBLE_EQ(defaults.real("max_time"), 15.0);
+  const std::string base = "--routine rmsnorm --batch_size 1 --hidden_size 8 ";
+  EXPECT_NE(usage_error(base + "--max_noise 0").find("--max_noise: must be positive"), std::string::npos);
+  EXPECT_NE(usage_error(base + "--max_time -1").find("--max_time: must be positive"), std::string::npos);
+  EXPECT_NE(usage_error(base + "--min_time -1").find("--min_time: must not be negative"), std::string::npos);
+}
+
+TEST_F(Cli, ShardsAreContiguousSlicesThatCoverTheRunOnce) {
+  EXPECT_EQ(parse_shard("0/4"), (std::pair<std::size_t, std::size_t>{0, 4}));
+  EXPECT_EQ(parse_shard("3/4"), (std::pair<std::size_t, std::size_t>{3, 4}));
+  for (const char* bad : {"4/4", "1", "a/2", "-1/2", "1/0", "1/2/3", "/2", "1/", " 1/2"}) {
+    EXPECT_THROW((void)parse_shard(bad), UsageError) << bad;
+  }
+  EXPECT_NE(usage_error("--testlist t.txt --shard 2/2").find("--shard: expected I/N with 0 <= I < N"), std::string::npos);
+  for (std::size_t total : {0u, 1u, 7u, 139u, 1000u}) {
+    for (std::size_t count : {1u, 2u, 3u, 8u, 200u}) {
+      std::size_t next = 0;
+      for (std::size_t index = 0; index < count; ++index) {
+        const auto [first, last] = shard_range(total, {index, count});
+        EXPECT_EQ(first, next) << total << " " << index << "/" << count;
+        EXPECT_LE(last - first, total / count + 1);
+        EXPECT_GE(last - first, total / count);
+        next = last;
+      }
+      EXPECT_EQ(next, total);
+    }
+  }
+}
+
+TEST_F(Cli, GpuLists) {
+  EXPECT_EQ(parse_gpu_list("0,1"), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_gpu_list("3"), (std::vector<int>{3}));
+  for (const char* bad : {"", "0,", ",1", "0,0", "a", "-1", "0;1", "1.5"}) {
+    EXPECT_THROW((void)parse_gpu_list(bad), UsageError) << bad;
+  }
+  EXPECT_NE(usage_error("--testlist t.txt --gpus 0,0").find("--gpus: GPU 0 is named twice"), std::string::npos);
+  EXPECT_NE(usage_error("--routine rmsnorm --batch_size 1 --hidden_size 8 --gpus all --baseline cuda --backends cuda flashinfer "
+                        "--baseline_csv x.csv")
+                .find("--baseline_csv cannot be combined with --gpus"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kbench

@@ -98,7 +98,65 @@ TEST(TimeGpuOptions, InvalidValuesAreRejectedByName) {
   expect_rejected({.num_iters = 0}, "num_iters");
   expect_rejected({.dry_run_iters = -1}, "dry_run_iters");
   expect_rejected({.calls_per_graph = 0}, "calls_per_graph");
+  expect_rejected({.max_noise = -0.1}, "max_noise");
+  expect_rejected({.min_time_s = -1}, "min_time_s");
+  expect_rejected({.timeout_s = 0}, "timeout_s");
   expect_rejected({.num_copies = 0}, "num_copies");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Summarize, NoiseIsTheMediansConfidenceHalfWidth) {
+  // 100 samples 1.00 .. 1.99: the 95% interval of the median spans ranks 49.5 -+ 9.8, i.e. sorted
+  // indices 39 and 60 (0-based): (1.60 - 1.39) / 2 over the median 1.495.
+  std::vector<double> samples;
+  for (int i = 0; i < 100; ++i) samples.push_back(1.0 + 0.01 * i);
+  const kbench::Statistics stats = kbench::summarize(samples);
+  EXPECT_NEAR(stats.noise, (1.60 - 1.39) / 2 / 1.495, 1e-12);
+  // Identical samples: no noise; one outlier does not move it.
+  std::vector<double> flat(50, 2.0);
+  EXPECT_DOUBLE_EQ(kbench::summarize(flat).noise, 0.0);
+  flat[7] = 200.0;
+  EXPECT_DOUBLE_EQ(kbench::summarize(flat).noise, 0.0);
+  // Three samples: the whole range.
+  const std::vector<double> three{1.0, 2.0, 4.0};
+  EXPECT_DOUBLE_EQ(kbench::summarize(three).noise, (4.0 - 1.0) / 2 / 2.0);
+}
+
+TEST(Summarize, NoiseShrinksWithMoreSamples) {
+  std::vector<double> samples;
+  double previous = 1.0;
+  for (int n : {30, 300, 3000}) {
+    samples.clear();
+    for (int i = 0; i < n; ++i) samples.push_back(1.0 + std::fmod(i * 0.618034, 1.0) * 0.1);  // spread evenly
+    const double noise = kbench::summarize(samples).noise;
+    EXPECT_LT(noise, previous) << n;
+    previous = noise;
+  }
+}
+
+TEST(GpuConditions, SummaryTakesMediansExtremesAndEveryReason) {
+  using kbench::GpuSample;
+  const std::vector<GpuSample> samples = {
+      {1980, 2619, 300, 40, kbench::kClockLimitIdle},
+      {1455, 2619, 690, 55, kbench::kClockLimitPowerCap},
+      {1410, 2619, 700, 57, kbench::kClockLimitPowerCap},
+      {1500, 2619, 650, 56, 0},
+  };
+  const kbench::GpuConditions c = kbench::summarize_conditions(samples);
+  EXPECT_TRUE(c.available);
+  EXPECT_EQ(c.samples, 4);
+  EXPECT_DOUBLE_EQ(c.sm_clock_mhz, (1455 + 1500) / 2.0);
+  EXPECT_DOUBLE_EQ(c.sm_clock_min_mhz, 1410);
+  EXPECT_DOUBLE_EQ(c.power_w, (650 + 690) / 2.0);
+  EXPECT_DOUBLE_EQ(c.power_max_w, 700);
+  EXPECT_DOUBLE_EQ(c.temperature_c, 57);
+  EXPECT_EQ(c.clock_limits, kbench::kClockLimitIdle | kbench::kClockLimitPowerCap);
+  EXPECT_EQ(kbench::clock_limit_names(c.clock_limits), "gpu_idle|sw_power_cap");
+  EXPECT_EQ(kbench::clock_limit_names(0), "none");
+  EXPECT_FALSE(kbench::summarize_conditions({}).available);
 }
 
 }  // namespace

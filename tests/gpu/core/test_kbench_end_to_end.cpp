@@ -2,6 +2,7 @@
 // testlists with bad lines, the CSV, repro commands, timers, and cases too large for the GPU.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -154,6 +155,66 @@ TEST(EndToEnd, TimerColumnSaysWhatReallyTimed) {
     EXPECT_EQ(csv.at(0, "calls_per_graph"), m.calls_per_graph) << m.flags;
     EXPECT_EQ(csv.at(0, "use_cupti"), std::string(m.timer) == "cupti" ? "True" : "False") << m.flags;
   }
+}
+
+TEST(EndToEnd, ClocksPowerNoiseAndJsonComeWithEveryResult) {
+  KBENCH_REQUIRE_GPU();
+  const std::string csv_path = temp_file("clocks.csv");
+  const std::string json_path = temp_file("clocks.json");
+  const auto r = run_kbench("--routine rmsnorm --batch_size 64 --hidden_size 4096 --backends cuda cute-dsl --max_noise 1 "
+                            "--min_time 0.05 --refcheck --output_path " + csv_path + " --json " + json_path);
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("[INFO] cuda: the median's noise is "), std::string::npos) << r.output;
+  const Csv csv = read_csv(csv_path);
+  ASSERT_EQ(csv.rows.size(), 1u);
+  EXPECT_GT(std::stod(csv.at(0, "sm_clock_mhz")), 100.0);
+  EXPECT_GT(std::stod(csv.at(0, "sm_clock_max_mhz")), 500.0);
+  EXPECT_GT(std::stod(csv.at(0, "power_w")), 10.0);
+  EXPECT_FALSE(csv.at(0, "throttle_reasons").empty());
+  EXPECT_LE(std::stod(csv.at(0, "noise")), 0.01);
+  std::ifstream in(json_path);
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_EQ(doc["results"].size(), 1u);
+  EXPECT_EQ(doc["results"][0]["backend"], "cuda");
+  EXPECT_EQ(doc["results"][0]["median_time"].get<double>(), std::stod(csv.at(0, "median_time")));
+  ASSERT_EQ(doc["cases"].size(), 1u);
+  ASSERT_EQ(doc["cases"][0]["backends"].size(), 2u);
+  EXPECT_EQ(doc["cases"][0]["backends"][0]["disposition"], "passed");
+  EXPECT_EQ(doc["cases"][0]["backends"][1]["backend"], "cute-dsl");
+  EXPECT_EQ(doc["cases"][0]["backends"][1]["disposition"], "not_supported");
+}
+
+TEST(EndToEnd, GpusAndShardsKeepTheRunsOrder) {
+  KBENCH_REQUIRE_GPU();
+  const std::string testlist = temp_file("spread.txt");
+  std::ofstream(testlist) << "--routine rmsnorm --batch_size 1 2 3 --hidden_size 512 -n 5\n"
+                             "--routine no_such_routine_yet\n"
+                             "--routine BatchMLAPagedAttentionWrapper --batch_size 1\n"
+                             "--routine gemma_rmsnorm --batch_size 5 --hidden_size 256 -n 5\n";
+  const std::string spread = temp_file("spread.csv");
+  const auto all = run_kbench("--testlist " + testlist + " --gpus all --refcheck -v --output_path " + spread);
+  EXPECT_EQ(all.exit_status, 1) << all.output;  // the unknown routine
+  EXPECT_NE(all.output.find("one child process per case"), std::string::npos) << all.output;
+  EXPECT_NE(all.output.find("Testlist summary: 6 cases: 4 passed, 1 failed, 1 skipped"), std::string::npos) << all.output;
+  const Csv csv = read_csv(spread);
+  ASSERT_EQ(csv.rows.size(), 4u);
+  const std::vector<std::string> order = {"1", "2", "3", "5"};
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(csv.at(i, "batch_size"), order[i]);
+  EXPECT_EQ(csv.at(3, "routine"), "gemma_rmsnorm");
+  // [PERF] lines in the run's order too.
+  EXPECT_LT(all.output.find("batch_size\":1"), all.output.find("batch_size\":3"));
+
+  // Two shards of the same run: their CSVs, concatenated, are the run's rows in order.
+  const std::string first = temp_file("shard0.csv"), second = temp_file("shard1.csv");
+  const auto s0 = run_kbench("--testlist " + testlist + " --shard 0/2 -v --output_path " + first);
+  const auto s1 = run_kbench("--testlist " + testlist + " --shard 1/2 -v --output_path " + second);
+  EXPECT_NE(s0.output.find("[INFO] Shard 0/2: cases 1 to 3 of 6"), std::string::npos) << s0.output;
+  EXPECT_NE(s1.output.find("[INFO] Shard 1/2: cases 4 to 6 of 6"), std::string::npos) << s1.output;
+  const Csv a = read_csv(first), b = read_csv(second);
+  ASSERT_EQ(a.rows.size(), 3u);
+  ASSERT_EQ(b.rows.size(), 1u);
+  EXPECT_EQ(a.at(2, "batch_size"), "3");
+  EXPECT_EQ(b.at(0, "routine"), "gemma_rmsnorm");
 }
 
 TEST(EndToEnd, CaseTooLargeForTheGpuIsReported) {

@@ -2,6 +2,7 @@
 // an iteration's work and none of the L2 flush, and failures are loud.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -258,3 +259,48 @@ TEST(TimeGpu, GraphCallsRotateOntoColdCopies) {
 }
 
 }  // namespace
+
+TEST(TimeGpu, NoiseAwareStoppingMeasuresUntilTheTarget) {
+  KBENCH_REQUIRE_GPU();
+  const auto launch = [](cudaStream_t stream, int) { launch_spin(stream, 20'000); };
+  kbench::TimingOptions options{.num_iters = 10, .calls_per_graph = 5};
+  options.max_noise = 0.002;
+  options.min_time_s = 0.05;
+  options.timeout_s = 10;
+  const kbench::TimingResult r = kbench::time_gpu(launch, options);
+  EXPECT_TRUE(r.noise_reached);
+  EXPECT_LE(r.stats.noise, options.max_noise);
+  // At least min_time of GPU time: 0.05 s of 20 us calls in replays of 5 is >= 500 replays.
+  EXPECT_GE(r.samples_ms.size(), 450u);
+  EXPECT_EQ(r.samples_ms.size() % 10, 0u) << "whole batches of num_iters";
+
+  // A target no measurement reaches stops at the timeout and says so.
+  options.max_noise = 1e-9;
+  options.min_time_s = 0;
+  options.timeout_s = 0.3;
+  const auto start = std::chrono::steady_clock::now();
+  const kbench::TimingResult capped = kbench::time_gpu(launch, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 3.0);
+  EXPECT_EQ(capped.noise_reached, capped.stats.noise <= options.max_noise);
+}
+
+TEST(TimeGpu, ClocksAndPowerAreRecorded) {
+  KBENCH_REQUIRE_GPU();
+  const kbench::TimingResult r =
+      kbench::time_gpu([](cudaStream_t stream, int) { launch_spin(stream, kSpinNs); }, {.num_iters = 40});
+  const kbench::GpuConditions& c = r.conditions;
+  ASSERT_TRUE(c.available) << c.why_not;
+  EXPECT_GE(c.samples, 2);
+  EXPECT_GT(c.sm_clock_max_mhz, 500);
+  EXPECT_GT(c.sm_clock_mhz, 100);
+  EXPECT_LE(c.sm_clock_mhz, c.sm_clock_max_mhz);
+  EXPECT_LE(c.sm_clock_min_mhz, c.sm_clock_mhz);
+  EXPECT_GT(c.memory_clock_mhz, 100);
+  EXPECT_GT(c.power_w, 10);
+  EXPECT_GT(c.power_limit_w, 100);
+  EXPECT_GT(c.temperature_c, 0);
+  const kbench::TimingResult quiet = kbench::time_gpu([](cudaStream_t stream, int) { launch_spin(stream, 1000); },
+                                                      {.num_iters = 5, .monitor_gpu = false});
+  EXPECT_FALSE(quiet.conditions.available);
+}
