@@ -434,7 +434,9 @@ std::string top_level_help(const RoutineRegistry& registry) {
       << "usage: kbench --routine ROUTINE [flags]          run one case\n"
       << "       kbench --testlist FILE [--output_path CSV] run every case of a testlist\n"
       << "       kbench --list [--format markdown]        routine x backend matrix (this GPU; markdown: the README's)\n"
-      << "       kbench --routine ROUTINE --help          a routine's flags and defaults\n\nRoutines:\n";
+      << "       kbench --routine ROUTINE --help          a routine's flags and defaults\n"
+      << "       kbench compare BASE NEW [options]        two result files case by case (kbench compare --help)\n\n"
+      << "Routines:\n";
   std::size_t name_width = 28;
   for (const auto& r : registry.all()) name_width = std::max(name_width, r->name().size() + 2);
   std::string family;
