@@ -355,10 +355,12 @@ bool is_configuration_column(std::string_view column) {
       // measurements
       "median_time", "std_time", "min_time", "max_time", "num_samples", "noise", "tflops", "tb_per_sec",
       "resolved_backend", "avg_actual_seq_len", "refcheck_status", "speedup_over_baseline", "samples_ms",
-      "disposition", "reason",
+      "disposition", "reason", "mean_time", "noise_reached", "autotuned",
+      // the GPU's conditions during the run (with every *clock* and *power* column below)
+      "temperature_c", "throttle_reasons", "conditions_unavailable",
       // the run's records and reporting switches
       "repro_command", "gpu_name", "timer", "calls_per_graph", "use_cupti", "output_path", "baseline_csv", "baseline",
-      "case_tag", "refcheck", "allow_output_mismatch", "generate_repro_command",
+      "case_tag", "refcheck", "allow_output_mismatch", "generate_repro_command", "json", "json_samples", "verbose",
       // identity itself
       "routine", "backend"};
   return !not_configuration.contains(column) && column.find("clock") == std::string_view::npos &&

@@ -6,11 +6,12 @@
 // configuration column is any column (CSV) or scalar key (JSON) except
 //   - the measurements: median_time, std_time, min_time, max_time, num_samples, noise, tflops,
 //     tb_per_sec, resolved_backend, avg_actual_seq_len (drawn from the seed), refcheck_status,
-//     speedup_over_baseline, samples_ms, disposition, reason;
+//     speedup_over_baseline, samples_ms, disposition, reason, mean_time, noise_reached, autotuned;
+//   - the GPU's conditions: temperature_c, throttle_reasons, conditions_unavailable, and any column
+//     whose name holds "clock" or "power";
 //   - the run's records and reporting switches: repro_command, gpu_name, timer, calls_per_graph,
 //     use_cupti (what timed the row), output_path, baseline_csv, baseline, case_tag, refcheck,
-//     allow_output_mismatch, generate_repro_command, and any column whose name holds "clock" or
-//     "power" (readings of the GPU during the run).
+//     allow_output_mismatch, generate_repro_command, json, json_samples, verbose.
 // Empty values are left out, so a column one file lacks matches an empty one in the other. Values
 // are compared in one canonical text: numbers by value ("16", 16 and 16.0 agree), JSON booleans as
 // True/False (the CSV's spelling). When a file holds a case twice, its last row counts.

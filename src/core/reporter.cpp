@@ -18,9 +18,12 @@ std::string python_bool(bool b) { return b ? "True" : "False"; }
 
 std::string clock_warning(const std::string& label, const GpuConditions& c) {
   if (!c.available || c.sm_clock_max_mhz <= 0) return {};
-  const bool slow = c.sm_clock_mhz < kSlowClockFraction * c.sm_clock_max_mhz;
+  // A cap NVML names for one sample of a run at full clock held nothing back: only a clock that ran
+  // measurably below its maximum is worth a warning.
   const std::uint64_t caps = c.clock_limits & kClockLimitsThatSlow;
-  if (!slow && caps == 0) return {};
+  const bool slow = c.sm_clock_mhz < kSlowClockFraction * c.sm_clock_max_mhz;
+  const bool held = caps != 0 && c.sm_clock_mhz < kHeldClockFraction * c.sm_clock_max_mhz;
+  if (!slow && !held) return {};
   char line[400];
   std::snprintf(line, sizeof line,
                 "%s: the SM clock ran at %.0f MHz (median; %.0f%% of its %.0f MHz maximum, lowest %.0f MHz) at %.0f W "

@@ -54,9 +54,10 @@ class ConsoleReporter final : public Reporter {
 // A measured backend's row: every column the CSV (and the JSON's "results") has a value for.
 [[nodiscard]] CsvRow result_row(const BackendResult& result, const DeviceInfo& device);
 
-// Below this fraction of its maximum SM clock, or under a power or thermal cap, a result is warned
-// about (the [WARNING] names the cap).
+// A result is warned about (the [WARNING] names the caps NVML reported) when its median SM clock ran
+// below kSlowClockFraction of the maximum, or below kHeldClockFraction under a power or thermal cap.
 inline constexpr double kSlowClockFraction = 0.9;
+inline constexpr double kHeldClockFraction = 0.98;
 // The warning for a measurement's conditions, or empty where the clock was not held down.
 [[nodiscard]] std::string clock_warning(const std::string& label, const GpuConditions& conditions);
 

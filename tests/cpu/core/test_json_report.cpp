@@ -89,6 +89,19 @@ TEST(ClockWarning, NamesTheCapOrStaysQuiet) {
   full.sm_clock_max_mhz = 1980;
   EXPECT_EQ(clock_warning("cuda", full), "");
   EXPECT_EQ(clock_warning("cuda", GpuConditions{}), "");
+  // A cap seen in one sample of a run at full clock held nothing back (seen on the H100: a median
+  // of 1980 MHz with sw_power_cap in a sample); 5% below the maximum under the cap did.
+  GpuConditions brief = summarize_conditions({{1980, 2619, 206, 40, kClockLimitPowerCap}, {1620, 2619, 206, 40, 0},
+                                              {1980, 2619, 206, 40, 0}});
+  brief.sm_clock_max_mhz = 1980;
+  EXPECT_EQ(clock_warning("fa3", brief), "");
+  GpuConditions held = summarize_conditions({{1880, 2619, 699, 60, kClockLimitPowerCap}});
+  held.sm_clock_max_mhz = 1980;
+  EXPECT_NE(clock_warning("fa3", held).find("held by: sw_power_cap"), std::string::npos);
+  // Slow with no cap named: still a warning.
+  GpuConditions slow = summarize_conditions({{1200, 2619, 300, 60, 0}});
+  slow.sm_clock_max_mhz = 1980;
+  EXPECT_NE(clock_warning("cuda", slow).find("held by: no cap NVML names"), std::string::npos);
 }
 
 }  // namespace
