@@ -13,6 +13,8 @@ import sys
 
 name, kbench_csv, cool_csv, ncu_csv, calls = sys.argv[1:5] + [int(sys.argv[5])]
 HARNESS_KERNELS = ("l2_flush_kernel", "fill_normal_kernel", "convert_kernel")  # kbench's own
+HZ_PER_UNIT = {"cycle/second": 1, "cycle/msecond": 1e3, "cycle/usecond": 1e6, "cycle/nsecond": 1e9,
+               "hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
 
 
 def kbench_row(path):
@@ -34,7 +36,7 @@ for row in csv.DictReader(line for line in open(ncu_csv) if line.startswith('"')
         durations_ns.append(value * {"nsecond": 1, "usecond": 1e3, "msecond": 1e6}.get(unit, 1))
         kernels.add(kernel.split("(")[0][:60])
     elif row.get("Metric Name") == "sm__cycles_elapsed.avg.per_second":
-        clocks_hz.append(value * {"hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}.get(unit.lower().replace("cycle/second", "hz").replace("cycle/nsecond", "ghz").replace("cycle/usecond", "mhz"), 1))
+        clocks_hz.append(value * HZ_PER_UNIT.get(unit.lower(), 1))
 if not durations_ns or len(durations_ns) % calls:
     sys.exit(f"{name}: {len(durations_ns)} routine kernels in {ncu_csv}, not a multiple of {calls} calls")
 per_call = len(durations_ns) // calls
