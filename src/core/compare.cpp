@@ -155,6 +155,7 @@ Measurement to_measurement(const RawRow& row, const std::string& where) {
   m.backend = field(row, "backend");
   m.case_tag = field(row, "case_tag");
   m.timer = field(row, "timer");
+  m.sm_clock_mhz = number_field(row, "sm_clock_mhz", where);
   for (const auto& [column, value] : row) {
     if (!value.empty() && is_configuration_column(column)) m.configuration.emplace_back(column, value);
   }
@@ -219,6 +220,13 @@ CaseComparison judge(const Measurement& base, const Measurement& next, const Com
   c.change = *next.median_ms / *base.median_ms - 1.0;
   if (!base.timer.empty() && !next.timer.empty() && base.timer != next.timer) {
     c.note = "timer " + base.timer + " -> " + next.timer;  // CUPTI fell back to events in one run
+  }
+  if (base.sm_clock_mhz && next.sm_clock_mhz && *base.sm_clock_mhz > 0 &&
+      std::abs(*next.sm_clock_mhz / *base.sm_clock_mhz - 1.0) > kClockNoteFraction) {
+    char clock[96];
+    std::snprintf(clock, sizeof clock, "SM clock %.0f -> %.0f MHz (%+.1f%%)", *base.sm_clock_mhz, *next.sm_clock_mhz,
+                  100 * (*next.sm_clock_mhz / *base.sm_clock_mhz - 1.0));
+    c.note += (c.note.empty() ? "" : "; ") + std::string(clock);
   }
   const auto noisy = [&](const Measurement& m, std::string_view run) -> std::optional<std::string> {
     if (!m.relative_error) {

@@ -28,6 +28,8 @@
 //   NOISY when either u is unknown or above --max_noise (default 5%): no verdict can be trusted;
 //   SAME  when |change| <= threshold (within noise, or significant but too small to matter);
 //   SLOW  when change > threshold; FAST when change < -threshold.
+// A note names what else changed between the runs: the timer, and an SM clock that differed by more
+// than kClockNoteFraction (under a power cap the clock, not the kernel, may explain a SLOW).
 // A case measured in only one file is ADDED (NEW only) or REMOVED (BASE only, or not measured in
 // NEW: a JSON row with no median, e.g. a backend that failed).
 //
@@ -46,6 +48,7 @@
 namespace kbench {
 
 inline constexpr int kExitRegression = 1;  // kbench compare: a verdict --fail_on names
+inline constexpr double kClockNoteFraction = 0.02;
 
 // One row of a result file, as compare sees it.
 struct Measurement {
@@ -54,6 +57,7 @@ struct Measurement {
   std::vector<std::pair<std::string, std::string>> configuration;  // non-empty, canonical, by name
   std::string case_tag;
   std::string timer;
+  std::optional<double> sm_clock_mhz;    // the median SM clock while it was measured, where recorded
   std::optional<double> median_ms;       // none: the row was not measured
   std::optional<double> relative_error;  // u above; none: unknown
   std::string not_measured_reason;       // disposition and reason of a row without a median

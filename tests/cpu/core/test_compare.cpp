@@ -161,17 +161,24 @@ TEST(Compare, CasesMatchByConfigurationNotByRunRecords) {
   next_row["repro_command"] = "kbench --routine BatchDecodeWithPagedKVCacheWrapper";
   next_row["gpu_name"] = "NVIDIA_H200";
   next_row["timer"] = "cuda_events";
+  base_row["sm_clock_mhz"] = "1575";
+  next_row["sm_clock_mhz"] = "1500";
+  base_row["temperature_c"] = "47";
+  next_row["temperature_c"] = "52";
+  base_row["throttle_reasons"] = "none";
+  next_row["throttle_reasons"] = "sw_power_cap";
   const auto base = write_csv("records_base.csv", {base_row});
   const auto next = write_csv("records_new.csv", {next_row});
   const auto comparisons = compare_files(base, next);
   EXPECT_EQ(only_verdict(comparisons), Verdict::same);
-  EXPECT_EQ(comparisons.front().note, "timer cupti -> cuda_events");
+  EXPECT_EQ(comparisons.front().note, "timer cupti -> cuda_events; SM clock 1575 -> 1500 MHz (-4.8%)");
   const auto r = run_kbench("compare " + base + " " + next);
   EXPECT_NE(r.output.find("[WARNING] compare: the runs are from different GPUs"), std::string::npos) << r.output;
 
   EXPECT_TRUE(is_configuration_column("s_kv"));
   EXPECT_TRUE(is_configuration_column("no_cuda_graph"));
-  for (const char* record : {"median_time", "noise", "repro_command", "gpu_name", "sm_clock_mhz", "power_draw_w"}) {
+  for (const char* record : {"median_time", "noise", "repro_command", "gpu_name", "sm_clock_mhz", "power_draw_w",
+                             "temperature_c", "throttle_reasons", "mean_time", "json"}) {
     EXPECT_FALSE(is_configuration_column(record)) << record;
   }
 }
