@@ -4,7 +4,7 @@
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
 #                                    peer (FlashInfer's sample testlist, refchecked) bench:SET (bench/run.sh SET: norm, attention/decode,
-#                                    attention/prefill, flashinfer, timing, sweep, multigpu) ncu_prefill
+#                                    attention/prefill, flashinfer, timing, clocks, sweep, multigpu) ncu_prefill
 #                                    (default: info build test sanitize sanitize_kbench racecheck_fa3 bench:norm
 #                                    bench:attention/decode bench:attention/prefill bench:flashinfer)
 # The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
