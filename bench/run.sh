@@ -4,7 +4,8 @@
 # each hook script there (*.sh: extra measurements, sourced with KBENCH, OUT and run_testlist set),
 # with nvidia-smi dmon sampling the SM clock and power into OUTPUT_DIR/dmon.txt. Every command is
 # printed before it runs ("$ kbench ..."). Sets: norm, attention/decode, attention/prefill,
-# flashinfer (kbench's kernels beside FlashInfer's own).
+# flashinfer (kbench's kernels beside FlashInfer's own), sampling (the reference's sampling lines and the
+# issue's targets), sampling/grid (batch x vocabulary x dtype x input law, ~30 minutes).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
