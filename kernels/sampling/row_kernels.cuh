@@ -41,6 +41,12 @@
 
 namespace kbench::kernels::sampling_detail {
 
+// Resident CTAs per SM the kernels are compiled for (__launch_bounds__: at most 40 registers per
+// thread for 3 CTAs of kMaxThreads, no spills; the top-k kernel keeps 2, its emission needs more): a
+// 64 KB slice per CTA leaves room for 3 in shared memory, so one CTA's loads overlap another's passes.
+inline constexpr int kCtasPerSm = 3;
+inline constexpr int kTopKCtasPerSm = 2;
+
 // Bytes of one slice buffer: the slice plus one 16-byte chunk of shift (load_slice), rounded to 16.
 __host__ __device__ constexpr int64_t buffer_bytes(int64_t slice, int elem_bytes) {
   return ((slice + 16 / elem_bytes) * elem_bytes + 15) / 16 * 16;
@@ -314,7 +320,7 @@ __device__ __forceinline__ int64_t slice_length(int64_t cols, int64_t slice, uns
 // The kernels.
 
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads) sampler_kernel(SamplerArgs a) {
+__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(SamplerArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
@@ -364,7 +370,7 @@ __global__ void __launch_bounds__(kMaxThreads) sampler_kernel(SamplerArgs a) {
 }
 
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads) filter_kernel(FilterArgs a) {
+__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
@@ -492,7 +498,7 @@ __device__ __forceinline__ void emit(const TopKArgs& a, int64_t row, int64_t pos
 #endif
 
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads) top_k_kernel(TopKArgs a) {
+__global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopKArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;

@@ -5,7 +5,7 @@
 namespace kbench::kernels::sampling_detail {
 namespace {
 
-__global__ void __launch_bounds__(kMaxThreads) chain_speculative_kernel(ChainArgs a) {
+__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) chain_speculative_kernel(ChainArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
