@@ -159,7 +159,8 @@ class SamplingRoutine final : public Routine {
     p.input_dtype = reads_probs(p.op) ? DType::float32 : *parse_dtype(args.text("input_dtype"));
     p.top_k = args.integer("top_k");
     if (reads_flag(p.op, "top_k") && (p.top_k < 1 || p.top_k > p.vocab_size)) {
-      throw CaseError("--top_k must be in [1, " + std::string(length_flag + 2) + "], got " + std::to_string(p.top_k));
+      throw CaseError("--top_k must be in [1, " + std::to_string(p.vocab_size) + "] (" + length_flag + "), got " +
+                      std::to_string(p.top_k));
     }
     p.top_p = args.real("top_p");
     if (reads_flag(p.op, "top_p") && !(p.top_p > 0.0 && p.top_p <= 1.0)) {
