@@ -68,42 +68,31 @@ void expect_all_backends_pass(const std::string& line, cudaStream_t stream) {
   }
 }
 
-TEST(SamplingRefcheck, EveryRoutineAndBackendOnOddShapes) {
-  KBENCH_REQUIRE_GPU();
-  CudaStream stream;
+// Every routine line crossed with batch (1, 37), vocabulary (1000, 50257), law and dtype; the
+// transforms on their own shapes; then the shapes (rows over 8 to 16 CTAs of a cluster,
+// FlashInfer's top_k_first fast path) and the paths of their own: k above the block's threads (the
+// top-k fallback: a radix select over the whole row), bfloat16 peaked logits (ties at the k-th
+// value), k = 1, chain with 1 and 8 tokens. One test per line (each well inside ctest's timeout).
+std::vector<std::string> all_lines() {
+  std::vector<std::string> lines;
   for (const Line& l : routine_lines()) {
     for (const char* shape : {"--batch_size 1 --vocab_size 1000", "--batch_size 37 --vocab_size 50257"}) {
       for (const char* law : {"flat", "peaked"}) {
         for (const std::string& dtype : l.dtypes) {
-          std::string line = l.text + " " + shape + " --distribution " + law;
-          if (!dtype.empty()) line += " --input_dtype " + dtype;
-          expect_all_backends_pass(line, stream.get());
+          lines.push_back(l.text + " " + shape + " --distribution " + law +
+                          (dtype.empty() ? std::string() : " --input_dtype " + dtype));
         }
       }
     }
   }
-}
-
-TEST(SamplingRefcheck, TheTransformsOnOddShapes) {
-  KBENCH_REQUIRE_GPU();
-  CudaStream stream;
   for (const char* routine : {"top_k_page_table_transform", "top_k_ragged_transform"}) {
     for (const char* dtype : {"float32", "float16", "bfloat16"}) {
       for (const char* shape : {"--batch_size 1 --max_len 4096 --top_k 64", "--batch_size 37 --max_len 1000 --top_k 64",
                                 "--batch_size 16 --num_rows 5 --max_len 20000 --top_k 256"}) {
-        expect_all_backends_pass(std::string("--routine ") + routine + " " + shape + " --input_dtype " + dtype,
-                                 stream.get());
+        lines.push_back(std::string("--routine ") + routine + " " + shape + " --input_dtype " + dtype);
       }
     }
   }
-}
-
-// The shapes (rows over 8 to 16 CTAs of a cluster, FlashInfer's top_k_first fast path) and
-// the paths of their own: k above the block's threads (the top-k fallback: a radix select over the
-// whole row), bfloat16 peaked logits (ties at the k-th value), k = 1, chain with 1 and 8 tokens.
-TEST(SamplingRefcheck, LargeRowsAndTheOtherPaths) {
-  KBENCH_REQUIRE_GPU();
-  CudaStream stream;
   for (const char* line : {
            "--routine top_p_sampling_from_probs --batch_size 3 --vocab_size 128256 --top_p 0.9",
            "--routine top_p_sampling_from_probs --batch_size 2 --vocab_size 128256 --top_p 0.9 --distribution peaked",
@@ -123,12 +112,29 @@ TEST(SamplingRefcheck, LargeRowsAndTheOtherPaths) {
            "--routine chain_speculative_sampling --batch_size 5 --vocab_size 128256 --num_speculate_tokens 8 "
            "--distribution peaked",
        }) {
-    expect_all_backends_pass(line, stream.get());
+    lines.emplace_back(line);
   }
+  return lines;
 }
 
+class SamplingRefcheck : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SamplingRefcheck, EveryBackendPasses) {
+  KBENCH_REQUIRE_GPU();
+  CudaStream stream;
+  expect_all_backends_pass(GetParam(), stream.get());
+}
+
+INSTANTIATE_TEST_SUITE_P(Lines, SamplingRefcheck, ::testing::ValuesIn(all_lines()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           // "top_k_mask_logits_7": the routine and the line's place in the list.
+                           const std::string& line = info.param;
+                           const auto from = line.find("--routine ") + 10;
+                           return line.substr(from, line.find(' ', from) - from) + "_" + std::to_string(info.index);
+                         });
+
 // The reference's sampling lines (flashinfer_sample_testlist.txt), every backend, through the binary.
-TEST(SamplingRefcheck, TheReferenceSampleLinesPass) {
+TEST(SamplingEndToEnd, TheReferenceSampleLinesPass) {
   KBENCH_REQUIRE_GPU();
   const auto r = testing::run_kbench("--testlist " + std::string(KBENCH_SOURCE_DIR) +
                                      "/bench/sampling/reference_samples.txt --refcheck --backends cuda cub flashinfer "
