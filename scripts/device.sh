@@ -3,10 +3,13 @@
 # compute-sanitizer on the kernels, and the benchmarks. Logs and CSVs go to $OUT (default
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
-#                                    peer (FlashInfer's sample testlist, refchecked) bench:SET (bench/run.sh SET: norm, attention/decode,
-#                                    attention/prefill, flashinfer, timing, clocks, sweep, multigpu) ncu_prefill
-#                                    (default: info build test sanitize sanitize_kbench racecheck_fa3 bench:norm
-#                                    bench:attention/decode bench:attention/prefill bench:flashinfer)
+#                                    peer (FlashInfer's sample testlist, refchecked) racecheck_sampling
+#                                    bench:SET (bench/run.sh SET: norm, attention/decode, attention/prefill,
+#                                    flashinfer, timing, clocks, sweep, multigpu, sampling, sampling/grid)
+#                                    ncu_prefill (default: info build test sanitize sanitize_kbench racecheck_fa3
+#                                    racecheck_sampling bench:norm bench:attention/decode bench:attention/prefill
+#                                    bench:flashinfer bench:sampling; bench:sampling/grid takes ~30 minutes:
+#                                    BENCH_TIMEOUT=3000)
 # The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
 # from .deps/flashinfer-*.tar.xz, made here by KBENCH_WITH_FLASHINFER=1 scripts/deps.sh; carry .deps).
 # gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
@@ -24,7 +27,7 @@ export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
 export KBENCH_CMAKE_ARGS=${KBENCH_CMAKE_ARGS:--DKBENCH_WITH_FLASHINFER=ON}
 export KBENCH_WITH_FLASHINFER=1
-stages=${*:-info build test sanitize sanitize_kbench racecheck_fa3 bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer}
+stages=${*:-info build test sanitize sanitize_kbench racecheck_fa3 racecheck_sampling bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer bench:sampling}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -70,6 +73,11 @@ for stage in $stages; do
         --output_path "$work/peer.csv" >"$work/peer.log" 2>&1
       note "peer: exit $? $(grep -E 'Testlist summary|\] Backends:' "$work/peer.log" | tr '\n' ' ')"
       grep -E '^\[ERROR\]' "$work/peer.log" | head -20 ;;
+    racecheck_sampling)
+      # racecheck on kbench itself over one call of every sampling kernel and path.
+      timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 99 \
+        "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/racecheck_sampling_cases.txt >"$work/racecheck_sampling.log" 2>&1
+      note "compute-sanitizer racecheck (sampling cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_sampling.log" | tr '\n' ' ')" ;;
     bench:*)
       set_name=${stage#bench:}
       log=$work/bench_${set_name//\//_}.log

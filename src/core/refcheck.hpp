@@ -23,6 +23,8 @@ struct Comparison {
   int64_t total = 0;
   int64_t mismatches = 0;     // NaN/Inf where the reference is finite count here too
   double max_abs_error = 0;   // over finite pairs
+  std::string rule;           // a check by a rule, not by closeness (a sampled id in its filtered set):
+                              // what a mismatch breaks, printed instead of the tolerance
   [[nodiscard]] double mismatch_percent() const { return total == 0 ? 0.0 : 100.0 * mismatches / total; }
 };
 

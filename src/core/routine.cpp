@@ -4,6 +4,18 @@
 
 namespace kbench {
 
+std::vector<Comparison> Case::compare(const std::vector<CheckedOutput>& outputs,
+                                      const std::vector<std::vector<float>>& expected,
+                                      const std::vector<std::vector<float>>& got) const {
+  std::vector<Comparison> comparisons;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const CheckedOutput& out = outputs[i];
+    comparisons.push_back(is_fp8(out.dtype) ? compare_quantized(out.name, expected[i], got[i], out.tolerance, out.dtype)
+                                            : compare_isclose(out.name, expected[i], got[i], out.tolerance));
+  }
+  return comparisons;
+}
+
 const Backend* Routine::find_backend(std::string_view name) const {
   for (const auto& backend : backends_) {
     if (backend->name() == name) return backend.get();

@@ -69,6 +69,9 @@ struct CheckedOutput {
   std::size_t count = 0;
   Tolerance tolerance;
   bool poison = true;  // false where the output is written over an input (in place)
+  // The same call on the same inputs must write the same values (samplers: the seed and offset are
+  // fixed): the refcheck calls the backend a second time and compares the two results.
+  bool repeatable = false;
 };
 
 // One configured problem of a routine, owning its device memory. Its backends reach its tensors
@@ -100,6 +103,14 @@ class Case {
   virtual void restore_inputs(cudaStream_t /*stream*/) {}
   // The expected values of outputs(), in order, from input set 0 as restore_inputs leaves it.
   [[nodiscard]] virtual std::vector<std::vector<float>> reference(cudaStream_t stream) = 0;
+  // Compares what a backend wrote (`got`: outputs() read back as floats, in order) with reference():
+  // by default each output by isclose with its tolerance (fp8 outputs on their grid). A case whose
+  // outputs are right by a rule rather than by closeness to one expected tensor (a sampled id must
+  // lie in the filtered set; top-k indices may break ties either way) overrides it, with
+  // reference() giving whatever its rule needs.
+  [[nodiscard]] virtual std::vector<Comparison> compare(const std::vector<CheckedOutput>& outputs,
+                                                        const std::vector<std::vector<float>>& expected,
+                                                        const std::vector<std::vector<float>>& got) const;
 };
 
 class Routine {

@@ -414,8 +414,12 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
         for (const Comparison& c : checked.comparisons) {
           if (c.mismatches == 0 && c.total > 0) continue;
           char detail[160];
-          std::snprintf(detail, sizeof detail, " (%.2f%%) elements differ; max abs error %.4g (rtol %g, atol %g)",
-                        c.mismatch_percent(), c.max_abs_error, c.tolerance.rtol, c.tolerance.atol);
+          if (c.rule.empty()) {
+            std::snprintf(detail, sizeof detail, " (%.2f%%) elements differ; max abs error %.4g (rtol %g, atol %g)",
+                          c.mismatch_percent(), c.max_abs_error, c.tolerance.rtol, c.tolerance.atol);
+          } else {
+            std::snprintf(detail, sizeof detail, " (%.2f%%) elements differ: %s", c.mismatch_percent(), c.rule.c_str());
+          }
           const std::string message = "Output tensor mismatch from backend " + s.label + " (" + c.tensor + "): " +
                                       std::to_string(c.mismatches) + "/" + std::to_string(c.total) + detail;
           log_.error(message);

@@ -1,11 +1,28 @@
 #include "core/verify.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "core/host_tensor.hpp"
 #include "kbench/cuda_check.hpp"
 
 namespace kbench {
+namespace {
+
+// Bit for bit: a repeated call writes the same values (NaN where the first did too).
+Comparison compare_repeated(const std::string& name, const std::vector<float>& first, const std::vector<float>& second) {
+  Comparison c;
+  c.tensor = name + " (second call)";
+  c.total = static_cast<int64_t>(first.size());
+  c.rule = "a second call with the same inputs, seed and offset wrote other values";
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    if (i >= second.size() || std::memcmp(&first[i], &second[i], sizeof(float)) != 0) ++c.mismatches;
+  }
+  return c;
+}
+
+}  // namespace
 
 RefcheckResult Verifier::check(Operation& operation, cudaStream_t stream) {
   problem_.restore_inputs(stream);
@@ -17,21 +34,28 @@ RefcheckResult Verifier::check(Operation& operation, cudaStream_t stream) {
                              std::to_string(outputs.size()) + " outputs");
     }
   }
-  for (const CheckedOutput& out : outputs) {
-    // 0xFF bytes are NaN in bfloat16, float16, float32 and both fp8 formats: an element the backend
-    // does not write cannot pass.
-    if (out.poison) KBENCH_CUDA_CHECK(cudaMemsetAsync(const_cast<void*>(out.data), 0xFF, out.count * dtype_size(out.dtype), stream));
-  }
-  operation.launch(stream, 0);
-  KBENCH_CUDA_CHECK(cudaGetLastError());
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  // 0xFF bytes are NaN in bfloat16, float16, float32 and both fp8 formats, -1 in the index types: an
+  // element the backend does not write cannot pass.
+  const auto call = [&] {
+    for (const CheckedOutput& out : outputs) {
+      if (out.poison) KBENCH_CUDA_CHECK(cudaMemsetAsync(const_cast<void*>(out.data), 0xFF, out.count * dtype_size(out.dtype), stream));
+    }
+    operation.launch(stream, 0);
+    KBENCH_CUDA_CHECK(cudaGetLastError());
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<std::vector<float>> got;
+    for (const CheckedOutput& out : outputs) got.push_back(read_as_floats(out.data, out.dtype, out.count, stream));
+    return got;
+  };
+  const std::vector<std::vector<float>> got = call();
   RefcheckResult result;
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const CheckedOutput& out = outputs[i];
-    const std::vector<float> got = read_as_floats(out.data, out.dtype, out.count, stream);
-    result.comparisons.push_back(is_fp8(out.dtype)
-                                     ? compare_quantized(out.name, (*expected_)[i], got, out.tolerance, out.dtype)
-                                     : compare_isclose(out.name, (*expected_)[i], got, out.tolerance));
+  result.comparisons = problem_.compare(outputs, *expected_, got);
+  if (std::any_of(outputs.begin(), outputs.end(), [](const CheckedOutput& o) { return o.repeatable; })) {
+    problem_.restore_inputs(stream);
+    const std::vector<std::vector<float>> again = call();
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+      if (outputs[i].repeatable) result.comparisons.push_back(compare_repeated(outputs[i].name, got[i], again[i]));
+    }
   }
   return result;
 }

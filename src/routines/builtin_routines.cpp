@@ -3,6 +3,7 @@
 #include "routines/attention/attention_routines.hpp"
 #include "routines/norm/norm_routines.hpp"
 #include "routines/reference_names.hpp"
+#include "routines/sampling/sampling_routines.hpp"
 
 namespace kbench {
 
@@ -10,6 +11,7 @@ RoutineRegistry make_builtin_registry() {
   RoutineRegistry registry;
   register_attention_routines(registry);
   register_norm_routines(registry);
+  register_sampling_routines(registry);
   register_reference_names(registry);
   return registry;
 }

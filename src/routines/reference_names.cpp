@@ -19,11 +19,8 @@ void register_reference_names(RoutineRegistry& registry) {
       "rmsnorm_fp4quant", "add_rmsnorm_fp4quant", "gemma_fused_add_rmsnorm", "layernorm_quant", "fused_rmsnorm_silu",
       "fused_dit_layernorm", "fused_qk_rmsnorm_rope", "mxfp8_quantize", "mxfp4_quantize", "nvfp4_quantize",
       "nvfp4_batched_quantize",
-      // sampling and top-k
-      "softmax", "sampling_from_probs", "sampling_from_logits", "top_k_sampling_from_probs",
-      "top_p_sampling_from_probs", "top_k_top_p_sampling_from_probs", "top_k_top_p_sampling_from_logits",
-      "min_p_sampling_from_probs", "top_k_renorm_probs", "top_p_renorm_probs", "top_k_mask_logits",
-      "chain_speculative_sampling", "top_k", "top_k_page_table_transform", "top_k_ragged_transform", "top_k_varlen",
+      // top-k
+      "top_k_varlen",
       // RoPE
       "apply_rope", "apply_rope_pos_ids", "apply_llama31_rope", "apply_llama31_rope_pos_ids",
       "apply_rope_with_cos_sin_cache", "mla_rope_quantize_fp8", "rope_quantize_fp8",

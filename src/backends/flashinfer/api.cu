@@ -16,9 +16,13 @@
 namespace kbench::backends::flashinfer {
 namespace {
 
-// An empty kernel built for the same architectures as the norm, decode and fa2 kernels: if it has no
-// image for the current device, neither have they.
+// An empty kernel built for the same architectures as the norm, decode, fa2 and sampling kernels: if
+// it has no image for the current device, neither have they.
 __global__ void probe_kernel() {}
+
+}  // namespace
+
+namespace detail {
 
 std::optional<std::string> device_unsupported(bool need_sm90) {
   int device = 0, major = 0, minor = 0;
@@ -39,6 +43,10 @@ std::optional<std::string> device_unsupported(bool need_sm90) {
   }
   return std::nullopt;
 }
+
+}  // namespace detail
+
+namespace {
 
 std::optional<std::string> dtypes_unsupported(DType q, DType kv, DType out) {
   if (is_fp8(q) || is_fp8(kv) || is_fp8(out)) return "fp8 attention is out of scope for the flashinfer backend";
@@ -150,7 +158,7 @@ std::optional<std::string> decode_unsupported(DecodePath path, const DecodeShape
     }
   }
   if (auto r = page_table_unsupported(s.batch, s.page_size, s.indptr, s.last_page_len)) return r;
-  return device_unsupported(/*need_sm90=*/false);
+  return detail::device_unsupported(/*need_sm90=*/false);
 }
 
 Decode::Decode(DecodePath path, const DecodeShape& shape, cudaStream_t stream) {
@@ -228,7 +236,7 @@ std::optional<std::string> prefill_unsupported(PrefillPath path, const PrefillSh
              "same_schedule_for_all_heads, which is not instantiated";
     }
   }
-  return device_unsupported(/*need_sm90=*/path == PrefillPath::fa3);
+  return detail::device_unsupported(/*need_sm90=*/path == PrefillPath::fa3);
 }
 
 Prefill::Prefill(PrefillPath path, const PrefillShape& shape, cudaStream_t stream) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -38,6 +39,10 @@ class PinnedBuffer {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// nullopt when the current device runs kbench_flashinfer's kernels (this build has an image for it;
+// and, with need_sm90, it is sm_90: the fa3 kernels); else the reason (api.cu).
+std::optional<std::string> device_unsupported(bool need_sm90);
 
 // Slack added to the sizes FlashInfer's *WorkspaceSize functions report (their count-only pass and
 // the real pass align the same offsets; the slack only guards against a rounding difference).

@@ -71,8 +71,9 @@ TEST(Backends, EveryBuiltinBackendOfAMissingLibraryNamesTheLibrary) {
       }
     }
   }
-  // rmsnorm and its four variants, decode (two paths), both prefills (two paths each).
-  EXPECT_EQ(flashinfer_backends, 5 + 2 + 2 * 2);
+  // rmsnorm and its four variants, decode (two paths), both prefills (two paths each), the 15 sampling
+  // routines.
+  EXPECT_EQ(flashinfer_backends, 5 + 2 + 2 * 2 + 15);
 }
 
 TEST(Backends, AcceptedNamesComeFromTheBackendObjects) {

@@ -151,10 +151,11 @@ TEST_F(Cli, ARepeatedRoutineKeepsTheLast) {
 }
 
 TEST_F(Cli, TopLevelHelpKeepsNamesApartFromDescriptions) {
-  // Names of 28+ characters ran into their descriptions.
+  // Names of 28+ characters ran into their descriptions. (Found with the space after them: top_k is
+  // also the start of top_k_sampling_from_probs.)
   const std::string help = top_level_help(registry);
   for (const auto& r : registry.all()) {
-    const auto at = help.find("    " + std::string(r->name()));
+    const auto at = help.find("    " + std::string(r->name()) + " ");
     ASSERT_NE(at, std::string::npos) << r->name();
     EXPECT_EQ(help.substr(at + 4 + r->name().size(), 2), "  ") << r->name();
   }

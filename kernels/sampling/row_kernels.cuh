@@ -1,0 +1,574 @@
+// kbench's sampling row kernels (device code) and their private interface with sampling_launch.cu
+// (validation, plans, launches) and the per-dtype translation units row_kernels_<dtype>.cu. Not
+// part of the public API: include "kernels/sampling/sampling.hpp" instead.
+//
+// The design every kernel shares: a row is split into `slice`-element parts, one per CTA of a
+// thread-block cluster (1 to 16 CTAs, one row per cluster, enough clusters to fill the GPU); each CTA
+// copies its part into shared memory once (16-byte cp.async, sampling_common.cuh), and everything
+// after is passes over shared memory with the cluster's CTAs exchanging a few words through
+// distributed shared memory. So a routine costs one read of its input from HBM (and one write of
+// its output) however many passes its maths needs, a small batch spreads each row over 16 SMs, and
+// nothing is sorted:
+//  * sampler: inverse-CDF draws. A pass sums each thread's weights (probabilities, or exp(x - max)
+//    for logits) over the kept set; a block scan and a scan over the cluster's ranks place a Philox
+//    uniform in one thread's interval, and that thread walks its elements. Top-p is rejection
+//    sampling without a sort: draw from {x > pivot}, accept when the mass above the drawn token is
+//    below top_p (one pass), else raise the pivot to it and draw again (each round accepts with
+//    probability >= top_p: ~1.1 rounds). Top-k and min-p are thresholds (below) known before the
+//    first draw.
+//  * the k-th largest (top-k sampling, masks, renorms, top_k, the transforms): the per-thread maxima
+//    of the row (threads x CTAs) bound it from below (3 digits of a radix select over them); the few elements
+//    at or above the bound (~k) are written to a candidate list every CTA holds, and an exact radix
+//    select over the list gives the k-th largest. A row where that list would overflow (k above the
+//    threads, many ties) takes an exact radix select over the whole row instead (8-bit digits,
+//    warp-aggregated histograms combined over the cluster).
+//  * top_p_renorm: the exact pivot by a radix select over fixed-point masses (integers: the same sum
+//    in any order), then one pass for the kept mass and one to write.
+//  * softmax: one pass for each thread's online (max, sum of exp), combined over the block and the
+//    cluster, one pass to write.
+//  * chain speculative sampling: the acceptance tests are n scalar reads per request; only the
+//    target and draft rows at the first rejection are loaded, for one draw from max(q - p, 0).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/common/pdl.cuh"
+#include "kernels/sampling/sampling.hpp"
+#include "kernels/sampling/sampling_common.cuh"
+
+namespace kbench::kernels::sampling_detail {
+
+// Resident CTAs per SM the kernels are compiled for (__launch_bounds__: at most 40 registers per
+// thread for 3 CTAs of kMaxThreads, no spills; the top-k kernel keeps 2, its emission needs more): a
+// 64 KB slice per CTA leaves room for 3 in shared memory, so one CTA's loads overlap another's passes.
+inline constexpr int kCtasPerSm = 3;
+inline constexpr int kTopKCtasPerSm = 2;
+
+// Bytes of one slice buffer: the slice plus one 16-byte chunk of shift (load_slice), rounded to 16.
+__host__ __device__ constexpr int64_t buffer_bytes(int64_t slice, int elem_bytes) {
+  return ((slice + 16 / elem_bytes) * elem_bytes + 15) / 16 * 16;
+}
+
+struct SamplerArgs {
+  const void* input;
+  int64_t cols;
+  int64_t slice;
+  int list_capacity;  // 0: no candidate list
+  bool from_logits;
+  int64_t top_k;
+  float top_p;
+  float min_p;
+  bool joint;
+  const uint64_t* rng;
+  int32_t* output;
+};
+
+struct FilterArgs {
+  sampling::FilterOp op;
+  const void* input;
+  int64_t cols;
+  int64_t slice;
+  int list_capacity;
+  float inv_temperature;
+  int64_t top_k;
+  float top_p;
+  void* output;
+};
+
+struct TopKArgs {
+  sampling::TopKOutput output;
+  const void* input;
+  int64_t cols;
+  int64_t slice;
+  int list_capacity;
+  int64_t k;
+  const int32_t* lengths;
+  void* values;
+  int64_t* indices;
+  const int32_t* page_table;
+  int64_t page_table_stride;
+  const int32_t* offsets;
+  int32_t* mapped;
+};
+
+struct ChainArgs {
+  const float* draft_probs;
+  const int32_t* draft_ids;
+  const float* target_probs;
+  int64_t n;
+  int64_t cols;
+  int64_t slice;
+  const uint64_t* rng;
+  int32_t* output_ids;
+  int32_t* accepted;
+  int32_t* emitted;
+};
+
+// The kernels of one input dtype (row_kernels_<dtype>.cu).
+struct RowKernels {
+  void (*sampler)(SamplerArgs);
+  void (*filter)(FilterArgs);
+  void (*top_k)(TopKArgs);
+};
+RowKernels row_kernels_f32();
+RowKernels row_kernels_f16();
+RowKernels row_kernels_bf16();
+void (*chain_kernel())(ChainArgs);
+
+#if defined(KBENCH_SAMPLING_SM90)
+
+struct Plus {
+  template <class V>
+  __device__ V operator()(V a, V b) const { return a + b; }
+};
+struct Max {
+  template <class V>
+  __device__ V operator()(V a, V b) const { return a > b ? a : b; }
+};
+
+// This CTA's part of a row in shared memory: element i (< n) is the row's element begin + i.
+// weight() is what the draws sum: the value (probabilities) or exp(value - max) (logits).
+template <class T>
+struct RowView {
+  const T* x;
+  int n;
+  int64_t begin;
+  bool from_logits;
+  float max_logit;
+  __device__ uint32_t key(int i) const { return Elem<T>::key(x[i]); }
+  __device__ float value(int i) const { return Elem<T>::to_float(x[i]); }
+  __device__ float weight(int i) const { return from_logits ? __expf(value(i) - max_logit) : value(i); }
+};
+
+// The draw's weights for chain speculative sampling: max(q - p, 0), or q for the bonus token.
+struct ResidualView {
+  const float* q;
+  const float* p;  // nullptr: the bonus token
+  int n;
+  int64_t begin;
+  __device__ uint32_t key(int) const { return 0; }
+  __device__ float weight(int i) const { return p == nullptr ? q[i] : fmaxf(q[i] - p[i], 0.0f); }
+};
+
+// The sum of this thread's positive weights over the elements with key >= lo, in its order (the
+// walk of draw() repeats it element by element).
+template <class View>
+__device__ __forceinline__ float partial_mass(const View& v, uint32_t lo) {
+  float acc = 0.0f;
+  for (int i = threadIdx.x; i < v.n; i += blockDim.x) {
+    if (v.key(i) < lo) continue;
+    const float w = v.weight(i);
+    if (w > 0.0f) acc += w;
+  }
+  return acc;
+}
+
+struct Draw {
+  Pick pick;    // the same in every CTA; invalid when the kept set has no mass
+  float total;  // the kept mass the draw was taken from
+};
+
+// One inverse-CDF draw from the elements with key >= lo, in proportion to their weights, with the
+// uniform u. `partial` is this thread's partial_mass(v, lo). The threads' intervals
+// [rank prefix + thread prefix, + own mass) tile [0, total) exactly (Scan: a thread's incl is bit for
+// bit the next one's excl; the rank fold likewise), so exactly one thread owns u * total; it walks
+// its elements to the one whose running sum passes the target (float rounding can leave the target
+// past the walk's sum: then its last positive element).
+template <class View>
+__device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared& sh, Cluster& cluster) {
+  const Scan<float> s = block_scan(partial, sh.f32);
+  const RankScan<float> r = cluster.scan(s.total, 0.0f, Plus{}, sh);
+  Pick mine;
+  if (r.total > 0.0f) {
+    float target = u * r.total;
+    if (!(target < r.total)) target = nextafterf(r.total, 0.0f);
+    const float lower = r.excl + s.excl;
+    const float upper = r.excl + s.incl;
+    if (lower <= target && target < upper) {
+      const float local = target - lower;
+      float acc = 0.0f;
+      int chosen = -1;
+      int last = -1;
+      for (int i = threadIdx.x; i < v.n; i += blockDim.x) {
+        if (v.key(i) < lo) continue;
+        const float w = v.weight(i);
+        if (!(w > 0.0f)) continue;
+        acc += w;
+        last = i;
+        if (acc > local) {
+          chosen = i;
+          break;
+        }
+      }
+      if (chosen < 0) chosen = last;
+      if (chosen >= 0) mine = {v.key(chosen), static_cast<int32_t>(v.begin + chosen), 1u};
+    }
+  }
+  return {cluster.agree(mine, sh), r.total};
+}
+
+// Sources of radix_select.
+struct OneItemSource {  // one key per thread (its maximum)
+  bool valid;
+  uint32_t key;
+  __device__ int rounds() const { return 1; }
+  __device__ Item item(int) const { return {valid, key, 1ull}; }
+};
+struct ListSource {  // the candidate list
+  const ListEntry* list;
+  int len;
+  __device__ int rounds() const { return (len + static_cast<int>(blockDim.x) - 1) / static_cast<int>(blockDim.x); }
+  __device__ Item item(int r) const {
+    const int i = r * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
+    return i < len ? Item{true, list[i].key, 1ull} : Item{false, 0u, 0ull};
+  }
+};
+template <class T, bool kMass>
+struct SliceSource {  // this CTA's slice; weights 1 or fixed-point masses (value * scale)
+  const T* x;
+  int n;
+  float scale;
+  __device__ int rounds() const { return (n + static_cast<int>(blockDim.x) - 1) / static_cast<int>(blockDim.x); }
+  __device__ Item item(int r) const {
+    const int i = r * static_cast<int>(blockDim.x) + static_cast<int>(threadIdx.x);
+    if (i >= n) return {false, 0u, 0ull};
+    unsigned long long w = 1ull;
+    if constexpr (kMass) {
+      const float m = Elem<T>::to_float(x[i]) * scale;
+      w = m > 0.0f ? static_cast<unsigned long long>(m) : 0ull;
+    }
+    return {true, Elem<T>::key(x[i]), w};
+  }
+};
+
+template <class T>
+__device__ __forceinline__ uint32_t thread_max_key(const T* x, int n) {
+  uint32_t m = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uint32_t k = Elem<T>::key(x[i]);
+    m = k > m ? k : m;
+  }
+  return m;
+}
+
+struct TopKSelection {
+  uint32_t tau = 0;               // key of the k-th largest
+  unsigned long long above = 0;   // elements of the row with a larger key (< k)
+  int list_len = 0;
+  bool listed = false;            // every element >= tau is in the list (the same in every CTA)
+};
+
+// The k-th largest of the row (1 <= k < the row's length). Fast path: a lower bound from the
+// threads' maxima (the k-th largest of them: k of them, hence k elements, are at least that), cut to
+// its top 24 bits (3 of 4 digits: the bound only has to be low and close), then every element at or
+// above it into the list of every CTA (positions by scans: the list's order is the same on every
+// call) and the exact k-th largest of the list. The list holds the whole tail when it fits.
+template <class T>
+__device__ TopKSelection select_top_k(const T* x, int n, int64_t begin, int64_t k, ListEntry* list, int capacity,
+                                      Shared& sh, Cluster& cluster) {
+  constexpr int kKeyBits = Elem<T>::kKeyBits;
+  const auto target_k = [k](unsigned long long) { return static_cast<unsigned long long>(k); };
+  TopKSelection out;
+  if (capacity > 0 && k <= static_cast<int64_t>(blockDim.x)) {
+    const uint32_t thread_max = thread_max_key(x, n);
+    const Selected bound = radix_select<kKeyBits, Scope::cluster>(
+        OneItemSource{static_cast<int>(threadIdx.x) < n, thread_max}, target_k, sh, cluster,
+        kKeyBits == 32 ? 3 : 2);
+    const uint32_t lo = bound.found ? bound.key : 0u;
+    uint32_t count = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) count += Elem<T>::key(x[i]) >= lo ? 1u : 0u;
+    const Scan<uint32_t> local = block_scan(count, sh.u32);
+    const RankScan<uint32_t> ranks = cluster.scan(local.total, 0u, Plus{}, sh);
+    if (ranks.total <= static_cast<uint32_t>(capacity)) {
+      uint32_t pos = ranks.excl + local.excl;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const uint32_t key = Elem<T>::key(x[i]);
+        if (key < lo) continue;
+        const ListEntry e{key, static_cast<int32_t>(begin + i)};
+        for (unsigned r = 0; r < cluster.size; ++r) Cluster::remote(list, r)[pos] = e;
+        ++pos;
+      }
+      Cluster::sync();
+      const Selected exact = radix_select<kKeyBits, Scope::block>(ListSource{list, static_cast<int>(ranks.total)},
+                                                                  target_k, sh, cluster, kKeyBits / 8);
+      out.tau = exact.key;
+      out.above = exact.above;
+      out.list_len = static_cast<int>(ranks.total);
+      out.listed = true;
+      return out;
+    }
+  }
+  const Selected exact = radix_select<kKeyBits, Scope::cluster>(SliceSource<T, false>{x, n, 0.0f}, target_k, sh,
+                                                                cluster, kKeyBits / 8);
+  out.tau = exact.key;
+  out.above = exact.above;
+  return out;
+}
+
+__device__ __forceinline__ int64_t slice_length(int64_t cols, int64_t slice, unsigned rank) {
+  const int64_t begin = static_cast<int64_t>(rank) * slice;
+  const int64_t rest = cols - begin;
+  return rest <= 0 ? 0 : (rest < slice ? rest : slice);
+}
+
+#endif  // KBENCH_SAMPLING_SM90
+
+// ---------------------------------------------------------------------------------------------
+// The kernels.
+
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(SamplerArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ Shared sh;
+  Cluster cluster = Cluster::here();
+  const int64_t row = blockIdx.x / cluster.size;
+  const int64_t begin = static_cast<int64_t>(cluster.rank) * a.slice;
+  const int n = static_cast<int>(slice_length(a.cols, a.slice, cluster.rank));
+  const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
+  auto* list = reinterpret_cast<ListEntry*>(dyn + buffer_bytes(a.slice, sizeof(T)));
+  RowView<T> view{x, n, begin, a.from_logits, 0.0f};
+
+  const bool top_k = a.top_k > 0 && a.top_k < a.cols;
+  const bool top_p = a.top_p < 1.0f;
+  const bool min_p = a.min_p > 0.0f && !a.from_logits;
+  const bool whole_row_mass = top_p && top_k && a.joint;  // top-p measured against the whole row
+  if (a.from_logits || min_p) {
+    const uint32_t row_max = cluster.all_reduce(block_reduce(thread_max_key(x, n), Max{}, sh.u32), 0u, Max{}, sh);
+    view.max_logit = Elem<T>::to_float(Elem<T>::from_key(row_max));
+  }
+  uint32_t lo = 0;  // the kept set: keys >= lo
+  if (top_k) lo = select_top_k(x, n, begin, a.top_k, list, a.list_capacity, sh, cluster).tau;
+  if (min_p) {
+    const uint32_t floor_key = Elem<float>::key(a.min_p * view.max_logit);  // max_logit holds the largest probability
+    lo = lo > floor_key ? lo : floor_key;
+  }
+  float row_mass = 0.0f;
+  if (whole_row_mass) row_mass = cluster.all_reduce(block_reduce(partial_mass(view, 0u), Plus{}, sh.f32), 0.0f, Plus{}, sh);
+
+  // Rejection rounds (one without top-p): draw from {key >= lo}; accept when the mass strictly above
+  // the drawn token is below top_p times the reference mass, else keep only what is above it.
+  float partial = partial_mass(view, lo);
+  float reference_mass = 0.0f;
+  Pick pick;
+  for (uint32_t round = 0;; ++round) {
+    const Draw d = draw(view, lo, partial, philox_uniform(a.rng, row, round), sh, cluster);
+    pick = d.pick;
+    if (round == 0) reference_mass = whole_row_mass ? row_mass : d.total;
+    if (!top_p || !pick.valid) break;
+    partial = partial_mass(view, pick.key + 1);
+    const float above = cluster.all_reduce(block_reduce(partial, Plus{}, sh.f32), 0.0f, Plus{}, sh);
+    if (above < a.top_p * reference_mass) break;
+    lo = pick.key + 1;
+  }
+  if (cluster.rank == 0 && threadIdx.x == 0) a.output[row] = pick.valid ? pick.index : 0;
+  Cluster::sync();  // no CTA leaves while another may still read its shared memory
+#endif
+}
+
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ Shared sh;
+  if (a.op == sampling::FilterOp::softmax) pdl_wait();
+  Cluster cluster = Cluster::here();
+  const int64_t row = blockIdx.x / cluster.size;
+  const int64_t begin = static_cast<int64_t>(cluster.rank) * a.slice;
+  const int n = static_cast<int>(slice_length(a.cols, a.slice, cluster.rank));
+  const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
+  auto* list = reinterpret_cast<ListEntry*>(dyn + buffer_bytes(a.slice, sizeof(T)));
+  if (a.op == sampling::FilterOp::softmax) pdl_launch_dependents();
+
+  switch (a.op) {
+    case sampling::FilterOp::softmax: {
+      // Online (max, sum of exp) per thread, combined in a fixed order.
+      struct MaxSum {
+        float m;
+        float s;
+      };
+      const auto combine = [](MaxSum p, MaxSum q) {
+        if (p.m == -INFINITY) return q;
+        if (q.m == -INFINITY) return p;
+        const float m = fmaxf(p.m, q.m);
+        return MaxSum{m, p.s * __expf(p.m - m) + q.s * __expf(q.m - m)};
+      };
+      MaxSum mine{-INFINITY, 0.0f};
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float z = Elem<T>::to_float(x[i]) * a.inv_temperature;
+        if (z == -INFINITY) continue;
+        if (z > mine.m) {
+          mine.s = mine.s * __expf(mine.m - z) + 1.0f;
+          mine.m = z;
+        } else {
+          mine.s += __expf(z - mine.m);
+        }
+      }
+      const MaxSum block = block_reduce(mine, combine, reinterpret_cast<MaxSum*>(sh.words));
+      const MaxSum all = cluster.all_reduce(block, MaxSum{-INFINITY, 0.0f}, combine, sh);
+      float* out = static_cast<float*>(a.output) + row * a.cols + begin;
+      const float inv_sum = 1.0f / all.s;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        out[i] = __expf(Elem<T>::to_float(x[i]) * a.inv_temperature - all.m) * inv_sum;
+      }
+      break;
+    }
+    case sampling::FilterOp::top_k_mask:
+    case sampling::FilterOp::top_k_renorm: {
+      const TopKSelection sel = select_top_k(x, n, begin, a.top_k, list, a.list_capacity, sh, cluster);
+      T* out = static_cast<T*>(a.output) + row * a.cols + begin;
+      if (a.op == sampling::FilterOp::top_k_mask) {
+        const T masked = Elem<T>::from_float(-INFINITY);
+        for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = Elem<T>::key(x[i]) >= sel.tau ? x[i] : masked;
+        break;
+      }
+      float kept = 0.0f;
+      if (sel.listed) {  // every CTA holds the same list: the same sum, no exchange
+        for (int i = threadIdx.x; i < sel.list_len; i += blockDim.x) {
+          if (list[i].key >= sel.tau) kept += Elem<T>::to_float(Elem<T>::from_key(list[i].key));
+        }
+        kept = block_reduce(kept, Plus{}, sh.f32);
+      } else {
+        for (int i = threadIdx.x; i < n; i += blockDim.x) {
+          if (Elem<T>::key(x[i]) >= sel.tau) kept += Elem<T>::to_float(x[i]);
+        }
+        kept = cluster.all_reduce(block_reduce(kept, Plus{}, sh.f32), 0.0f, Plus{}, sh);
+      }
+      const float inv_kept = 1.0f / kept;
+      const T zero = Elem<T>::from_float(0.0f);
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        out[i] = Elem<T>::key(x[i]) >= sel.tau ? Elem<T>::from_float(Elem<T>::to_float(x[i]) * inv_kept) : zero;
+      }
+      break;
+    }
+    case sampling::FilterOp::top_p_renorm: {
+      // Fixed-point masses (the row's total scaled to 2^40): the pivot is exact and the same on every
+      // call, whatever order the histograms were summed in.
+      float total = 0.0f;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) total += Elem<T>::to_float(x[i]);
+      total = cluster.all_reduce(block_reduce(total, Plus{}, sh.f32), 0.0f, Plus{}, sh);
+      const float scale = total > 0.0f ? 0x1p40f / total : 0.0f;
+      const float top_p = a.top_p;
+      const Selected pivot = radix_select<Elem<T>::kKeyBits, Scope::cluster>(
+          SliceSource<T, true>{x, n, scale},
+          [top_p](unsigned long long all) {
+            const double t = ceil(static_cast<double>(top_p) * static_cast<double>(all));
+            return t < 1.0 ? 1ull : static_cast<unsigned long long>(t);
+          },
+          sh, cluster, Elem<T>::kKeyBits / 8);
+      const uint32_t tau = pivot.found ? pivot.key : 0u;
+      float kept = 0.0f;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        if (Elem<T>::key(x[i]) >= tau) kept += Elem<T>::to_float(x[i]);
+      }
+      kept = cluster.all_reduce(block_reduce(kept, Plus{}, sh.f32), 0.0f, Plus{}, sh);
+      const float inv_kept = kept > 0.0f ? 1.0f / kept : 0.0f;
+      T* out = static_cast<T*>(a.output) + row * a.cols + begin;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        out[i] = Elem<T>::from_float(Elem<T>::key(x[i]) >= tau ? Elem<T>::to_float(x[i]) * inv_kept : 0.0f);
+      }
+      break;
+    }
+  }
+  Cluster::sync();
+#endif
+}
+
+#if defined(KBENCH_SAMPLING_SM90)
+// Writes output position `pos` of row `row`: element `index` of the row (-1: padding) with value `v`.
+template <class T>
+__device__ __forceinline__ void emit(const TopKArgs& a, int64_t row, int64_t pos, int64_t index, T v) {
+  const int64_t at = row * a.k + pos;
+  switch (a.output) {
+    case sampling::TopKOutput::values_indices:
+      if (index >= 0) static_cast<T*>(a.values)[at] = v;
+      a.indices[at] = index;
+      break;
+    case sampling::TopKOutput::page_table:
+      a.mapped[at] = index < 0 ? -1 : a.page_table[row * a.page_table_stride + index];
+      break;
+    case sampling::TopKOutput::ragged:
+      a.mapped[at] = index < 0 ? -1 : static_cast<int32_t>(index + a.offsets[row]);
+      break;
+  }
+}
+#endif
+
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopKArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ Shared sh;
+  Cluster cluster = Cluster::here();
+  const int64_t row = blockIdx.x / cluster.size;
+  int64_t length = a.cols;
+  if (a.lengths != nullptr) {
+    const int64_t l = a.lengths[row];
+    length = l < 0 ? 0 : (l < a.cols ? l : a.cols);
+  }
+  const int64_t begin = static_cast<int64_t>(cluster.rank) * a.slice;
+  const int n = static_cast<int>(slice_length(length, a.slice, cluster.rank));
+  const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
+  auto* list = reinterpret_cast<ListEntry*>(dyn + buffer_bytes(a.slice, sizeof(T)));
+
+  if (length <= a.k) {  // everything, in order, then padding
+    for (int i = threadIdx.x; i < n; i += blockDim.x) emit(a, row, begin + i, begin + i, x[i]);
+    if (cluster.rank == 0) {
+      for (int64_t j = length + threadIdx.x; j < a.k; j += blockDim.x) emit(a, row, j, -1, T{});
+    }
+  } else {
+    const TopKSelection sel = select_top_k(x, n, begin, a.k, list, a.list_capacity, sh, cluster);
+    // Everything above the k-th largest, then as many equal to it as fit; positions by scans, so
+    // the same on every call.
+    if (sel.listed) {
+      if (cluster.rank == 0) {
+        uint32_t above_base = 0;
+        uint32_t tie_base = 0;
+        for (int base = 0; base < sel.list_len; base += blockDim.x) {
+          const int i = base + static_cast<int>(threadIdx.x);
+          const uint32_t key = i < sel.list_len ? list[i].key : 0u;
+          const bool above = i < sel.list_len && key > sel.tau;
+          const bool tie = i < sel.list_len && key == sel.tau;
+          const Scan<uint32_t> sa = block_scan(above ? 1u : 0u, sh.u32);
+          const Scan<uint32_t> st = block_scan(tie ? 1u : 0u, sh.u32);
+          const uint64_t tie_pos = sel.above + tie_base + st.excl;
+          if (above) emit(a, row, above_base + sa.excl, list[i].index, Elem<T>::from_key(key));
+          if (tie && tie_pos < static_cast<uint64_t>(a.k)) emit(a, row, tie_pos, list[i].index, Elem<T>::from_key(key));
+          above_base += sa.total;
+          tie_base += st.total;
+        }
+      }
+    } else {
+      struct Counts {
+        uint32_t above;
+        uint32_t tie;
+        __device__ Counts operator+(const Counts& o) const { return {above + o.above, tie + o.tie}; }
+      };
+      Counts mine{0u, 0u};
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const uint32_t key = Elem<T>::key(x[i]);
+        mine.above += key > sel.tau ? 1u : 0u;
+        mine.tie += key == sel.tau ? 1u : 0u;
+      }
+      const Scan<Counts> local = block_scan(mine, reinterpret_cast<Counts*>(sh.words));
+      const RankScan<Counts> ranks = cluster.scan(local.total, Counts{0u, 0u}, Plus{}, sh);
+      uint64_t above_pos = ranks.excl.above + local.excl.above;
+      uint64_t tie_pos = sel.above + ranks.excl.tie + local.excl.tie;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const uint32_t key = Elem<T>::key(x[i]);
+        if (key > sel.tau) {
+          emit(a, row, static_cast<int64_t>(above_pos++), begin + i, x[i]);
+        } else if (key == sel.tau && tie_pos < static_cast<uint64_t>(a.k)) {
+          emit(a, row, static_cast<int64_t>(tie_pos++), begin + i, x[i]);
+        }
+      }
+    }
+  }
+  Cluster::sync();
+#endif
+}
+
+}  // namespace kbench::kernels::sampling_detail
