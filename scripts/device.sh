@@ -45,7 +45,7 @@ for stage in $stages; do
       note "ctest: $(grep -E 'tests passed|tests failed' "$work/ctest.log" | tail -1)"
       grep -E '\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Not Run' "$work/ctest.log" | head -20 ;;
     gtest)
-      timeout 400 "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" --gtest_filter="${GTEST_FILTER:-*}" >"$work/gtest.log" 2>&1
+      timeout "${GTEST_TIMEOUT:-400}" "$KBENCH_BUILD_DIR/tests/kbench_gpu_tests" --gtest_filter="${GTEST_FILTER:-*}" >"$work/gtest.log" 2>&1
       note "gtest ${GTEST_FILTER:-*}: exit $? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]' "$work/gtest.log" | tr '\n' ' ')"
       grep -E '^\[  FAILED  \]|Failure|error' "$work/gtest.log" | head -30 ;;
     sanitize)
