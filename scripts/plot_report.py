@@ -40,13 +40,18 @@ from pathlib import Path
 
 KBENCH_BACKENDS = {"cuda", "fa2", "fa2_tc", "fa3", "auto"}
 
-# Never part of a case's configuration: the measurements and the run's records (as kbench compare).
+# Never part of a case's configuration: the measurements, the GPU's conditions and the run's records,
+# exactly kbench compare's list (src/core/compare.cpp; a CPU test keeps the two equal), plus any
+# column whose name holds "clock" or "power".
 NOT_CONFIGURATION = {
     "median_time", "std_time", "min_time", "max_time", "num_samples", "noise", "tflops", "tb_per_sec",
     "resolved_backend", "avg_actual_seq_len", "refcheck_status", "speedup_over_baseline", "samples_ms",
-    "disposition", "reason", "repro_command", "gpu_name", "timer", "calls_per_graph", "use_cupti",
-    "output_path", "baseline_csv", "baseline", "case_tag", "refcheck", "allow_output_mismatch",
-    "generate_repro_command", "routine", "backend",
+    "disposition", "reason", "mean_time", "noise_reached", "autotuned",
+    "temperature_c", "throttle_reasons", "conditions_unavailable",
+    "repro_command", "gpu_name", "timer", "calls_per_graph", "use_cupti", "output_path", "baseline_csv",
+    "baseline", "case_tag", "refcheck", "allow_output_mismatch", "generate_repro_command", "json",
+    "json_samples", "verbose",
+    "routine", "backend",
 }
 
 AXIS_PREFERENCE = ["batch_size", "num_tokens", "m", "s_qo", "s_kv", "seq_len"]

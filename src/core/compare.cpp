@@ -358,7 +358,7 @@ file, not a kbench result file).
 
 }  // namespace
 
-bool is_configuration_column(std::string_view column) {
+const std::set<std::string, std::less<>>& run_record_columns() {
   static const std::set<std::string, std::less<>> not_configuration = {
       // measurements
       "median_time", "std_time", "min_time", "max_time", "num_samples", "noise", "tflops", "tb_per_sec",
@@ -371,7 +371,11 @@ bool is_configuration_column(std::string_view column) {
       "case_tag", "refcheck", "allow_output_mismatch", "generate_repro_command", "json", "json_samples", "verbose",
       // identity itself
       "routine", "backend"};
-  return !not_configuration.contains(column) && column.find("clock") == std::string_view::npos &&
+  return not_configuration;
+}
+
+bool is_configuration_column(std::string_view column) {
+  return !run_record_columns().contains(column) && column.find("clock") == std::string_view::npos &&
          column.find("power") == std::string_view::npos;
 }
 

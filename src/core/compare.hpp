@@ -41,6 +41,7 @@
 #include <optional>
 #include <ostream>
 #include <span>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,9 @@ struct ResultFile {
 // when the file cannot be read or is not a kbench result file.
 [[nodiscard]] ResultFile read_result_file(const std::string& path);
 
+// The columns named above that are never part of a case's identity (scripts/plot_report.py keeps
+// the same list; a CPU test checks).
+[[nodiscard]] const std::set<std::string, std::less<>>& run_record_columns();
 // Whether a column takes part in a case's identity (the rule above).
 [[nodiscard]] bool is_configuration_column(std::string_view column);
 

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
+#include <regex>
 #include <nlohmann/json.hpp>
 
 #include "core/compare.hpp"
@@ -181,6 +184,18 @@ TEST(Compare, CasesMatchByConfigurationNotByRunRecords) {
                              "temperature_c", "throttle_reasons", "mean_time", "json"}) {
     EXPECT_FALSE(is_configuration_column(record)) << record;
   }
+}
+
+TEST(Compare, ThePlotReportLeavesTheSameColumnsOutOfACase) {
+  std::ifstream in(std::string(KBENCH_SOURCE_DIR) + "/scripts/plot_report.py");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto start = text.find("NOT_CONFIGURATION = {");
+  ASSERT_NE(start, std::string::npos);
+  const std::string block = text.substr(start, text.find('}', start) - start);
+  std::set<std::string, std::less<>> python;
+  const std::regex quoted("\"([a-z0-9_]+)\"");
+  for (std::sregex_iterator it(block.begin(), block.end(), quoted), end; it != end; ++it) python.insert((*it)[1]);
+  EXPECT_EQ(python, run_record_columns());
 }
 
 TEST(Compare, RowsInOneFileAreAddedOrRemoved) {
