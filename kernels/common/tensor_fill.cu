@@ -149,7 +149,8 @@ cudaError_t fill_normal(void* data, DType dtype, int64_t count, uint64_t seed, f
     case DType::float32: return fill_typed<Fp32>(data, count, seed, mean, stddev, stream);
     case DType::fp8_e4m3: return fill_typed<E4m3>(data, count, seed, mean, stddev, stream);
     case DType::fp8_e5m2: return fill_typed<E5m2>(data, count, seed, mean, stddev, stream);
-    case DType::int32: break;  // an index type: nothing random to fill it with
+    case DType::int32:
+    case DType::uint8: break;  // index and raw-byte types: nothing random to fill them with
   }
   return cudaErrorInvalidValue;
 }
@@ -170,7 +171,8 @@ cudaError_t convert_to_float(const void* data, DType dtype, int64_t count, float
     case DType::float32: return convert_typed<Fp32>(data, count, out, stream);
     case DType::fp8_e4m3: return convert_typed<E4m3>(data, count, out, stream);
     case DType::fp8_e5m2: return convert_typed<E5m2>(data, count, out, stream);
-    case DType::int32: break;
+    case DType::int32:
+    case DType::uint8: break;
   }
   return cudaErrorInvalidValue;
 }
