@@ -118,6 +118,7 @@ Quantized quantize(std::span<const float> input, const kernels::QuantizeParams& 
   q.scales.assign(static_cast<std::size_t>(s.batches * scale_bytes), 0);
   const bool per_token = s.token_scales != nullptr;
   if (per_token) q.token_scales.assign(static_cast<std::size_t>(s.rows), 0.0f);
+  std::vector<float> block(static_cast<std::size_t>(s.block_size));
   for (int64_t b = 0; b < s.batches; ++b) {
     for (int64_t row = 0; row < s.rows; ++row) {
       const float* x = input.data() + (b * s.rows + row) * s.columns;
@@ -131,10 +132,9 @@ Quantized quantize(std::span<const float> input, const kernels::QuantizeParams& 
       }
       const int64_t out_row = destination_row(s, row);
       for (int64_t k = 0; k < scale_columns; ++k) {
-        std::vector<float> block(static_cast<std::size_t>(s.block_size), 0.0f);  // padding columns: zeros
         for (int64_t i = 0; i < s.block_size; ++i) {
           const int64_t column = k * s.block_size + i;
-          if (column < s.columns) block[static_cast<std::size_t>(i)] = x[column];
+          block[static_cast<std::size_t>(i)] = column < s.columns ? x[column] : 0.0f;  // padding columns: zeros
         }
         float amax = 0.0f;
         for (float v : block) amax = std::max(amax, std::fabs(v));

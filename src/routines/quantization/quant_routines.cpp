@@ -107,8 +107,8 @@ class QuantRoutine final : public Routine {
         if (p.alignment <= 0 || p.alignment % 32 != 0) {
           throw CaseError("--alignment must be a positive multiple of 32, got " + args.display("alignment"));
         }
-        p.layout = args.flag("is_sf_swizzled_layout") && !args.flag("no_sf_swizzled_layout") ? SfLayout::swizzled_128x4
-                                                                                             : SfLayout::linear;
+        // --is_sf_swizzled_layout is the default (store_true of an on switch); only --no_ turns it off.
+        p.layout = args.flag("no_sf_swizzled_layout") ? SfLayout::linear : SfLayout::swizzled_128x4;
         break;
       case QuantVariant::mxfp4:
       case QuantVariant::nvfp4: p.layout = parse_layout(args.text("sf_layout")); break;
