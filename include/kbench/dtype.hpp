@@ -9,8 +9,9 @@
 namespace kbench {
 
 // int32 and int64 describe index tensors (page tables, top-k indices); kernels never take them as a
-// data type.
-enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32, int64 };
+// data type. uint8 is raw bytes (packed FP4 pairs, block scale factors): compared exactly, byte for
+// byte.
+enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32, int64, uint8 };
 
 // The names used on the command line and in the CSV ("bfloat16", "fp8_e4m3", ...).
 [[nodiscard]] constexpr std::string_view dtype_name(DType t) {
@@ -22,6 +23,7 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32, int64 
     case DType::fp8_e5m2: return "fp8_e5m2";
     case DType::int32: return "int32";
     case DType::int64: return "int64";
+    case DType::uint8: return "uint8";
   }
   return "?";
 }
@@ -36,12 +38,13 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32, int64 
     case DType::fp8_e5m2: return "torch.float8_e5m2";
     case DType::int32: return "torch.int32";
     case DType::int64: return "torch.int64";
+    case DType::uint8: return "torch.uint8";
   }
   return "?";
 }
 
 [[nodiscard]] constexpr std::optional<DType> parse_dtype(std::string_view name) {
-  for (DType t : {DType::bfloat16, DType::float16, DType::float32, DType::fp8_e4m3, DType::fp8_e5m2, DType::int32, DType::int64}) {
+  for (DType t : {DType::bfloat16, DType::float16, DType::float32, DType::fp8_e4m3, DType::fp8_e5m2, DType::int32, DType::int64, DType::uint8}) {
     if (name == dtype_name(t)) return t;
   }
   return std::nullopt;
@@ -55,7 +58,8 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32, int64 
     case DType::int32: return 4;
     case DType::int64: return 8;
     case DType::fp8_e4m3:
-    case DType::fp8_e5m2: return 1;
+    case DType::fp8_e5m2:
+    case DType::uint8: return 1;
   }
   return 0;
 }

@@ -150,7 +150,8 @@ cudaError_t fill_normal(void* data, DType dtype, int64_t count, uint64_t seed, f
     case DType::fp8_e4m3: return fill_typed<E4m3>(data, count, seed, mean, stddev, stream);
     case DType::fp8_e5m2: return fill_typed<E5m2>(data, count, seed, mean, stddev, stream);
     case DType::int32:
-    case DType::int64: break;  // index types: nothing random to fill them with
+    case DType::int64: break;
+    case DType::uint8: break;  // index and raw-byte types: nothing random to fill them with
   }
   return cudaErrorInvalidValue;
 }
@@ -173,6 +174,7 @@ cudaError_t convert_to_float(const void* data, DType dtype, int64_t count, float
     case DType::fp8_e5m2: return convert_typed<E5m2>(data, count, out, stream);
     case DType::int32:
     case DType::int64: break;
+    case DType::uint8: break;
   }
   return cudaErrorInvalidValue;
 }

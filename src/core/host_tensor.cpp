@@ -39,6 +39,7 @@ std::vector<float> read_as_floats(const void* data, DType dtype, std::size_t cou
     case DType::fp8_e5m2: widen<__nv_fp8_e5m2>(raw, out, [](__nv_fp8_e5m2 v) { return static_cast<float>(v); }); break;
     case DType::int32: widen<int32_t>(raw, out, [](int32_t v) { return static_cast<float>(v); }); break;
     case DType::int64: widen<int64_t>(raw, out, [](int64_t v) { return static_cast<float>(v); }); break;
+    case DType::uint8: widen<uint8_t>(raw, out, [](uint8_t v) { return static_cast<float>(v); }); break;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include "routines/attention/attention_routines.hpp"
 #include "routines/norm/norm_routines.hpp"
+#include "routines/quantization/quant_routines.hpp"
 #include "routines/reference_names.hpp"
 #include "routines/sampling/sampling_routines.hpp"
 
@@ -12,6 +13,7 @@ RoutineRegistry make_builtin_registry() {
   register_attention_routines(registry);
   register_norm_routines(registry);
   register_sampling_routines(registry);
+  register_quant_routines(registry);
   register_reference_names(registry);
   return registry;
 }

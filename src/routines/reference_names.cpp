@@ -17,8 +17,7 @@ void register_reference_names(RoutineRegistry& registry) {
       "moe_a2a_dispatch_combine", "allreduce_fusion", "mixed_comm",
       // norm and quantization
       "rmsnorm_fp4quant", "add_rmsnorm_fp4quant", "gemma_fused_add_rmsnorm", "layernorm_quant", "fused_rmsnorm_silu",
-      "fused_dit_layernorm", "fused_qk_rmsnorm_rope", "mxfp8_quantize", "mxfp4_quantize", "nvfp4_quantize",
-      "nvfp4_batched_quantize",
+      "fused_dit_layernorm", "fused_qk_rmsnorm_rope",
       // top-k
       "top_k_varlen",
       // RoPE

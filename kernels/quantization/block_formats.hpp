@@ -1,0 +1,233 @@
+// The block-scaled formats' rules, shared by kbench's quantization kernels and the host (the CPU
+// tests check exactly this code against NVIDIA's host models of the conversion instructions and
+// against a plain host reference). Hopper has no FP4 / UE8M0 conversion instructions, so these are
+// software conversions, bit-identical to the hardware's cvt.rn.satfinite.e2m1x2.f32,
+// cvt.rn.satfinite.e4m3x2.f32 and cvt.rp.satfinite.ue8m0x2.f32:
+//   e2m1:  magnitudes {0, 0.5, 1, 1.5, 2, 3, 4, 6}, code = sign << 3 | index; round to nearest
+//          even, saturate to +-6; the sign of a zero result kept; NaN -> +6 (0x7).
+//   e4m3:  round to nearest even, saturate to +-448 (infinities too); NaN -> 0x7F.
+//   ue8m0: 2^(code - 127), rounded toward +inf from a non-negative value; 0 and anything up to
+//          2^-127 -> 0; above 2^127 (infinity too) -> 254; NaN -> 255.
+// Block rules (a = the block's largest magnitude, g = the global scale):
+//   NVFP4 (16 or 32 elements): SF = e4m3(g * a / 6); q = e2m1(x * (g / SF)); SF 0 -> q 0.
+//   MXFP4 (32):  SF = ue8m0(a / 6); q = e2m1(x * 2^(127 - SF)) (exact: a power of two).
+//   MXFP8 (32):  SF = ue8m0(a / 448); q = e4m3(x * 2^(127 - SF)); a = 0 -> SF 0, q 0.
+// Divisions are IEEE (correctly rounded) on host and device alike; no fast-math in these files.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace kbench::kernels::quant {
+
+#if defined(__CUDACC__)
+#define KBENCH_QUANT_HOST_DEVICE __host__ __device__ __forceinline__
+#else
+#define KBENCH_QUANT_HOST_DEVICE inline
+#endif
+
+KBENCH_QUANT_HOST_DEVICE uint32_t float_bits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+
+KBENCH_QUANT_HOST_DEVICE float bits_float(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
+
+KBENCH_QUANT_HOST_DEVICE float ieee_div(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+KBENCH_QUANT_HOST_DEVICE float round_half_even(float x) {
+#if defined(__CUDA_ARCH__)
+  return rintf(x);
+#else
+  return std::nearbyint(x);  // the default rounding mode: to nearest even
+#endif
+}
+
+// 4-bit e2m1 code of x. Each comparison is one rounding boundary; ties go to the even code (a
+// tie at 0.25, 1.25, 2.5 or 5 rounds down, at 0.75, 1.75 or 3.5 up).
+KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e2m1(float x) {
+  const uint32_t bits = float_bits(x);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return 0x7;
+  const float a = bits_float(bits & 0x7FFFFFFFu);
+  const int index = (a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f);
+  return static_cast<uint8_t>(((bits >> 28) & 0x8u) | static_cast<uint32_t>(index));
+}
+
+KBENCH_QUANT_HOST_DEVICE float e2m1_to_float(uint8_t code) {
+  constexpr float kMagnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float m = kMagnitude[code & 0x7];
+  return (code & 0x8) ? -m : m;
+}
+
+KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e4m3(float x) {
+  constexpr uint8_t kMaxFinite = 0x7E;  // 448
+  const uint32_t bits = float_bits(x);
+  const uint32_t sign = (bits >> 24) & 0x80u;
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) return 0x7F;
+  if (magnitude < 0x3C800000u) {
+    // Below 2^-6, e4m3's subnormals: multiples of 2^-9 (exact scaling, then rounding); 8 x 2^-9
+    // is 2^-6, whose code 0x08 is the smallest normal's.
+    const float steps = round_half_even(bits_float(magnitude) * 512.0f);
+    return static_cast<uint8_t>(sign | static_cast<uint32_t>(steps));
+  }
+  // Normal: keep exponent and three mantissa bits, round the 20 dropped bits to nearest even (a
+  // carry into the exponent is the right result), rebias the exponent from 127 to 7.
+  uint32_t kept = magnitude >> 20;
+  const uint32_t dropped = magnitude & 0xFFFFFu;
+  if (dropped > 0x80000u || (dropped == 0x80000u && (kept & 1u))) ++kept;
+  const uint32_t code = kept - ((127u - 7u) << 3);
+  return static_cast<uint8_t>(sign | (code > kMaxFinite ? kMaxFinite : code));
+}
+
+KBENCH_QUANT_HOST_DEVICE float e4m3_to_float(uint8_t code) {
+  const uint32_t exponent = (code >> 3) & 0xFu;
+  const uint32_t mantissa = code & 0x7u;
+  if (exponent == 0xFu && mantissa == 0x7u) return bits_float(0x7FC00000u);
+  const float magnitude = exponent == 0 ? static_cast<float>(mantissa) * (1.0f / 512.0f)
+                                        : bits_float(((exponent + 120u) << 23) | (mantissa << 20));
+  return (code & 0x80) ? -magnitude : magnitude;
+}
+
+// ue8m0 of a non-negative v, rounded up to a power of two.
+KBENCH_QUANT_HOST_DEVICE uint8_t float_to_ue8m0_round_up(float v) {
+  const uint32_t bits = float_bits(v) & 0x7FFFFFFFu;
+  if (bits > 0x7F800000u) return 0xFF;
+  const uint32_t exponent = bits >> 23;
+  if (exponent == 0) return bits > 0x00400000u ? 1 : 0;  // subnormal: above 2^-127 rounds up to 2^-126
+  const uint32_t code = exponent + ((bits & 0x7FFFFFu) != 0);
+  return static_cast<uint8_t>(code > 254 ? 254 : code);
+}
+
+// 2^(127 - code): the reciprocal of a ue8m0 scale, exact for every code but NaN's.
+KBENCH_QUANT_HOST_DEVICE float ue8m0_reciprocal(uint8_t code) {
+  // 2^(127 - code) for code 0..254 spans 2^127 .. 2^-127; the last is an fp32 subnormal.
+  return code == 254 ? bits_float(0x00400000u) : bits_float((254u - code) << 23);
+}
+
+KBENCH_QUANT_HOST_DEVICE float ue8m0_to_float(uint8_t code) {
+  if (code == 0xFF) return bits_float(0x7FC00000u);
+  return code == 0 ? bits_float(0x00400000u) : bits_float(static_cast<uint32_t>(code) << 23);
+}
+
+// ---- Block rules -----------------------------------------------------------------------------
+
+enum class BlockFormat : uint8_t { nvfp4, mxfp4, mxfp8 };
+
+// The per-block quantities: the scale byte and the factor that maps the block's values onto the
+// element format's grid.
+struct BlockScale {
+  uint8_t sf = 0;
+  float factor = 0.0f;
+};
+
+KBENCH_QUANT_HOST_DEVICE BlockScale block_scale(BlockFormat format, float amax, float global_scale) {
+  BlockScale s;
+  switch (format) {
+    case BlockFormat::nvfp4: {
+      s.sf = float_to_e4m3(ieee_div(global_scale * amax, 6.0f));
+      const float sf_value = e4m3_to_float(s.sf);
+      s.factor = sf_value == 0.0f ? 0.0f : ieee_div(global_scale, sf_value);
+      break;
+    }
+    case BlockFormat::mxfp4:
+    case BlockFormat::mxfp8: {
+      if (amax == 0.0f) break;
+      s.sf = float_to_ue8m0_round_up(ieee_div(amax, format == BlockFormat::mxfp4 ? 6.0f : 448.0f));
+      s.factor = ue8m0_reciprocal(s.sf);
+      break;
+    }
+  }
+  return s;
+}
+
+// One element's code: 4 bits (e2m1) for the FP4 formats, 8 (e4m3) for MXFP8.
+KBENCH_QUANT_HOST_DEVICE uint8_t quantize_element(BlockFormat format, float x, float factor) {
+  return format == BlockFormat::mxfp8 ? float_to_e4m3(x * factor) : float_to_e2m1(x * factor);
+}
+
+// The value a decoder gives back for `code` under scale byte `sf` (g: NVFP4's global scale).
+KBENCH_QUANT_HOST_DEVICE float dequantize_element(BlockFormat format, uint8_t code, uint8_t sf, float global_scale) {
+  switch (format) {
+    case BlockFormat::nvfp4: return ieee_div(e2m1_to_float(code) * e4m3_to_float(sf), global_scale);
+    case BlockFormat::mxfp4: return e2m1_to_float(code) * ue8m0_to_float(sf);
+    case BlockFormat::mxfp8: return e4m3_to_float(code) * ue8m0_to_float(sf);
+  }
+  return 0.0f;
+}
+
+// Per-token NVFP4 (--per_token_activation): each row's own two-level range, the convention
+// g = 448 * 6 / amax applied per row. The call writes per_token_scale(amax) (the decode side's
+// factor) and quantizes with its reciprocal as the row's global scale; an all-zero row gets 0.
+KBENCH_QUANT_HOST_DEVICE float per_token_scale(float row_amax) { return ieee_div(row_amax, 448.0f * 6.0f); }
+KBENCH_QUANT_HOST_DEVICE float per_token_global_scale(float token_scale) {
+  return token_scale == 0.0f ? 0.0f : ieee_div(1.0f, token_scale);
+}
+
+// ---- Scale-factor layouts ----------------------------------------------------------------------
+
+enum class SfLayout : uint8_t { linear, swizzled_128x4, swizzled_8x4 };
+
+// Rows and scale columns a layout stores (padding included; padding bytes are written as 0).
+KBENCH_QUANT_HOST_DEVICE int64_t sf_padded_rows(SfLayout layout, int64_t rows) {
+  switch (layout) {
+    case SfLayout::linear: return rows;
+    case SfLayout::swizzled_128x4: return (rows + 127) / 128 * 128;
+    case SfLayout::swizzled_8x4: return (rows + 7) / 8 * 8;
+  }
+  return rows;
+}
+
+KBENCH_QUANT_HOST_DEVICE int64_t sf_padded_columns(SfLayout layout, int64_t columns) {
+  return layout == SfLayout::linear ? columns : (columns + 3) / 4 * 4;
+}
+
+KBENCH_QUANT_HOST_DEVICE int64_t sf_bytes(SfLayout layout, int64_t rows, int64_t columns) {
+  return sf_padded_rows(layout, rows) * sf_padded_columns(layout, columns);
+}
+
+// Byte offset of scale (row m, scale column k) of a matrix with `columns` scale columns.
+// 128x4: 512-byte tiles of 128 rows x 4 columns, row m at (m % 32) * 16 + ((m % 128) / 32) * 4;
+// 8x4: 32-byte tiles of 8 rows x 4 columns.
+KBENCH_QUANT_HOST_DEVICE int64_t sf_offset(SfLayout layout, int64_t m, int64_t k, int64_t columns) {
+  const int64_t tiles_per_row = (columns + 3) / 4;
+  switch (layout) {
+    case SfLayout::linear: return m * columns + k;
+    case SfLayout::swizzled_128x4:
+      return (m / 128) * tiles_per_row * 512 + (k / 4) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4 + (k % 4);
+    case SfLayout::swizzled_8x4: return (m / 8) * tiles_per_row * 32 + (k / 4) * 32 + (m % 8) * 4 + (k % 4);
+  }
+  return 0;
+}
+
+// --do_shuffle (TRT-LLM's weight layout): within each block of 32 rows, row r goes to
+// 8 * (r % 4) + r / 4.
+KBENCH_QUANT_HOST_DEVICE int64_t shuffled_row(int64_t row) {
+  const int64_t r = row % 32;
+  return row - r + 8 * (r % 4) + r / 4;
+}
+
+
+}  // namespace kbench::kernels::quant
