@@ -207,7 +207,11 @@ __device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared&
       if (chosen >= 0) mine = {v.key(chosen), static_cast<int32_t>(v.begin + chosen), 1u};
     }
   }
-  return {cluster.agree(mine, sh), r.total};
+  // The owner is any thread of one CTA; Cluster::agree exchanges thread 0's value only, so the
+  // block's pick (the one valid among its threads, if any) is gathered first.
+  const Pick block_pick = block_reduce(
+      mine, [](const Pick& x, const Pick& y) { return x.valid ? x : y; }, reinterpret_cast<Pick*>(sh.words));
+  return {cluster.agree(block_pick, sh), r.total};
 }
 
 // Sources of radix_select.
