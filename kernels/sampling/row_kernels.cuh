@@ -179,6 +179,11 @@ struct Draw {
 // past the walk's sum: then its last positive element).
 template <class View>
 __device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared& sh, Cluster& cluster) {
+  // The block's pick, gathered in shared memory: the owner is any thread of one CTA, and
+  // Cluster::agree exchanges thread 0's value only. Cleared here, before the barriers of the scans
+  // below; a CTA holds at most one owner (the intervals are disjoint), so one write, no race.
+  Pick* block_pick = reinterpret_cast<Pick*>(sh.words[0]);
+  if (threadIdx.x == 0) *block_pick = Pick{};
   const Scan<float> s = block_scan(partial, sh.f32);
   const RankScan<float> r = cluster.scan(s.total, 0.0f, Plus{}, sh);
   Pick mine;
@@ -207,7 +212,9 @@ __device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared&
       if (chosen >= 0) mine = {v.key(chosen), static_cast<int32_t>(v.begin + chosen), 1u};
     }
   }
-  return {cluster.agree(mine, sh), r.total};
+  if (mine.valid) *block_pick = mine;
+  __syncthreads();
+  return {cluster.agree(*block_pick, sh), r.total};
 }
 
 // Sources of radix_select.

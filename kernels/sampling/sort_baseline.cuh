@@ -83,8 +83,12 @@ __global__ void __launch_bounds__(kTailThreads) sorted_tail_kernel(TailArgs a) {
   const auto nothing = [](int64_t, float, float, float) {};
 
   // The kept prefix [0, m) of the sorted row.
+  // top_k is a parameter of the sampler and the top-k filters only (top_p_renorm's case carries the
+  // --top_k flag's default, 50, which must not cut its nucleus).
+  const bool uses_top_k = a.op == sampling::SortedOp::sample || a.op == sampling::SortedOp::top_k_mask ||
+                          a.op == sampling::SortedOp::top_k_renorm;
   int64_t m = len;
-  if (a.top_k > 0 && a.top_k < m) m = a.top_k;
+  if (uses_top_k && a.top_k > 0 && a.top_k < m) m = a.top_k;
   if (a.op == sampling::SortedOp::sample && a.min_p > 0.0f && !a.from_logits) {
     // The first position below min_p * max (binary search: the row is sorted).
     int64_t lo = 0, hi = m;

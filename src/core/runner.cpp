@@ -413,12 +413,21 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
         result.disposition = checked.passed() ? Disposition::passed : Disposition::incorrect;
         for (const Comparison& c : checked.comparisons) {
           if (c.mismatches == 0 && c.total > 0) continue;
-          char detail[160];
+          char head[160];
+          std::string detail;
           if (c.rule.empty()) {
-            std::snprintf(detail, sizeof detail, " (%.2f%%) elements differ; max abs error %.4g (rtol %g, atol %g)",
+            std::snprintf(head, sizeof head, " (%.2f%%) elements differ; max abs error %.4g (rtol %g, atol %g)",
                           c.mismatch_percent(), c.max_abs_error, c.tolerance.rtol, c.tolerance.atol);
+            detail = head;
           } else {
-            std::snprintf(detail, sizeof detail, " (%.2f%%) elements differ: %s", c.mismatch_percent(), c.rule.c_str());
+            // The rule whole (a fixed buffer cut the longer ones), and the largest error where the rule
+            // also compares values within a tolerance.
+            std::snprintf(head, sizeof head, " (%.2f%%) elements differ: ", c.mismatch_percent());
+            detail = head + c.rule;
+            if (c.tolerance.rtol > 0 || c.tolerance.atol > 0) {
+              std::snprintf(head, sizeof head, "; max abs error %.4g", c.max_abs_error);
+              detail += head;
+            }
           }
           const std::string message = "Output tensor mismatch from backend " + s.label + " (" + c.tensor + "): " +
                                       std::to_string(c.mismatches) + "/" + std::to_string(c.total) + detail;

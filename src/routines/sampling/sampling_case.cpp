@@ -386,7 +386,10 @@ ks::SortBaselineParams SamplingCase::sort_params(int copy) const {
   }
   switch (p_.op) {
     case SamplingOp::top_k_renorm_probs: s.op = ks::SortedOp::top_k_renorm; break;
-    case SamplingOp::top_p_renorm_probs: s.op = ks::SortedOp::top_p_renorm; break;
+    case SamplingOp::top_p_renorm_probs:
+      s.op = ks::SortedOp::top_p_renorm;
+      s.top_k = 0;  // not a parameter of top_p_renorm_probs (p_.top_k holds the flag's default)
+      break;
     case SamplingOp::top_k_mask_logits: s.op = ks::SortedOp::top_k_mask; break;
     default:
       s.op = ks::SortedOp::top_k;

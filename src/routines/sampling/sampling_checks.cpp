@@ -1,6 +1,7 @@
 #include "routines/sampling/sampling_checks.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -31,6 +32,16 @@ bool close(double out, double expected, Tolerance t, double* max_error) {
   const double err = std::fabs(out - expected);
   *max_error = std::max(*max_error, err);
   return err <= t.atol + t.rtol * std::fabs(expected);
+}
+
+// The rule of a filter's output: which positions may or must be kept, and the kept values within
+// the tolerance. Printed instead of the tolerance, so a wrong kept set (values still within 1e-9 of
+// x / kept sum) does not read as an isclose failure.
+std::string filter_rule_text(const std::string& kept_set, Tolerance t, const std::string& kept_value) {
+  char tolerance[96];
+  std::snprintf(tolerance, sizeof tolerance, "rtol %g, atol %g", t.rtol, t.atol);
+  return "a position kept outside or dropped inside " + kept_set + ", or a kept value off " + kept_value + " (" +
+         tolerance + ")";
 }
 
 std::string sampler_rule_text(const SamplerRule& rule, int64_t vocab) {
@@ -99,8 +110,9 @@ std::vector<float> softmax_reference(int64_t rows, int64_t cols, double temperat
 template <class IsKept, class KeptValue>
 Comparison check_top_k_rows(int64_t rows, int64_t cols, int64_t k, std::span<const float> input,
                             std::span<const float> output, Tolerance tolerance, float dropped, IsKept is_kept,
-                            KeptValue kept_value) {
-  Comparison c{"output", tolerance, rows * cols, 0, 0.0, ""};
+                            KeptValue kept_value, const std::string& kept_text) {
+  Comparison c{"output", tolerance, rows * cols, 0, 0.0,
+               filter_rule_text("the top k (above the k-th value kept, ties either, at least k)", tolerance, kept_text)};
   for (int64_t r = 0; r < rows; ++r) {
     const std::span<const float> x = input.subspan(static_cast<std::size_t>(r * cols), static_cast<std::size_t>(cols));
     const std::span<const float> o = output.subspan(static_cast<std::size_t>(r * cols), static_cast<std::size_t>(cols));
@@ -128,18 +140,20 @@ Comparison check_top_k_rows(int64_t rows, int64_t cols, int64_t k, std::span<con
 Comparison check_top_k_renorm(int64_t rows, int64_t cols, int64_t k, std::span<const float> input,
                               std::span<const float> output, Tolerance tolerance) {
   return check_top_k_rows(rows, cols, k, input, output, tolerance, 0.0f, [](float o) { return o != 0.0f; },
-                          [](double x, double sum) { return x / sum; });
+                          [](double x, double sum) { return x / sum; }, "x / kept sum");
 }
 
 Comparison check_top_k_mask(int64_t rows, int64_t cols, int64_t k, std::span<const float> input,
                             std::span<const float> output, Tolerance tolerance) {
   return check_top_k_rows(rows, cols, k, input, output, tolerance, -INFINITY, [](float o) { return o != -INFINITY; },
-                          [](double x, double) { return x; });
+                          [](double x, double) { return x; }, "x");
 }
 
 Comparison check_top_p_renorm(int64_t rows, int64_t cols, double top_p, std::span<const float> input,
                               std::span<const float> output, Tolerance tolerance) {
-  Comparison c{"output", tolerance, rows * cols, 0, 0.0, ""};
+  Comparison c{"output", tolerance, rows * cols, 0, 0.0,
+               filter_rule_text("the nucleus (mass before a value below top_p of the row's, with slack)", tolerance,
+                                "x / kept sum")};
   std::vector<int64_t> order(static_cast<std::size_t>(cols));
   std::vector<double> above(static_cast<std::size_t>(cols)), at_or_above(static_cast<std::size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {

@@ -188,6 +188,19 @@ TEST_F(SamplingFlags, BytesAreTheReferencesFormulas) {
   }
 }
 
+// The sort-based baseline's parameters carry top_k only for the routines that take it: every case
+// holds --top_k's default (50), and the cub tail once cut top_p_renorm_probs' nucleus to the top 50
+// with it (the H100's first run: 68% of a flat row's nucleus dropped).
+TEST_F(SamplingFlags, SortBaselineTakesTopKOnlyWhereTheRoutineDoes) {
+  const std::string shape = " --batch_size 4 --vocab_size 1000";
+  EXPECT_EQ(make("-R top_p_renorm_probs --top_p 0.9" + shape)->sort_params(SamplingCase::kNoCopy).top_k, 0);
+  EXPECT_EQ(make("-R top_p_sampling_from_probs --top_p 0.9" + shape)->sort_params(SamplingCase::kNoCopy).top_k, 0);
+  EXPECT_EQ(make("-R min_p_sampling_from_probs --min_p 0.1" + shape)->sort_params(SamplingCase::kNoCopy).top_k, 0);
+  EXPECT_EQ(make("-R top_k_renorm_probs --top_k 7" + shape)->sort_params(SamplingCase::kNoCopy).top_k, 7);
+  EXPECT_EQ(make("-R top_k_sampling_from_probs --top_k 7" + shape)->sort_params(SamplingCase::kNoCopy).top_k, 7);
+  EXPECT_EQ(make("-R top_k_mask_logits --top_k 7" + shape)->sort_params(SamplingCase::kNoCopy).top_k, 7);
+}
+
 // The peaked law (distributions.hpp): a permutation of the ranks per row, and the numbers the
 // README and --help quote.
 TEST(SamplingDistributionLaw, PeakedRanksArePermutations) {

@@ -124,16 +124,18 @@ void check_routine(const std::string& line, const std::vector<double>& row, bool
                    const std::vector<double>& expected) {
   SCOPED_TRACE(line);
   CudaStream stream;
-  const auto problem = testing::make_sampling_case(line + " --batch_size " + std::to_string(kRows) + " --vocab_size " +
-                                                       std::to_string(kVocab) + " --input_dtype float32",
-                                                   stream.get());
+  // The full line (the routine's required flags included) for both the case and the routine's lookup:
+  // parse_case checks the required flags, so `line` alone cannot name the routine.
+  const std::string full = line + " --batch_size " + std::to_string(kRows) + " --vocab_size " +
+                           std::to_string(kVocab) + " --input_dtype float32";
+  const auto problem = testing::make_sampling_case(full, stream.get());
   std::vector<float> rows(static_cast<std::size_t>(kRows) * kVocab);
   for (int r = 0; r < kRows; ++r) {
     for (int j = 0; j < kVocab; ++j) rows[r * kVocab + j] = static_cast<float>(logits ? std::log(row[j]) : row[j]);
   }
   KBENCH_CUDA_CHECK(cudaMemcpy(problem->input(0), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice));
   const int32_t* samples = problem->sampler_params(0).output;
-  for (const Backend* backend : testing::runnable_backends(testing::routine_of(line))) {
+  for (const Backend* backend : testing::runnable_backends(testing::routine_of(full))) {
     if (!backend->can_implement(*problem)) continue;
     const auto op = backend->prepare(*problem, stream.get());
     Draws d{std::vector<int64_t>(kVocab, 0), 0, 0};
