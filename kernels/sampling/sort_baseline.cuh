@@ -34,7 +34,7 @@ struct TailArgs {
   sampling::TopKParams top;
 };
 
-// One input dtype's sort and tail (sort_baseline_<dtype>.cu).
+// One input dtype's sort and tail (sort_baseline_<dtype>.cu, from sort_baseline_instance.cuh).
 struct SortKernels {
   cudaError_t (*temp_bytes)(int64_t items, int64_t segments, std::size_t* bytes);
   cudaError_t (*sort)(const void* keys_in, void* keys_out, const int32_t* index_in, int32_t* index_out, int64_t items,

@@ -1,35 +1,8 @@
-// The sort-based baseline for float16 rows: CUB's segmented sort (descending, with indices) and the
-// tail kernel that walks the sorted rows.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
-#include <cub/device/device_segmented_sort.cuh>
-
-#include "kernels/sampling/sort_baseline.cuh"
+// The sort-based baseline for float16 rows (one CUB instantiation per translation unit).
+#include "kernels/sampling/sort_baseline_instance.cuh"
 
 namespace kbench::kernels::sampling_detail {
-namespace {
 
-using Key = __half;
-
-cudaError_t temp_bytes(int64_t items, int64_t segments, std::size_t* bytes) {
-  return cub::DeviceSegmentedSort::SortPairsDescending(nullptr, *bytes, static_cast<const Key*>(nullptr),
-                                                        static_cast<Key*>(nullptr), static_cast<const int32_t*>(nullptr),
-                                                        static_cast<int32_t*>(nullptr), items, segments,
-                                                        static_cast<const int32_t*>(nullptr),
-                                                        static_cast<const int32_t*>(nullptr));
-}
-
-cudaError_t sort(const void* keys_in, void* keys_out, const int32_t* index_in, int32_t* index_out, int64_t items,
-                 int64_t segments, const int32_t* begin, const int32_t* end, void* temp, std::size_t temp_bytes,
-                 cudaStream_t stream) {
-  return cub::DeviceSegmentedSort::SortPairsDescending(temp, temp_bytes, static_cast<const Key*>(keys_in),
-                                                        static_cast<Key*>(keys_out), index_in, index_out, items,
-                                                        segments, begin, end, stream);
-}
-
-}  // namespace
-
-SortKernels sort_kernels_f16() { return {temp_bytes, sort, sorted_tail_kernel<Key>}; }
+SortKernels sort_kernels_f16() { return SortBaseline<__half>::kernels(); }
 
 }  // namespace kbench::kernels::sampling_detail

@@ -10,6 +10,8 @@
 #include "routines/attention/paged_kv_layout.hpp"
 #include "routines/builtin_routines.hpp"
 
+#include "case_from_line.hpp"
+
 namespace kbench {
 namespace {
 
@@ -73,18 +75,9 @@ class DecodeValidation : public ::testing::Test {
       "--routine BatchDecodeWithPagedKVCacheWrapper --page_size 16 --batch_size 4 --s_kv 100 --num_qo_heads 64 "
       "--num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128";
   std::unique_ptr<Case> make(const std::string& extra) {
-    const auto words = split_shell_words(std::string(kBase) + " " + extra);
-    return decode.make_case(parse_case(words, registry));
+    return testing::case_from_line(registry, std::string(kBase) + " " + extra);
   }
-  std::string error(const std::string& extra) {
-    try {
-      (void)make(extra);
-    } catch (const CaseError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << extra;
-    return {};
-  }
+  std::string error(const std::string& extra) { return testing::case_error_of(registry, std::string(kBase) + " " + extra); }
 };
 
 TEST_F(DecodeValidation, TheSeedCommandsParse) {
@@ -123,13 +116,8 @@ TEST_F(DecodeValidation, PageCountsBeyondInt32AreRefused) {
   for (const char* s_kv : {"65536", "32768"}) {
     const std::string line = std::string("--routine BatchDecodeWithPagedKVCacheWrapper --page_size 1 --batch_size 65536 "
                                          "--s_kv ") + s_kv + " --num_qo_heads 1 --num_kv_heads 1 --head_dim_qk 128 --head_dim_vo 128";
-    const auto words = split_shell_words(line);
-    try {
-      (void)decode.make_case(parse_case(words, registry));
-      ADD_FAILURE() << "accepted: " << line;
-    } catch (const CaseError& e) {
-      EXPECT_NE(std::string(e.what()).find("over 2^31 - 1 (page ids are int32)"), std::string::npos) << e.what();
-    }
+    const std::string error = testing::case_error_of(registry, line);
+    EXPECT_NE(error.find("over 2^31 - 1 (page ids are int32)"), std::string::npos) << error;
   }
 }
 

@@ -21,6 +21,8 @@
 #include "routines/builtin_routines.hpp"
 #include "run_command.hpp"
 
+#include "case_from_line.hpp"
+
 namespace kbench {
 namespace {
 
@@ -300,20 +302,8 @@ TEST(PrefillFormulas, CausalWithShorterQueries) {
 class PrefillValidation : public ::testing::Test {
  protected:
   RoutineRegistry registry = make_builtin_registry();
-  std::unique_ptr<Case> make(const std::string& line) {
-    const auto words = split_shell_words(line);
-    const CaseArgs args = parse_case(words, registry);
-    return registry.find(args.routine())->make_case(args);
-  }
-  std::string error(const std::string& line) {
-    try {
-      (void)make(line);
-    } catch (const CaseError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << line;
-    return {};
-  }
+  std::unique_ptr<Case> make(const std::string& line) { return testing::case_from_line(registry, line); }
+  std::string error(const std::string& line) { return testing::case_error_of(registry, line); }
   static std::string ragged(const std::string& extra) {
     return std::string("--routine ") + kRagged +
            " --batch_size 4 --s_qo 100 --s_kv 300 --num_qo_heads 16 --num_kv_heads 4 --head_dim_qk 128 "

@@ -5,6 +5,8 @@
 #include "routines/builtin_routines.hpp"
 #include "routines/norm/norm_case.hpp"
 
+#include "case_from_line.hpp"
+
 namespace kbench {
 namespace {
 
@@ -43,17 +45,7 @@ TEST(NormFormulas, ThreeDimensionalShapeCountsHeads) {
 class NormValidation : public ::testing::Test {
  protected:
   RoutineRegistry registry = make_builtin_registry();
-  std::string case_error(const std::string& line) {
-    const auto words = split_shell_words(line);
-    const CaseArgs args = parse_case(words, registry);
-    try {
-      (void)registry.find(args.routine())->make_case(args);
-    } catch (const CaseError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << line;
-    return {};
-  }
+  std::string case_error(const std::string& line) { return testing::case_error_of(registry, line); }
 };
 
 TEST_F(NormValidation, RejectsZeroNegativeAndAbsurdSizes) {

@@ -7,6 +7,8 @@
 #include "routines/builtin_routines.hpp"
 #include "routines/quantization/quant_case.hpp"
 
+#include "case_from_line.hpp"
+
 namespace kbench {
 namespace {
 
@@ -14,20 +16,9 @@ class QuantRoutines : public ::testing::Test {
  protected:
   RoutineRegistry registry = make_builtin_registry();
 
-  std::unique_ptr<Case> make(const std::string& line) {
-    const CaseArgs args = parse_case(split_shell_words(line), registry);
-    return registry.find(args.routine())->make_case(args);
-  }
+  std::unique_ptr<Case> make(const std::string& line) { return testing::case_from_line(registry, line); }
   const QuantProblem& problem(const std::unique_ptr<Case>& c) { return static_cast<const QuantCase&>(*c).problem(); }
-  std::string case_error(const std::string& line) {
-    try {
-      (void)make(line);
-    } catch (const CaseError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << line;
-    return {};
-  }
+  std::string case_error(const std::string& line) { return testing::case_error_of(registry, line); }
 };
 
 TEST_F(QuantRoutines, BytesAreTheReferencesFormulas) {

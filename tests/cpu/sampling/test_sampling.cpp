@@ -19,6 +19,8 @@
 #include "routines/sampling/sampling_case.hpp"
 #include "routines/sampling/sampling_checks.hpp"
 
+#include "case_from_line.hpp"
+
 namespace kbench {
 namespace {
 
@@ -27,19 +29,10 @@ class SamplingFlags : public ::testing::Test {
   RoutineRegistry registry = make_builtin_registry();
 
   std::unique_ptr<SamplingCase> make(const std::string& line) {
-    const CaseArgs args = parse_case(split_shell_words(line), registry);
-    std::unique_ptr<Case> c = registry.find(args.routine())->make_case(args);
+    std::unique_ptr<Case> c = testing::case_from_line(registry, line);
     return std::unique_ptr<SamplingCase>(dynamic_cast<SamplingCase*>(c.release()));
   }
-  std::string case_error(const std::string& line) {
-    try {
-      (void)make(line);
-    } catch (const CaseError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted: " << line;
-    return {};
-  }
+  std::string case_error(const std::string& line) { return testing::case_error_of(registry, line); }
   std::string warnings(const std::string& line) {
     std::ostringstream out;
     make(line)->describe(Log(out, 2));
