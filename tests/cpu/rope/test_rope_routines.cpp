@@ -46,7 +46,8 @@ TEST_F(RopeRoutines, BytesAreTheReferencesFormulas) {
 }
 
 TEST_F(RopeRoutines, DefaultsAreTheReferences) {
-  const RopeProblem& p = problem(make(std::string("-R apply_rope") + kShape));
+  const auto plain = make(std::string("-R apply_rope") + kShape);
+  const RopeProblem& p = problem(plain);
   EXPECT_EQ(p.rotary_dim, 128);
   EXPECT_EQ(p.dtype, DType::float16);
   EXPECT_FALSE(p.interleave);
@@ -54,7 +55,8 @@ TEST_F(RopeRoutines, DefaultsAreTheReferences) {
   EXPECT_DOUBLE_EQ(p.frequencies.scale, 1.0);
   EXPECT_FALSE(p.frequencies.llama31);
   // The bench's own theta and scale reach the llama31 routines too (not the library's 5e5 and 8).
-  const RopeProblem& llama = problem(make(std::string("-R apply_llama31_rope") + kShape));
+  const auto llama_case = make(std::string("-R apply_llama31_rope") + kShape);
+  const RopeProblem& llama = problem(llama_case);
   EXPECT_TRUE(llama.frequencies.llama31);
   EXPECT_DOUBLE_EQ(llama.frequencies.theta, 1e4);
   EXPECT_DOUBLE_EQ(llama.frequencies.scale, 1.0);
@@ -64,9 +66,10 @@ TEST_F(RopeRoutines, DefaultsAreTheReferences) {
 }
 
 TEST_F(RopeRoutines, FlagsReachTheKernelsParameters) {
-  const RopeProblem& p = problem(make(std::string("-R apply_rope_pos_ids") + kShape +
-                                      " --rotary_dim 64 --interleave --input_dtype bfloat16 --rope_theta 500000 --rope_scale 2"));
-  const kernels::RopeParams s = p.shape();
+  const kernels::RopeParams s =
+      problem(make(std::string("-R apply_rope_pos_ids") + kShape +
+                   " --rotary_dim 64 --interleave --input_dtype bfloat16 --rope_theta 500000 --rope_scale 2"))
+          .shape();
   EXPECT_EQ(s.position_source, kernels::RopePositions::pos_ids);
   EXPECT_EQ(s.tokens, 16 * 1024);
   EXPECT_EQ(s.rotary_dim, 64);
@@ -87,8 +90,7 @@ TEST_F(RopeRoutines, FlagsReachTheKernelsParameters) {
 }
 
 TEST_F(RopeRoutines, PositionsRestartInEveryRequest) {
-  const RopeProblem& p = problem(make("-R apply_rope --batch_size 3 --seq_len 4 --num_qo_heads 1 --num_kv_heads 1 --head_dim 16"));
-  EXPECT_EQ(p.positions(), (std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
+  EXPECT_EQ(problem(make("-R apply_rope --batch_size 3 --seq_len 4 --num_qo_heads 1 --num_kv_heads 1 --head_dim 16")).positions(), (std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}));
 }
 
 TEST_F(RopeRoutines, TensorsAreDescribed) {
