@@ -3,7 +3,7 @@
 # bench/SET/ (*.txt: kbench --testlist X --output_path OUTPUT_DIR/X.csv, its log beside it) and
 # each hook script there (*.sh: extra measurements, sourced with KBENCH, OUT and run_testlist set),
 # with nvidia-smi dmon sampling the SM clock and power into OUTPUT_DIR/dmon.txt. Every command is
-# printed before it runs ("$ kbench ..."). Sets: norm, quantization, attention/decode, attention/prefill, timing,
+# printed before it runs ("$ kbench ..."). Sets: norm, quantization, rope, attention/decode, attention/prefill, timing,
 # clocks, sweep, multigpu, flashinfer (kbench's kernels beside FlashInfer's own), sampling (the
 # reference's sampling lines and the targets), sampling/grid (batch x vocabulary x dtype x
 # input law, ~30 minutes).

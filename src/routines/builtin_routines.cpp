@@ -4,6 +4,7 @@
 #include "routines/norm/norm_routines.hpp"
 #include "routines/quantization/quant_routines.hpp"
 #include "routines/reference_names.hpp"
+#include "routines/rope/rope_routines.hpp"
 #include "routines/sampling/sampling_routines.hpp"
 
 namespace kbench {
@@ -14,6 +15,7 @@ RoutineRegistry make_builtin_registry() {
   register_norm_routines(registry);
   register_sampling_routines(registry);
   register_quant_routines(registry);
+  register_rope_routines(registry);
   register_reference_names(registry);
   return registry;
 }

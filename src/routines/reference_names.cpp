@@ -21,8 +21,7 @@ void register_reference_names(RoutineRegistry& registry) {
       // top-k
       "top_k_varlen",
       // RoPE
-      "apply_rope", "apply_rope_pos_ids", "apply_llama31_rope", "apply_llama31_rope_pos_ids",
-      "apply_rope_with_cos_sin_cache", "mla_rope_quantize_fp8", "rope_quantize_fp8",
+      "mla_rope_quantize_fp8", "rope_quantize_fp8",
       "rope_quantize_fp8_append_paged_kv_cache",
       // state-space, linear and sparse attention
       "selective_state_update", "gated_delta_rule_decode", "gated_delta_rule_mtp", "chunk_gated_delta_rule",

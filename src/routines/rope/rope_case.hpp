@@ -1,0 +1,82 @@
+// One RoPE problem (apply_rope, apply_rope_pos_ids, apply_llama31_rope, apply_llama31_rope_pos_ids,
+// apply_rope_with_cos_sin_cache): its tensors on the device, the formulas, the host reference, the
+// call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/routine.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kernels/rope/rope.hpp"
+#include "routines/rope/rope_reference.hpp"
+
+namespace kbench {
+
+enum class RopeVariant { rope, rope_pos_ids, llama31_rope, llama31_rope_pos_ids, cos_sin_cache };
+
+struct RopeProblem {
+  RopeVariant variant = RopeVariant::rope;
+  int64_t batch_size = 1;
+  int64_t seq_len = 1;  // every request: seq_len tokens at positions 0 .. seq_len - 1
+  int q_heads = 1;
+  int k_heads = 1;
+  int head_dim = 128;
+  int rotary_dim = 128;
+  DType dtype = DType::float16;
+  bool interleave = false;
+  rope_reference::Frequencies frequencies;
+  std::vector<std::string> ignored_flags;  // given, meaningless for this routine: warned about
+
+  [[nodiscard]] int64_t tokens() const { return batch_size * seq_len; }
+  [[nodiscard]] kernels::RopePositions position_source() const;
+  // Each token's position: its index in its request.
+  [[nodiscard]] std::vector<int64_t> positions() const;
+  // The kernel's sizes and options (no pointers).
+  [[nodiscard]] kernels::RopeParams shape() const;
+};
+
+// The reference's byte formula (shared/spec/rope.md); the cos/sin cache counted as the fp32 table
+// kbench builds. The reference prints no FLOPs (0).
+[[nodiscard]] double rope_bytes(const RopeProblem& p);
+
+class RopeCase final : public Case {
+ public:
+  explicit RopeCase(RopeProblem problem) : p_(std::move(problem)) {}
+
+  [[nodiscard]] double flops() const override { return 0.0; }
+  [[nodiscard]] double bytes() const override { return rope_bytes(p_); }
+  [[nodiscard]] std::size_t bytes_per_copy() const override;
+  [[nodiscard]] std::size_t reference_bytes() const override { return 0; }  // the reference runs on the host
+  [[nodiscard]] std::vector<TensorInfo> tensors() const override;
+  void describe(const Log& log) const override;
+  void allocate(int copies, uint64_t seed, cudaStream_t stream) override;
+  [[nodiscard]] std::vector<CheckedOutput> outputs() const override;
+  [[nodiscard]] std::vector<std::vector<float>> reference(cudaStream_t stream) override;
+
+  [[nodiscard]] const RopeProblem& problem() const noexcept { return p_; }
+  // Input set `copy` as kbench's kernel takes it.
+  [[nodiscard]] kernels::RopeParams params(int copy) const;
+
+ private:
+  struct Copy {
+    DeviceBuffer q;
+    DeviceBuffer k;
+    DeviceBuffer q_out;
+    DeviceBuffer k_out;
+    DeviceBuffer indptr;     // request_offsets
+    DeviceBuffer offsets;    // request_offsets
+    DeviceBuffer pos_ids;    // pos_ids
+    DeviceBuffer positions;  // positions_i64
+    DeviceBuffer cache;      // cos_sin_cache
+  };
+
+  [[nodiscard]] std::size_t q_elements() const;
+  [[nodiscard]] std::size_t k_elements() const;
+
+  RopeProblem p_;
+  std::vector<Copy> copies_;
+};
+
+}  // namespace kbench

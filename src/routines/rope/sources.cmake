@@ -1,0 +1,6 @@
+# RoPE: the case (inputs, host reference, formulas), the routine table, kbench's backend.
+target_sources(kbench_routines PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/kbench_backends.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rope_case.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rope_reference.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rope_routines.cpp)
