@@ -68,9 +68,9 @@ void JsonReporter::report(const BackendResult& r) {
   document(*path)["results"].push_back(std::move(row));
 }
 
-void JsonReporter::add_results(const std::string& path, const nlohmann::json& results) {
+void JsonReporter::add_results(const std::string& path, const nlohmann::ordered_json& results) {
   auto& target = document(path)["results"];
-  for (const auto& row : results) target.push_back(nlohmann::ordered_json::parse(row.dump()));
+  for (const auto& row : results) target.push_back(row);
 }
 
 void JsonReporter::record_case(const std::string& where, const CaseArgs& args, const CaseOutcome& outcome) {

@@ -22,7 +22,7 @@ class JsonReporter final : public Reporter {
   explicit JsonReporter(const DeviceInfo& device) : device_(device) {}
   void report(const BackendResult& result) override;
   // The results a child process of --isolate measured (its own document's "results").
-  void add_results(const std::string& path, const nlohmann::json& results);
+  void add_results(const std::string& path, const nlohmann::ordered_json& results);
   // Adds a case to the --json document of `args` and writes it. `args` are the case's, or, for a
   // testlist line that never became a case, the testlist command's (no "args" then).
   void record_case(const std::string& where, const CaseArgs& args, const CaseOutcome& outcome);

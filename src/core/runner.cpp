@@ -204,7 +204,7 @@ void Runner::run_in_children(std::span<const CaseArgs* const> cases, const std::
     }
     if (const auto path = args.optional_text("json")) {
       try {
-        json_.add_results(*path, nlohmann::json::parse(read_whole(child.path(".json"))).at("results"));
+        json_.add_results(*path, nlohmann::ordered_json::parse(read_whole(child.path(".json"))).at("results"));
       } catch (const std::exception&) {
         // No document: the child died before its first case ended.
       }
