@@ -6,7 +6,7 @@
 #                                    peer (FlashInfer's sample testlist, refchecked) racecheck_sampling
 #                                    bench:SET (bench/run.sh SET: norm, attention/decode, attention/prefill,
 #                                    flashinfer, timing, clocks, sweep, multigpu, sampling, sampling/grid)
-#                                    ncu_prefill (default: info build test sanitize sanitize_kbench racecheck_fa3
+#                                    ncu (NCU_LIST lines) ncu_prefill (default: info build test sanitize sanitize_kbench racecheck_fa3
 #                                    racecheck_sampling bench:norm bench:attention/decode bench:attention/prefill
 #                                    bench:flashinfer bench:sampling; bench:sampling/grid takes ~30 minutes:
 #                                    BENCH_TIMEOUT=3000)
@@ -85,6 +85,20 @@ for stage in $stages; do
         "$work/bench_${set_name//\//_}" >"$log" 2>&1
       note "$stage: exit $?"
       grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|^\[INFO\] Backends|speedup' "$log" | tail -60 ;;
+    ncu)
+      # Nsight Compute on one launch of each line of NCU_LIST (bench/ncu_cases.txt): "tag|kernel regex|kbench
+      # arguments" (details + per-instruction stall samples), for kernels under tuning.
+      kb="$KBENCH_BUILD_DIR/src/app/kbench"
+      while IFS='|' read -r tag kernel args; do
+        [[ -z "$tag" || "$tag" == \#* ]] && continue
+        read -ra extra <<<"$args"
+        timeout 120 ncu --clock-control none --set full --import-source no --kernel-name "regex:$kernel" --launch-skip 2 \
+          --launch-count 1 -o "$work/ncu_$tag" "$kb" "${extra[@]}" --no_cuda_graph -n 3 -d 1 >"$work/ncu_$tag.log" 2>&1
+        ncu -i "$work/ncu_$tag.ncu-rep" --page details >"$work/ncu_${tag}_details.txt" 2>&1
+        ncu -i "$work/ncu_$tag.ncu-rep" --page source --csv --print-source sass >"$work/ncu_${tag}_source.csv" 2>&1
+        rm -f "$work/ncu_$tag.ncu-rep"
+        note "ncu $tag: $(grep -E 'Duration|Memory Throughput|Compute \(SM\) Throughput' "$work/ncu_${tag}_details.txt" | head -3 | tr -s ' ' | tr '\n' ';')"
+      done <"${NCU_LIST:-bench/ncu_cases.txt}" ;;
     ncu_prefill)
       # Nsight Compute on one fa3 launch of each issue case (details + per-instruction stall samples).
       kb="$KBENCH_BUILD_DIR/src/app/kbench"

@@ -57,22 +57,21 @@ KBENCH_QUANT_HOST_DEVICE float ieee_div(float a, float b) {
 #endif
 }
 
-KBENCH_QUANT_HOST_DEVICE float round_half_even(float x) {
-#if defined(__CUDA_ARCH__)
-  return rintf(x);
-#else
-  return std::nearbyint(x);  // the default rounding mode: to nearest even
-#endif
-}
-
-// 4-bit e2m1 code of x. Each comparison is one rounding boundary; ties go to the even code (a
-// tie at 0.25, 1.25, 2.5 or 5 rounds down, at 0.75, 1.75 or 3.5 up).
+// 4-bit e2m1 code of x, rounded to nearest even, saturating at 6 (NaN: 0x7). Branch-free integer
+// rounding (the kernels spend most of their instructions here): magnitudes clamped to 6; from 1 up,
+// e2m1's codes are fp32's exponent and top mantissa bit (rebias 127 -> 1), rounded at bit 22 (a
+// carry into the exponent is the right result); below 1 the grid is the multiples of 0.5, which
+// adding 2^22 (whose ulp is 0.5) rounds to and leaves in the low mantissa bits. Equal to the
+// threshold rules (ties at 0.25, 1.25, 2.5, 5 down, at 0.75, 1.75, 3.5 up) for every fp32 input
+// (checked exhaustively against them when this replaced them).
 KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e2m1(float x) {
   const uint32_t bits = float_bits(x);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return 0x7;
-  const float a = bits_float(bits & 0x7FFFFFFFu);
-  const int index = (a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f);
-  return static_cast<uint8_t>(((bits >> 28) & 0x8u) | static_cast<uint32_t>(index));
+  const uint32_t magnitude = bits & 0x7FFFFFFFu;
+  const uint32_t m = magnitude < 0x40C00000u ? magnitude : 0x40C00000u;  // min(|x|, 6)
+  const uint32_t normal = ((m + 0x1FFFFFu + ((m >> 22) & 1u)) >> 22) - 252u;
+  const uint32_t small = float_bits(bits_float(m) + 0x1p22f) - 0x4A800000u;
+  const uint32_t code = (m < 0x3F800000u ? small : normal) | ((bits >> 28) & 0x8u);
+  return static_cast<uint8_t>(magnitude > 0x7F800000u ? 0x7u : code);
 }
 
 KBENCH_QUANT_HOST_DEVICE float e2m1_to_float(uint8_t code) {
@@ -81,25 +80,20 @@ KBENCH_QUANT_HOST_DEVICE float e2m1_to_float(uint8_t code) {
   return (code & 0x8) ? -m : m;
 }
 
+// e4m3 code of x, rounded to nearest even, saturating at 448 (NaN: 0x7F). Branch-free: from 2^-6
+// up, keep the exponent and three mantissa bits, rounded at bit 20 (a carry into the exponent is
+// the right result), rebiased from 127 to 7; below 2^-6 the subnormals are the multiples of 2^-9,
+// which adding 2^14 (whose ulp is 2^-9) rounds to and leaves in the low mantissa bits (8 x 2^-9
+// is 2^-6, whose code 0x08 is the smallest normal's). Equal to the branchy form it replaced for
+// every fp32 input (checked exhaustively).
 KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e4m3(float x) {
-  constexpr uint8_t kMaxFinite = 0x7E;  // 448
+  constexpr uint32_t kMaxFinite = 0x7E;  // 448
   const uint32_t bits = float_bits(x);
-  const uint32_t sign = (bits >> 24) & 0x80u;
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
-  if (magnitude > 0x7F800000u) return 0x7F;
-  if (magnitude < 0x3C800000u) {
-    // Below 2^-6, e4m3's subnormals: multiples of 2^-9 (exact scaling, then rounding); 8 x 2^-9
-    // is 2^-6, whose code 0x08 is the smallest normal's.
-    const float steps = round_half_even(bits_float(magnitude) * 512.0f);
-    return static_cast<uint8_t>(sign | static_cast<uint32_t>(steps));
-  }
-  // Normal: keep exponent and three mantissa bits, round the 20 dropped bits to nearest even (a
-  // carry into the exponent is the right result), rebias the exponent from 127 to 7.
-  uint32_t kept = magnitude >> 20;
-  const uint32_t dropped = magnitude & 0xFFFFFu;
-  if (dropped > 0x80000u || (dropped == 0x80000u && (kept & 1u))) ++kept;
-  const uint32_t code = kept - ((127u - 7u) << 3);
-  return static_cast<uint8_t>(sign | (code > kMaxFinite ? kMaxFinite : code));
+  const uint32_t normal = ((magnitude + 0x7FFFFu + ((magnitude >> 20) & 1u)) >> 20) - ((127u - 7u) << 3);
+  const uint32_t small = float_bits(bits_float(magnitude) + 0x1p14f) - 0x46800000u;
+  const uint32_t code = magnitude < 0x3C800000u ? small : (normal < kMaxFinite ? normal : kMaxFinite);
+  return static_cast<uint8_t>(magnitude > 0x7F800000u ? 0x7Fu : (code | ((bits >> 24) & 0x80u)));
 }
 
 KBENCH_QUANT_HOST_DEVICE float e4m3_to_float(uint8_t code) {
