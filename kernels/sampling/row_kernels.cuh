@@ -25,8 +25,7 @@
 //  * top_p_renorm: the exact pivot by a radix select over fixed-point masses (integers: the same sum
 //    in any order), then one pass for the kept mass and one to write.
 //  * softmax: one pass for each thread's online (max, sum of exp), combined over the block and the
-//    cluster, one pass to write; persistent clusters with two slice buffers (the next row loads
-//    while this one is reduced and written).
+//    cluster, one pass to write.
 //  * chain speculative sampling: the acceptance tests are n scalar reads per request; only the
 //    target and draft rows at the first rejection are loaded, for one draw from max(q - p, 0).
 #pragma once
@@ -70,7 +69,6 @@ struct SamplerArgs {
 struct FilterArgs {
   sampling::FilterOp op;
   const void* input;
-  int64_t rows;  // softmax_kernel's rows (its clusters loop over them)
   int64_t cols;
   int64_t slice;
   int list_capacity;
@@ -113,7 +111,6 @@ struct ChainArgs {
 struct RowKernels {
   void (*sampler)(SamplerArgs);
   void (*filter)(FilterArgs);
-  void (*softmax)(FilterArgs);
   void (*top_k)(TopKArgs);
 };
 RowKernels row_kernels_f32();
@@ -384,15 +381,48 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterA
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
+  if (a.op == sampling::FilterOp::softmax) pdl_wait();
   Cluster cluster = Cluster::here();
   const int64_t row = blockIdx.x / cluster.size;
   const int64_t begin = static_cast<int64_t>(cluster.rank) * a.slice;
   const int n = static_cast<int>(slice_length(a.cols, a.slice, cluster.rank));
   const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
   auto* list = reinterpret_cast<ListEntry*>(dyn + buffer_bytes(a.slice, sizeof(T)));
+  if (a.op == sampling::FilterOp::softmax) pdl_launch_dependents();
 
   switch (a.op) {
-    case sampling::FilterOp::softmax: break;  // softmax_kernel
+    case sampling::FilterOp::softmax: {
+      // Online (max, sum of exp) per thread, combined in a fixed order.
+      struct MaxSum {
+        float m;
+        float s;
+      };
+      const auto combine = [](MaxSum p, MaxSum q) {
+        if (p.m == -INFINITY) return q;
+        if (q.m == -INFINITY) return p;
+        const float m = fmaxf(p.m, q.m);
+        return MaxSum{m, p.s * __expf(p.m - m) + q.s * __expf(q.m - m)};
+      };
+      MaxSum mine{-INFINITY, 0.0f};
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float z = Elem<T>::to_float(x[i]) * a.inv_temperature;
+        if (z == -INFINITY) continue;
+        if (z > mine.m) {
+          mine.s = mine.s * __expf(mine.m - z) + 1.0f;
+          mine.m = z;
+        } else {
+          mine.s += __expf(z - mine.m);
+        }
+      }
+      const MaxSum block = block_reduce(mine, combine, reinterpret_cast<MaxSum*>(sh.words));
+      const MaxSum all = cluster.all_reduce(block, MaxSum{-INFINITY, 0.0f}, combine, sh);
+      float* out = static_cast<float*>(a.output) + row * a.cols + begin;
+      const float inv_sum = 1.0f / all.s;
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        out[i] = __expf(Elem<T>::to_float(x[i]) * a.inv_temperature - all.m) * inv_sum;
+      }
+      break;
+    }
     case sampling::FilterOp::top_k_mask:
     case sampling::FilterOp::top_k_renorm: {
       const TopKSelection sel = select_top_k(x, n, begin, a.top_k, list, a.list_capacity, sh, cluster);
@@ -449,66 +479,6 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterA
       }
       break;
     }
-  }
-  Cluster::sync();
-#endif
-}
-
-// Softmax, persistent: each cluster takes rows first, first + clusters, ... with two slice buffers
-// per CTA, so the next row's slice streams in while this one is reduced and written (a CTA per
-// row and SM left HBM idle while it reduced and exchanged: 2.2 TB/s). Per row: each thread's
-// online (max, sum of exp), combined in a fixed order over the block and the cluster, then one
-// pass to write.
-template <class T>
-__global__ void __launch_bounds__(kMaxThreads, 1) softmax_kernel(FilterArgs a) {
-#if defined(KBENCH_SAMPLING_SM90)
-  extern __shared__ __align__(16) unsigned char dyn[];
-  __shared__ Shared sh;
-  pdl_wait();
-  Cluster cluster = Cluster::here();
-  const int64_t first_row = blockIdx.x / cluster.size;
-  const int64_t row_step = gridDim.x / cluster.size;
-  const int64_t begin = static_cast<int64_t>(cluster.rank) * a.slice;
-  const int n = static_cast<int>(slice_length(a.cols, a.slice, cluster.rank));
-  T* buffers[2] = {reinterpret_cast<T*>(dyn), reinterpret_cast<T*>(dyn + buffer_bytes(a.slice, sizeof(T)))};
-  const T* input = static_cast<const T*>(a.input) + begin;
-  struct MaxSum {
-    float m;
-    float s;
-  };
-  const auto combine = [](MaxSum p, MaxSum q) {
-    if (p.m == -INFINITY) return q;
-    if (q.m == -INFINITY) return p;
-    const float m = fmaxf(p.m, q.m);
-    return MaxSum{m, p.s * __expf(p.m - m) + q.s * __expf(q.m - m)};
-  };
-  const T* next = first_row < a.rows ? issue_slice(input + first_row * a.cols, n, buffers[0]) : nullptr;
-  int parity = 0;
-  for (int64_t row = first_row; row < a.rows; row += row_step) {
-    wait_slices();
-    const T* x = next;
-    if (row == first_row) pdl_launch_dependents();
-    parity ^= 1;
-    if (row + row_step < a.rows) next = issue_slice(input + (row + row_step) * a.cols, n, buffers[parity]);
-    MaxSum mine{-INFINITY, 0.0f};
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-      const float z = Elem<T>::to_float(x[i]) * a.inv_temperature;
-      if (z == -INFINITY) continue;
-      if (z > mine.m) {
-        mine.s = mine.s * __expf(mine.m - z) + 1.0f;
-        mine.m = z;
-      } else {
-        mine.s += __expf(z - mine.m);
-      }
-    }
-    const MaxSum block = block_reduce(mine, combine, reinterpret_cast<MaxSum*>(sh.words));
-    const MaxSum all = cluster.all_reduce(block, MaxSum{-INFINITY, 0.0f}, combine, sh);
-    float* out = static_cast<float*>(a.output) + row * a.cols + begin;
-    const float inv_sum = 1.0f / all.s;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-      out[i] = __expf(Elem<T>::to_float(x[i]) * a.inv_temperature - all.m) * inv_sum;
-    }
-    __syncthreads();  // x's buffer takes the slice after next: everyone is done reading it
   }
   Cluster::sync();
 #endif

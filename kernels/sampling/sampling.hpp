@@ -22,7 +22,6 @@ namespace kbench::kernels::sampling {
 // the row each CTA holds, dynamic shared memory per CTA. Made by the plan_* functions (host; they
 // query the device once, outside any stream capture) and handed to the matching launch_*.
 struct RowPlan {
-  int64_t clusters = 0;  // clusters launched: one per row (the persistent softmax: at most those resident)
   int cluster = 1;
   int threads = 512;
   int64_t slice = 0;

@@ -168,11 +168,10 @@ __device__ __forceinline__ Scan<V> block_scan(V v, V* scratch) {
 // Copies src[0, n) to shared memory at `smem` (16-byte aligned, room for n + 16 / sizeof(T)
 // elements) and returns where element 0 landed: element i sits at the same offset modulo 16 bytes
 // as in global memory, so every whole 16-byte chunk of the row moves with one cp.async; the partial
-// chunks at both ends move element by element (nothing outside [src, src + n) is read). Issues the
-// copies as one cp.async group and returns without waiting: the slice is there after
-// wait_slices() (every group issued so far) and a barrier.
+// chunks at both ends move element by element (nothing outside [src, src + n) is read).
+// Synchronises the block.
 template <class T>
-__device__ __forceinline__ const T* issue_slice(const T* src, int64_t n, T* smem) {
+__device__ __forceinline__ const T* load_slice(const T* src, int64_t n, T* smem) {
   constexpr int kPer = 16 / static_cast<int>(sizeof(T));
   const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(src) % 16) / sizeof(T));
   T* dst = smem + shift;
@@ -189,21 +188,8 @@ __device__ __forceinline__ const T* issue_slice(const T* src, int64_t n, T* smem
   }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
   for (int64_t i = tail + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
-  return dst;
-}
-
-// Waits for this thread's cp.async groups and synchronises the block: every slice issued so far
-// is in shared memory.
-__device__ __forceinline__ void wait_slices() {
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();
-}
-
-// issue_slice, then wait_slices.
-template <class T>
-__device__ __forceinline__ const T* load_slice(const T* src, int64_t n, T* smem) {
-  const T* dst = issue_slice(src, n, smem);
-  wait_slices();
   return dst;
 }
 

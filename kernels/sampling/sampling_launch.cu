@@ -59,8 +59,8 @@ const RowKernels* kernels_for(DType t) {
   }
 }
 
-// Clusters of `plan` resident at once on the device (the occupancy calculator; 0: none fits).
-int active_clusters(const void* kernel, const RowPlan& plan) {
+// Whether a cluster of `plan` can be resident at all (the occupancy calculator: at least one).
+bool cluster_fits(const void* kernel, const RowPlan& plan) {
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(static_cast<unsigned>(plan.cluster));
   config.blockDim = dim3(static_cast<unsigned>(plan.threads));
@@ -75,7 +75,7 @@ int active_clusters(const void* kernel, const RowPlan& plan) {
   int clusters = 0;
   const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
   if (status != cudaSuccess) (void)cudaGetLastError();
-  return status == cudaSuccess ? clusters : 0;
+  return status == cudaSuccess && clusters > 0;
 }
 
 // The plan of `kernel` for rows of `cols` elements of `elem` bytes, with `buffers` slices of input
@@ -113,8 +113,7 @@ cudaError_t make_plan(const void* kernel, int elem, int buffers, bool list, int6
     plan.threads = plan.slice >= kLargeSliceElements ? kMaxThreads : kMinThreads;
     plan.list_capacity = list ? kListCapacity : 0;
     plan.smem_bytes = static_cast<int>(buffers * buffer_bytes(plan.slice, elem) + list_bytes);
-    plan.clusters = rows;
-    if (plan.cluster == 1 || active_clusters(kernel, plan) > 0) {
+    if (plan.cluster == 1 || cluster_fits(kernel, plan)) {
       *out = plan;
       return cudaSuccess;
     }
@@ -122,14 +121,15 @@ cudaError_t make_plan(const void* kernel, int elem, int buffers, bool list, int6
 }
 
 bool plan_matches(const RowPlan& plan, int64_t cols) {
-  return plan.clusters >= 1 && plan.cluster >= 1 && plan.cluster <= kMaxCluster && plan.slice > 0 && plan.slice * plan.cluster >= cols &&
+  return plan.cluster >= 1 && plan.cluster <= kMaxCluster && plan.slice > 0 && plan.slice * plan.cluster >= cols &&
          (plan.threads == kMinThreads || plan.threads == kMaxThreads) && plan.smem_bytes > 0;
 }
 
 template <class Args>
-cudaError_t launch_rows(void (*kernel)(Args), const Args& args, const RowPlan& plan, bool pdl, cudaStream_t stream) {
+cudaError_t launch_rows(void (*kernel)(Args), const Args& args, int64_t rows, const RowPlan& plan, bool pdl,
+                        cudaStream_t stream) {
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.clusters * plan.cluster));
+  config.gridDim = dim3(static_cast<unsigned>(rows * plan.cluster));
   config.blockDim = dim3(static_cast<unsigned>(plan.threads));
   config.dynamicSmemBytes = static_cast<std::size_t>(plan.smem_bytes);
   config.stream = stream;
@@ -202,17 +202,8 @@ cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
 
 cudaError_t plan_filter(const FilterParams& p, RowPlan* plan) {
   if (!filter_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
-  if (p.op != FilterOp::softmax) {
-    return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->filter), elem_bytes(p.dtype), 1,
-                     filter_uses_list(p), p.rows, p.cols, plan);
-  }
-  // Persistent: two slice buffers per CTA, as many clusters as are resident at once.
-  const void* kernel = reinterpret_cast<const void*>(kernels_for(p.dtype)->softmax);
-  const cudaError_t status = make_plan(kernel, elem_bytes(p.dtype), 2, false, p.rows, p.cols, plan);
-  if (status != cudaSuccess) return status;
-  const int resident = active_clusters(kernel, *plan);
-  if (resident > 0) plan->clusters = std::min<int64_t>(p.rows, resident);
-  return cudaSuccess;
+  return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->filter), elem_bytes(p.dtype), 1,
+                   filter_uses_list(p), p.rows, p.cols, plan);
 }
 
 cudaError_t plan_top_k(const TopKParams& p, RowPlan* plan) {
@@ -241,7 +232,7 @@ cudaError_t launch_sampler(const SamplerParams& p, const RowPlan& plan, cudaStre
   a.joint = p.joint;
   a.rng = p.rng;
   a.output = p.output;
-  return launch_rows(kernels_for(p.dtype)->sampler, a, plan, false, stream);
+  return launch_rows(kernels_for(p.dtype)->sampler, a, p.rows, plan, false, stream);
 }
 
 cudaError_t launch_filter(const FilterParams& p, const RowPlan& plan, cudaStream_t stream) {
@@ -250,7 +241,6 @@ cudaError_t launch_filter(const FilterParams& p, const RowPlan& plan, cudaStream
   FilterArgs a{};
   a.op = p.op;
   a.input = p.input;
-  a.rows = p.rows;
   a.cols = p.cols;
   a.slice = plan.slice;
   a.list_capacity = plan.list_capacity;
@@ -258,8 +248,8 @@ cudaError_t launch_filter(const FilterParams& p, const RowPlan& plan, cudaStream
   a.top_k = p.top_k;
   a.top_p = p.top_p;
   a.output = p.output;
-  if (p.op == FilterOp::softmax) return launch_rows(kernels_for(p.dtype)->softmax, a, plan, p.enable_pdl, stream);
-  return launch_rows(kernels_for(p.dtype)->filter, a, plan, false, stream);
+  const bool pdl = p.op == FilterOp::softmax && p.enable_pdl;
+  return launch_rows(kernels_for(p.dtype)->filter, a, p.rows, plan, pdl, stream);
 }
 
 cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t stream) {
@@ -279,7 +269,7 @@ cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t 
   a.page_table_stride = p.page_table_stride;
   a.offsets = p.offsets;
   a.mapped = p.mapped;
-  return launch_rows(kernels_for(p.dtype)->top_k, a, plan, false, stream);
+  return launch_rows(kernels_for(p.dtype)->top_k, a, p.rows, plan, false, stream);
 }
 
 cudaError_t launch_chain(const ChainParams& p, const RowPlan& plan, cudaStream_t stream) {
@@ -295,7 +285,7 @@ cudaError_t launch_chain(const ChainParams& p, const RowPlan& plan, cudaStream_t
   a.output_ids = p.output_ids;
   a.accepted = p.accepted;
   a.emitted = p.emitted;
-  return launch_rows(chain_kernel(), a, plan, false, stream);
+  return launch_rows(chain_kernel(), a, p.rows, plan, false, stream);
 }
 
 cudaError_t sampling_kernels_available() {

@@ -107,9 +107,6 @@ std::vector<std::string> all_lines() {
            "--routine top_k_renorm_probs --batch_size 9 --vocab_size 32000 --top_k 600 --input_dtype float16",
            "--routine top_k_sampling_from_probs --batch_size 4 --vocab_size 50257 --top_k 1000",
            "--routine softmax --batch_size 2 --vocab_size 262144 --input_dtype bfloat16",
-           // More rows than resident clusters: the persistent softmax's clusters take several rows.
-           "--routine softmax --batch_size 300 --vocab_size 128256",
-           "--routine softmax --batch_size 2000 --vocab_size 3001 --input_dtype float16",
            "--routine top_p_renorm_probs --batch_size 3 --vocab_size 128256 --top_p 0.95 --distribution peaked",
            "--routine chain_speculative_sampling --batch_size 7 --vocab_size 32000 --num_speculate_tokens 1",
            "--routine chain_speculative_sampling --batch_size 5 --vocab_size 128256 --num_speculate_tokens 8 "
