@@ -46,6 +46,7 @@ namespace kbench::kernels::sampling_detail {
 // 64 KB slice per CTA leaves room for 3 in shared memory, so one CTA's loads overlap another's passes.
 inline constexpr int kCtasPerSm = 3;
 inline constexpr int kTopKCtasPerSm = 2;
+inline constexpr int kMaxChunks = 64;  // chunks of a row in the two-pass top_k
 
 // Bytes of one slice buffer: the slice plus one 16-byte chunk of shift (load_slice), rounded to 16.
 __host__ __device__ constexpr int64_t buffer_bytes(int64_t slice, int elem_bytes) {
@@ -92,6 +93,11 @@ struct TopKArgs {
   int64_t page_table_stride;
   const int32_t* offsets;
   int32_t* mapped;
+  // The two-pass kernels (chunks > 0): each chunk's candidates and their count.
+  int chunks;
+  int chunk_capacity;
+  ListEntry* chunk_entries;  // [rows][chunks][chunk_capacity]
+  int32_t* chunk_counts;     // [rows][chunks]
 };
 
 struct ChainArgs {
@@ -112,6 +118,8 @@ struct RowKernels {
   void (*sampler)(SamplerArgs);
   void (*filter)(FilterArgs);
   void (*top_k)(TopKArgs);
+  void (*top_k_chunk)(TopKArgs);
+  void (*top_k_merge)(TopKArgs);
 };
 RowKernels row_kernels_f32();
 RowKernels row_kernels_f16();
@@ -502,6 +510,61 @@ __device__ __forceinline__ void emit(const TopKArgs& a, int64_t row, int64_t pos
       break;
   }
 }
+
+// The k kept elements of a list every thread of the block holds (sel from select_top_k or an exact
+// radix select over it): everything above the k-th largest, then as many equal to it as fit, in
+// list order; positions by scans, so the same on every call. place(pos, entry) writes one.
+template <class Place>
+__device__ void place_listed(const ListEntry* list, int len, const TopKSelection& sel, int64_t k, Shared& sh,
+                             Place place) {
+  uint32_t above_base = 0;
+  uint32_t tie_base = 0;
+  for (int base = 0; base < len; base += blockDim.x) {
+    const int i = base + static_cast<int>(threadIdx.x);
+    const uint32_t key = i < len ? list[i].key : 0u;
+    const bool above = i < len && key > sel.tau;
+    const bool tie = i < len && key == sel.tau;
+    const Scan<uint32_t> sa = block_scan(above ? 1u : 0u, sh.u32);
+    const Scan<uint32_t> st = block_scan(tie ? 1u : 0u, sh.u32);
+    const uint64_t tie_pos = sel.above + tie_base + st.excl;
+    if (above) place(static_cast<int64_t>(above_base + sa.excl), list[i]);
+    if (tie && tie_pos < static_cast<uint64_t>(k)) place(static_cast<int64_t>(tie_pos), list[i]);
+    above_base += sa.total;
+    tie_base += st.total;
+  }
+}
+
+// The same for the row's slices in the CTAs of a cluster (row order: ranks, then threads, then each
+// thread's elements). Returns how many were placed: min(k, elements >= the k-th largest).
+template <class T, class Place>
+__device__ int64_t place_sliced(const T* x, int n, int64_t begin, const TopKSelection& sel, int64_t k, Shared& sh,
+                                Cluster& cluster, Place place) {
+  struct Counts {
+    uint32_t above;
+    uint32_t tie;
+    __device__ Counts operator+(const Counts& o) const { return {above + o.above, tie + o.tie}; }
+  };
+  Counts mine{0u, 0u};
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uint32_t key = Elem<T>::key(x[i]);
+    mine.above += key > sel.tau ? 1u : 0u;
+    mine.tie += key == sel.tau ? 1u : 0u;
+  }
+  const Scan<Counts> local = block_scan(mine, reinterpret_cast<Counts*>(sh.words));
+  const RankScan<Counts> ranks = cluster.scan(local.total, Counts{0u, 0u}, Plus{}, sh);
+  uint64_t above_pos = ranks.excl.above + local.excl.above;
+  uint64_t tie_pos = sel.above + ranks.excl.tie + local.excl.tie;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const uint32_t key = Elem<T>::key(x[i]);
+    if (key > sel.tau) {
+      place(static_cast<int64_t>(above_pos++), ListEntry{key, static_cast<int32_t>(begin + i)});
+    } else if (key == sel.tau && tie_pos < static_cast<uint64_t>(k)) {
+      place(static_cast<int64_t>(tie_pos++), ListEntry{key, static_cast<int32_t>(begin + i)});
+    }
+  }
+  const uint64_t all = sel.above + ranks.total.tie;
+  return static_cast<int64_t>(all < static_cast<uint64_t>(k) ? all : static_cast<uint64_t>(k));
+}
 #endif
 
 template <class T>
@@ -520,6 +583,7 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
   const int n = static_cast<int>(slice_length(length, a.slice, cluster.rank));
   const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
   auto* list = reinterpret_cast<ListEntry*>(dyn + buffer_bytes(a.slice, sizeof(T)));
+  const auto to_output = [&](int64_t pos, const ListEntry& e) { emit(a, row, pos, e.index, Elem<T>::from_key(e.key)); };
 
   if (length <= a.k) {  // everything, in order, then padding
     for (int i = threadIdx.x; i < n; i += blockDim.x) emit(a, row, begin + i, begin + i, x[i]);
@@ -528,53 +592,101 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
     }
   } else {
     const TopKSelection sel = select_top_k(x, n, begin, a.k, list, a.list_capacity, sh, cluster);
-    // Everything above the k-th largest, then as many equal to it as fit; positions by scans, so
-    // the same on every call.
     if (sel.listed) {
-      if (cluster.rank == 0) {
-        uint32_t above_base = 0;
-        uint32_t tie_base = 0;
-        for (int base = 0; base < sel.list_len; base += blockDim.x) {
-          const int i = base + static_cast<int>(threadIdx.x);
-          const uint32_t key = i < sel.list_len ? list[i].key : 0u;
-          const bool above = i < sel.list_len && key > sel.tau;
-          const bool tie = i < sel.list_len && key == sel.tau;
-          const Scan<uint32_t> sa = block_scan(above ? 1u : 0u, sh.u32);
-          const Scan<uint32_t> st = block_scan(tie ? 1u : 0u, sh.u32);
-          const uint64_t tie_pos = sel.above + tie_base + st.excl;
-          if (above) emit(a, row, above_base + sa.excl, list[i].index, Elem<T>::from_key(key));
-          if (tie && tie_pos < static_cast<uint64_t>(a.k)) emit(a, row, tie_pos, list[i].index, Elem<T>::from_key(key));
-          above_base += sa.total;
-          tie_base += st.total;
-        }
-      }
+      if (cluster.rank == 0) place_listed(list, sel.list_len, sel, a.k, sh, to_output);
     } else {
-      struct Counts {
-        uint32_t above;
-        uint32_t tie;
-        __device__ Counts operator+(const Counts& o) const { return {above + o.above, tie + o.tie}; }
-      };
-      Counts mine{0u, 0u};
-      for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const uint32_t key = Elem<T>::key(x[i]);
-        mine.above += key > sel.tau ? 1u : 0u;
-        mine.tie += key == sel.tau ? 1u : 0u;
-      }
-      const Scan<Counts> local = block_scan(mine, reinterpret_cast<Counts*>(sh.words));
-      const RankScan<Counts> ranks = cluster.scan(local.total, Counts{0u, 0u}, Plus{}, sh);
-      uint64_t above_pos = ranks.excl.above + local.excl.above;
-      uint64_t tie_pos = sel.above + ranks.excl.tie + local.excl.tie;
-      for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const uint32_t key = Elem<T>::key(x[i]);
-        if (key > sel.tau) {
-          emit(a, row, static_cast<int64_t>(above_pos++), begin + i, x[i]);
-        } else if (key == sel.tau && tie_pos < static_cast<uint64_t>(a.k)) {
-          emit(a, row, static_cast<int64_t>(tie_pos++), begin + i, x[i]);
-        }
-      }
+      place_sliced(x, n, begin, sel, a.k, sh, cluster, to_output);
     }
   }
   Cluster::sync();
+#endif
+}
+
+// Two-pass top_k for batches that fill the GPU (the one-pass kernel's clusters spend their time in
+// cluster barriers and writing every candidate to every CTA: 721 us for 256 rows of 262144).
+// Pass 1: a CTA per chunk of a row (no cluster, a chunk = one slice): the chunk's elements at or
+// above a lower bound of its k-th largest (the k-th largest of its threads' maxima, as
+// select_top_k's fast path) go to the chunk's part of the workspace; a chunk with more of them
+// than its part holds (ties, k near the threads) writes its exact top k instead. Every element of
+// the row's top k is in its chunk's top k, hence written.
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) top_k_chunk_kernel(TopKArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ Shared sh;
+  Cluster cluster = Cluster::here();  // one CTA
+  constexpr int kKeyBits = Elem<T>::kKeyBits;
+  const int64_t row = blockIdx.x / a.chunks;
+  const int chunk = static_cast<int>(blockIdx.x - row * a.chunks);
+  const int64_t begin = static_cast<int64_t>(chunk) * a.slice;
+  const int n = static_cast<int>(slice_length(a.cols, a.slice, static_cast<unsigned>(chunk)));
+  const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
+  ListEntry* out = a.chunk_entries + (row * a.chunks + chunk) * static_cast<int64_t>(a.chunk_capacity);
+  const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
+
+  uint32_t lo = 0;  // every element when the chunk has fewer threads with elements than k
+  if (a.k <= static_cast<int64_t>(n < static_cast<int>(blockDim.x) ? n : static_cast<int>(blockDim.x))) {
+    const Selected bound = radix_select<kKeyBits, Scope::block>(
+        OneItemSource{static_cast<int>(threadIdx.x) < n, thread_max_key(x, n)}, target_k, sh, cluster,
+        kKeyBits == 32 ? 3 : 2);
+    lo = bound.found ? bound.key : 0u;
+  }
+  uint32_t count = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) count += Elem<T>::key(x[i]) >= lo ? 1u : 0u;
+  const Scan<uint32_t> local = block_scan(count, sh.u32);
+  int64_t written = local.total;
+  if (local.total <= static_cast<uint32_t>(a.chunk_capacity)) {
+    uint32_t pos = local.excl;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+      const uint32_t key = Elem<T>::key(x[i]);
+      if (key >= lo) out[pos++] = ListEntry{key, static_cast<int32_t>(begin + i)};
+    }
+  } else {  // more than k elements here (capacity >= k): the exact k-th largest
+    const Selected exact = radix_select<kKeyBits, Scope::block>(SliceSource<T, false>{x, n, 0.0f}, target_k, sh,
+                                                                cluster, kKeyBits / 8);
+    const TopKSelection sel{exact.key, exact.above, 0, false};
+    written = place_sliced(x, n, begin, sel, a.k, sh, cluster, [out](int64_t pos, const ListEntry& e) { out[pos] = e; });
+  }
+  if (threadIdx.x == 0) a.chunk_counts[row * a.chunks + chunk] = static_cast<int32_t>(written);
+#endif
+}
+
+// Pass 2: a CTA per row gathers its chunks' candidates into shared memory (chunk order: the same
+// list on every call) and places the exact top k of the list.
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, 1) top_k_merge_kernel(TopKArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ Shared sh;
+  __shared__ int32_t chunk_offset[kMaxChunks + 1];
+  Cluster cluster = Cluster::here();  // one CTA
+  constexpr int kKeyBits = Elem<T>::kKeyBits;
+  const int64_t row = blockIdx.x;
+  auto* list = reinterpret_cast<ListEntry*>(dyn);
+  const int32_t* counts = a.chunk_counts + row * a.chunks;
+  if (threadIdx.x == 0) {
+    int32_t total = 0;
+    for (int c = 0; c < a.chunks; ++c) {
+      chunk_offset[c] = total;
+      total += counts[c];
+    }
+    chunk_offset[a.chunks] = total;
+  }
+  __syncthreads();
+  const ListEntry* parts = a.chunk_entries + row * a.chunks * static_cast<int64_t>(a.chunk_capacity);
+  for (int j = threadIdx.x; j < a.chunks * a.chunk_capacity; j += blockDim.x) {
+    const int c = j / a.chunk_capacity;
+    const int p = j - c * a.chunk_capacity;
+    if (chunk_offset[c] + p < chunk_offset[c + 1]) list[chunk_offset[c] + p] = parts[j];
+  }
+  __syncthreads();
+  const int len = chunk_offset[a.chunks];
+  const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
+  const Selected exact =
+      radix_select<kKeyBits, Scope::block>(ListSource{list, len}, target_k, sh, cluster, kKeyBits / 8);
+  const TopKSelection sel{exact.key, exact.above, len, true};
+  place_listed(list, len, sel, a.k, sh,
+               [&](int64_t pos, const ListEntry& e) { emit(a, row, pos, e.index, Elem<T>::from_key(e.key)); });
 #endif
 }
 

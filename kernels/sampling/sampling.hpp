@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kbench/dtype.hpp"
@@ -27,6 +28,13 @@ struct RowPlan {
   int64_t slice = 0;
   int list_capacity = 0;  // entries of the top-k candidate list (0: the kernel needs none)
   int smem_bytes = 0;
+  // The two-pass top_k (chunks > 0; batches that fill the GPU): a CTA per `slice`-element chunk of a
+  // row writes the chunk's candidates (at most chunk_capacity), then a CTA per row (merge_smem_bytes
+  // of shared memory) selects from them. TopKParams::workspace holds workspace_bytes.
+  int chunks = 0;
+  int chunk_capacity = 0;
+  int merge_smem_bytes = 0;
+  std::size_t workspace_bytes = 0;
 };
 
 // One draw per row from a filtered distribution. The input holds probabilities (float32) or logits
@@ -93,6 +101,7 @@ struct TopKParams {
   int64_t page_table_stride = 0;
   const int32_t* offsets = nullptr;  // [rows] (ragged)
   int32_t* mapped = nullptr;         // [rows][k] (page_table, ragged)
+  void* workspace = nullptr;         // RowPlan::workspace_bytes, where the plan has chunks
 };
 
 // Chain speculative sampling, per request r: draft token i (i < n) is accepted when

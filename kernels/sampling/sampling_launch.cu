@@ -121,7 +121,8 @@ cudaError_t make_plan(const void* kernel, int elem, int buffers, bool list, int6
 }
 
 bool plan_matches(const RowPlan& plan, int64_t cols) {
-  return plan.cluster >= 1 && plan.cluster <= kMaxCluster && plan.slice > 0 && plan.slice * plan.cluster >= cols &&
+  const int64_t parts = plan.chunks > 0 ? plan.chunks : plan.cluster;
+  return plan.cluster >= 1 && plan.cluster <= kMaxCluster && plan.slice > 0 && plan.slice * parts >= cols &&
          (plan.threads == kMinThreads || plan.threads == kMaxThreads) && plan.smem_bytes > 0;
 }
 
@@ -206,8 +207,48 @@ cudaError_t plan_filter(const FilterParams& p, RowPlan* plan) {
                    filter_uses_list(p), p.rows, p.cols, plan);
 }
 
+// The two-pass top_k where the batch fills the GPU with chunks: chunks of a target slice (three CTAs
+// per SM), candidates per chunk twice k rounded up to a power of two (a chunk's bound leaves ~1.4 k
+// of them on random rows; more take the chunk's exact top k), all of a row's in one CTA's shared
+// memory. false where it does not apply (the one-pass plan then).
+bool plan_top_k_chunks(const TopKParams& p, const Device& device, RowPlan* plan) {
+  const int elem = elem_bytes(p.dtype);
+  const int64_t slice = kTargetSliceBytes / elem;
+  const int64_t chunks = ceil_div(p.cols, slice);
+  if (p.lengths != nullptr || p.k > kMaxThreads || chunks < 2 || chunks > kMaxChunks) return false;
+  if (p.rows * chunks < 2 * static_cast<int64_t>(device.sms) || p.rows * chunks > 0x7FFFFFFF) return false;
+  const int64_t capacity = std::max<int64_t>(64, next_pow2(2 * p.k));
+  const int64_t merge_bytes = chunks * capacity * static_cast<int64_t>(sizeof(ListEntry));
+  const int64_t dynamic_limit = device.smem_optin - static_cast<int64_t>(sizeof(Shared)) - 4 * (kMaxChunks + 1);
+  const int64_t chunk_bytes = buffer_bytes(slice, elem);
+  if (merge_bytes > dynamic_limit || chunk_bytes > dynamic_limit) return false;
+  const RowKernels* kernels = kernels_for(p.dtype);
+  if (cudaFuncSetAttribute(kernels->top_k_chunk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(chunk_bytes)) != cudaSuccess ||
+      cudaFuncSetAttribute(kernels->top_k_merge, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(merge_bytes)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  RowPlan out;
+  out.cluster = 1;
+  out.threads = kMaxThreads;
+  out.slice = slice;
+  out.smem_bytes = static_cast<int>(chunk_bytes);
+  out.chunks = static_cast<int>(chunks);
+  out.chunk_capacity = static_cast<int>(capacity);
+  out.merge_smem_bytes = static_cast<int>(merge_bytes);
+  out.workspace_bytes = static_cast<std::size_t>(p.rows * chunks * (capacity * static_cast<int64_t>(sizeof(ListEntry)) + 4));
+  *plan = out;
+  return true;
+}
+
 cudaError_t plan_top_k(const TopKParams& p, RowPlan* plan) {
   if (!top_k_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
+  Device device;
+  const cudaError_t status = current_device(&device);
+  if (status != cudaSuccess) return status;
+  if (plan_top_k_chunks(p, device, plan)) return cudaSuccess;
   return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->top_k), elem_bytes(p.dtype), 1,
                    top_k_uses_list(p.k), p.rows, p.cols, plan);
 }
@@ -269,7 +310,17 @@ cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t 
   a.page_table_stride = p.page_table_stride;
   a.offsets = p.offsets;
   a.mapped = p.mapped;
-  return launch_rows(kernels_for(p.dtype)->top_k, a, p.rows, plan, false, stream);
+  if (plan.chunks == 0) return launch_rows(kernels_for(p.dtype)->top_k, a, p.rows, plan, false, stream);
+  if (p.workspace == nullptr || p.lengths != nullptr) return cudaErrorInvalidValue;
+  a.chunks = plan.chunks;
+  a.chunk_capacity = plan.chunk_capacity;
+  a.chunk_entries = static_cast<ListEntry*>(p.workspace);
+  a.chunk_counts = reinterpret_cast<int32_t*>(a.chunk_entries + p.rows * plan.chunks * static_cast<int64_t>(plan.chunk_capacity));
+  const cudaError_t status = launch_rows(kernels_for(p.dtype)->top_k_chunk, a, p.rows * plan.chunks, plan, false, stream);
+  if (status != cudaSuccess) return status;
+  RowPlan merge = plan;
+  merge.smem_bytes = plan.merge_smem_bytes;
+  return launch_rows(kernels_for(p.dtype)->top_k_merge, a, p.rows, merge, false, stream);
 }
 
 cudaError_t launch_chain(const ChainParams& p, const RowPlan& plan, cudaStream_t stream) {

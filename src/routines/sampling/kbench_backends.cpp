@@ -31,14 +31,21 @@ cudaError_t plan(const SamplingCase& c, ks::RowPlan* plan) {
   return cudaErrorInvalidValue;
 }
 
+// The plan's workspace (the two-pass top_k's candidates) allocated here, outside timing.
 class CudaSamplingOperation final : public Operation {
  public:
-  CudaSamplingOperation(const SamplingCase& problem, ks::RowPlan plan) : problem_(problem), plan_(plan) {}
+  CudaSamplingOperation(const SamplingCase& problem, ks::RowPlan plan)
+      : problem_(problem), plan_(plan), workspace_(plan.workspace_bytes) {}
   void launch(cudaStream_t stream, int copy) override {
     switch (kernel_of(problem_.problem().op)) {
       case Kernel::sampler: KBENCH_CUDA_CHECK(ks::launch_sampler(problem_.sampler_params(copy), plan_, stream)); break;
       case Kernel::filter: KBENCH_CUDA_CHECK(ks::launch_filter(problem_.filter_params(copy), plan_, stream)); break;
-      case Kernel::top_k: KBENCH_CUDA_CHECK(ks::launch_top_k(problem_.top_k_params(copy), plan_, stream)); break;
+      case Kernel::top_k: {
+        ks::TopKParams params = problem_.top_k_params(copy);
+        params.workspace = workspace_.get();
+        KBENCH_CUDA_CHECK(ks::launch_top_k(params, plan_, stream));
+        break;
+      }
       case Kernel::chain: KBENCH_CUDA_CHECK(ks::launch_chain(problem_.chain_params(copy), plan_, stream)); break;
     }
   }
@@ -46,6 +53,7 @@ class CudaSamplingOperation final : public Operation {
  private:
   const SamplingCase& problem_;
   ks::RowPlan plan_;
+  DeviceBuffer workspace_;
 };
 
 std::string no_image(const DeviceInfo& device) {

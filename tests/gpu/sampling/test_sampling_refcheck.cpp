@@ -72,7 +72,7 @@ void expect_all_backends_pass(const std::string& line, cudaStream_t stream) {
 // transforms on their own shapes; then the shapes (rows over 8 to 16 CTAs of a cluster,
 // FlashInfer's top_k_first fast path) and the paths of their own: k above the block's threads (the
 // top-k fallback: a radix select over the whole row), bfloat16 peaked logits (ties at the k-th
-// value), k = 1, chain with 1 and 8 tokens. One test per line (each well inside ctest's timeout).
+// value), k = 1, the two-pass top_k of full batches, chain with 1 and 8 tokens. One test per line (each well inside ctest's timeout).
 std::vector<std::string> all_lines() {
   std::vector<std::string> lines;
   for (const Line& l : routine_lines()) {
@@ -100,6 +100,12 @@ std::vector<std::string> all_lines() {
            "--routine top_k_top_p_sampling_from_logits --batch_size 3 --vocab_size 151936 --top_k 50 --top_p 0.9 "
            "--input_dtype bfloat16 --distribution peaked",
            "--routine top_k --batch_size 2 --vocab_size 262144 --top_k 256",
+           // The two-pass top_k (rows x chunks fill the GPU): k 256; an odd length with a short last
+           // chunk and k 500 (chunks over capacity take their exact top k); peaked bfloat16 (ties).
+           "--routine top_k --batch_size 40 --vocab_size 262144 --top_k 256",
+           "--routine top_k --batch_size 70 --vocab_size 200003 --top_k 500",
+           "--routine top_k --batch_size 300 --vocab_size 65537 --top_k 1 --input_dtype bfloat16 --distribution peaked",
+           "--routine top_k --batch_size 130 --vocab_size 100000 --top_k 64 --input_dtype float16 --distribution peaked",
            "--routine top_k --batch_size 5 --vocab_size 50257 --top_k 600",
            "--routine top_k --batch_size 3 --vocab_size 4097 --top_k 1",
            "--routine top_k_mask_logits --batch_size 9 --vocab_size 32000 --top_k 50 --input_dtype bfloat16 "
