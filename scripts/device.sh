@@ -86,7 +86,7 @@ for stage in $stages; do
       note "$stage: exit $?"
       grep -E '^\[PERF\]|^\[ERROR\]|^\[WARNING\]|^\[INFO\] Backends|speedup' "$log" | tail -60 ;;
     ncu)
-      # Nsight Compute on one launch of each line of NCU_LIST (bench/ncu_cases.txt): "tag|kernel regex|kbench
+      # Nsight Compute on one launch of each line of NCU_LIST (scripts/ncu_cases.txt): "tag|kernel regex|kbench
       # arguments" (details + per-instruction stall samples), for kernels under tuning.
       kb="$KBENCH_BUILD_DIR/src/app/kbench"
       while IFS='|' read -r tag kernel args; do
@@ -98,7 +98,7 @@ for stage in $stages; do
         ncu -i "$work/ncu_$tag.ncu-rep" --page source --csv --print-source sass >"$work/ncu_${tag}_source.csv" 2>&1
         rm -f "$work/ncu_$tag.ncu-rep"
         note "ncu $tag: $(grep -E 'Duration|Memory Throughput|Compute \(SM\) Throughput' "$work/ncu_${tag}_details.txt" | head -3 | tr -s ' ' | tr '\n' ';')"
-      done <"${NCU_LIST:-bench/ncu_cases.txt}" ;;
+      done <"${NCU_LIST:-scripts/ncu_cases.txt}" ;;
     ncu_prefill)
       # Nsight Compute on one fa3 launch of each issue case (details + per-instruction stall samples).
       kb="$KBENCH_BUILD_DIR/src/app/kbench"
