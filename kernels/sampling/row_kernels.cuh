@@ -65,6 +65,11 @@ struct SamplerArgs {
   bool joint;
   const uint64_t* rng;
   int32_t* output;
+  // The two-pass samplers' pass 2 (chunks > 0): each chunk's candidates and their count.
+  int chunks;
+  int chunk_capacity;
+  const ListEntry* chunk_entries;  // [rows][chunks][chunk_capacity]
+  const int32_t* chunk_counts;     // [rows][chunks]
 };
 
 struct FilterArgs {
@@ -96,6 +101,7 @@ struct TopKArgs {
   // The two-pass kernels (chunks > 0): each chunk's candidates and their count.
   int chunks;
   int chunk_capacity;
+  bool keep_ties;            // the samplers': every element at or above a chunk's k-th largest
   ListEntry* chunk_entries;  // [rows][chunks][chunk_capacity]
   int32_t* chunk_counts;     // [rows][chunks]
 };
@@ -120,6 +126,7 @@ struct RowKernels {
   void (*top_k)(TopKArgs);
   void (*top_k_chunk)(TopKArgs);
   void (*top_k_merge)(TopKArgs);
+  void (*sampler_merge)(SamplerArgs);
 };
 RowKernels row_kernels_f32();
 RowKernels row_kernels_f16();
@@ -149,6 +156,20 @@ struct RowView {
   __device__ uint32_t key(int i) const { return Elem<T>::key(x[i]); }
   __device__ float value(int i) const { return Elem<T>::to_float(x[i]); }
   __device__ float weight(int i) const { return from_logits ? __expf(value(i) - max_logit) : value(i); }
+  __device__ int64_t index(int i) const { return begin + i; }
+};
+
+// The candidates of the two-pass sampler (a list in shared memory) as a row.
+template <class T>
+struct ListView {
+  const ListEntry* list;
+  int n;
+  bool from_logits;
+  float max_logit;
+  __device__ uint32_t key(int i) const { return list[i].key; }
+  __device__ float value(int i) const { return Elem<T>::to_float(Elem<T>::from_key(list[i].key)); }
+  __device__ float weight(int i) const { return from_logits ? __expf(value(i) - max_logit) : value(i); }
+  __device__ int64_t index(int i) const { return list[i].index; }
 };
 
 // The draw's weights for chain speculative sampling: max(q - p, 0), or q for the bonus token.
@@ -159,6 +180,7 @@ struct ResidualView {
   int64_t begin;
   __device__ uint32_t key(int) const { return 0; }
   __device__ float weight(int i) const { return p == nullptr ? q[i] : fmaxf(q[i] - p[i], 0.0f); }
+  __device__ int64_t index(int i) const { return begin + i; }
 };
 
 // The sum of this thread's positive weights over the elements with key >= lo, in its order (the
@@ -217,7 +239,7 @@ __device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared&
         }
       }
       if (chosen < 0) chosen = last;
-      if (chosen >= 0) mine = {v.key(chosen), static_cast<int32_t>(v.begin + chosen), 1u};
+      if (chosen >= 0) mine = {v.key(chosen), static_cast<int32_t>(v.index(chosen)), 1u};
     }
   }
   if (mine.valid) *block_pick = mine;
@@ -334,6 +356,32 @@ __device__ __forceinline__ int64_t slice_length(int64_t cols, int64_t slice, uns
 // ---------------------------------------------------------------------------------------------
 // The kernels.
 
+#if defined(KBENCH_SAMPLING_SM90)
+// The draw from the kept set {key >= lo} of `view` with the top-p filter of `a`: rejection rounds
+// (one without top-p): draw; accept when the mass strictly above the drawn token is below top_p
+// times the reference mass (`row_mass`, or the kept set's when negative), else keep only what is
+// above it.
+template <class View>
+__device__ Pick draw_kept(const View& view, uint32_t lo, const SamplerArgs& a, int64_t row, float row_mass, Shared& sh,
+                          Cluster& cluster) {
+  const bool top_p = a.top_p < 1.0f;
+  float partial = partial_mass(view, lo);
+  float reference_mass = 0.0f;
+  Pick pick;
+  for (uint32_t round = 0;; ++round) {
+    const Draw d = draw(view, lo, partial, philox_uniform(a.rng, row, round), sh, cluster);
+    pick = d.pick;
+    if (round == 0) reference_mass = row_mass >= 0.0f ? row_mass : d.total;
+    if (!top_p || !pick.valid) break;
+    partial = partial_mass(view, pick.key + 1);
+    const float above = cluster.all_reduce(block_reduce(partial, Plus{}, sh.f32), 0.0f, Plus{}, sh);
+    if (above < a.top_p * reference_mass) break;
+    lo = pick.key + 1;
+  }
+  return pick;
+}
+#endif
+
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(SamplerArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
@@ -363,22 +411,7 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(Sample
   }
   float row_mass = 0.0f;
   if (whole_row_mass) row_mass = cluster.all_reduce(block_reduce(partial_mass(view, 0u), Plus{}, sh.f32), 0.0f, Plus{}, sh);
-
-  // Rejection rounds (one without top-p): draw from {key >= lo}; accept when the mass strictly above
-  // the drawn token is below top_p times the reference mass, else keep only what is above it.
-  float partial = partial_mass(view, lo);
-  float reference_mass = 0.0f;
-  Pick pick;
-  for (uint32_t round = 0;; ++round) {
-    const Draw d = draw(view, lo, partial, philox_uniform(a.rng, row, round), sh, cluster);
-    pick = d.pick;
-    if (round == 0) reference_mass = whole_row_mass ? row_mass : d.total;
-    if (!top_p || !pick.valid) break;
-    partial = partial_mass(view, pick.key + 1);
-    const float above = cluster.all_reduce(block_reduce(partial, Plus{}, sh.f32), 0.0f, Plus{}, sh);
-    if (above < a.top_p * reference_mass) break;
-    lo = pick.key + 1;
-  }
+  const Pick pick = draw_kept(view, lo, a, row, whole_row_mass ? row_mass : -1.0f, sh, cluster);
   if (cluster.rank == 0 && threadIdx.x == 0) a.output[row] = pick.valid ? pick.index : 0;
   Cluster::sync();  // no CTA leaves while another may still read its shared memory
 #endif
@@ -607,8 +640,9 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
 // Pass 1: a CTA per chunk of a row (no cluster, a chunk = one slice): the chunk's elements at or
 // above a lower bound of its k-th largest (the k-th largest of its threads' maxima, as
 // select_top_k's fast path) go to the chunk's part of the workspace; a chunk with more of them
-// than its part holds (ties, k near the threads) writes its exact top k instead. Every element of
-// the row's top k is in its chunk's top k, hence written.
+// than its part holds (ties, k near the threads) writes its exact top k instead (keep_ties, for the
+// samplers, whose top-k set keeps every tie: all elements at or above its k-th largest, or count -1
+// where they do not fit). Every element of the row's top k is in its chunk's top k, hence written.
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) top_k_chunk_kernel(TopKArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
@@ -631,25 +665,68 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) top_k_chunk_kernel(To
         kKeyBits == 32 ? 3 : 2);
     lo = bound.found ? bound.key : 0u;
   }
-  uint32_t count = 0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) count += Elem<T>::key(x[i]) >= lo ? 1u : 0u;
-  const Scan<uint32_t> local = block_scan(count, sh.u32);
+  const auto at_or_above = [&](uint32_t bound) {
+    uint32_t count = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) count += Elem<T>::key(x[i]) >= bound ? 1u : 0u;
+    return block_scan(count, sh.u32);
+  };
+  Scan<uint32_t> local = at_or_above(lo);
   int64_t written = local.total;
-  if (local.total <= static_cast<uint32_t>(a.chunk_capacity)) {
+  bool write_at_or_above = true;  // every element >= lo to the chunk's part
+  if (local.total > static_cast<uint32_t>(a.chunk_capacity)) {  // more than k here (capacity >= k)
+    const Selected exact = radix_select<kKeyBits, Scope::block>(SliceSource<T, false>{x, n, 0.0f}, target_k, sh,
+                                                                cluster, kKeyBits / 8);
+    if (!a.keep_ties) {  // the chunk's exact top k
+      const TopKSelection sel{exact.key, exact.above, 0, false};
+      written = place_sliced(x, n, begin, sel, a.k, sh, cluster, [out](int64_t pos, const ListEntry& e) { out[pos] = e; });
+      write_at_or_above = false;
+    } else {  // every element at or above the chunk's k-th largest, if they fit; else -1
+      lo = exact.key;
+      local = at_or_above(lo);
+      written = local.total <= static_cast<uint32_t>(a.chunk_capacity) ? static_cast<int64_t>(local.total) : -1;
+      write_at_or_above = written >= 0;
+    }
+  }
+  if (write_at_or_above) {
     uint32_t pos = local.excl;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
       const uint32_t key = Elem<T>::key(x[i]);
       if (key >= lo) out[pos++] = ListEntry{key, static_cast<int32_t>(begin + i)};
     }
-  } else {  // more than k elements here (capacity >= k): the exact k-th largest
-    const Selected exact = radix_select<kKeyBits, Scope::block>(SliceSource<T, false>{x, n, 0.0f}, target_k, sh,
-                                                                cluster, kKeyBits / 8);
-    const TopKSelection sel{exact.key, exact.above, 0, false};
-    written = place_sliced(x, n, begin, sel, a.k, sh, cluster, [out](int64_t pos, const ListEntry& e) { out[pos] = e; });
   }
   if (threadIdx.x == 0) a.chunk_counts[row * a.chunks + chunk] = static_cast<int32_t>(written);
 #endif
 }
+
+#if defined(KBENCH_SAMPLING_SM90)
+// The two-pass kernels' pass 2: gathers row `row`'s candidates from its chunks' parts into `list`
+// (chunk order: the same list on every call); returns their number, or -1 where a chunk's count is
+// -1 (its candidates did not fit). `offsets` holds kMaxChunks + 1 ints of shared memory.
+__device__ __forceinline__ int gather_candidates(const ListEntry* entries, const int32_t* counts, int chunks,
+                                                 int capacity, int64_t row, ListEntry* list, int32_t* offsets) {
+  if (threadIdx.x == 0) {
+    int32_t total = 0;
+    bool complete = true;
+    for (int c = 0; c < chunks; ++c) {
+      const int32_t count = counts[row * chunks + c];
+      complete = complete && count >= 0;
+      offsets[c] = total;
+      total += count >= 0 ? count : 0;
+    }
+    offsets[chunks] = complete ? total : -1;
+  }
+  __syncthreads();
+  if (offsets[chunks] < 0) return -1;
+  const ListEntry* parts = entries + row * chunks * static_cast<int64_t>(capacity);
+  for (int j = threadIdx.x; j < chunks * capacity; j += blockDim.x) {
+    const int c = j / capacity;
+    const int p = j - c * capacity;
+    if (offsets[c] + p < offsets[c + 1]) list[offsets[c] + p] = parts[j];
+  }
+  __syncthreads();
+  return offsets[chunks];
+}
+#endif
 
 // Pass 2: a CTA per row gathers its chunks' candidates into shared memory (chunk order: the same
 // list on every call) and places the exact top k of the list.
@@ -663,30 +740,55 @@ __global__ void __launch_bounds__(kMaxThreads, 1) top_k_merge_kernel(TopKArgs a)
   constexpr int kKeyBits = Elem<T>::kKeyBits;
   const int64_t row = blockIdx.x;
   auto* list = reinterpret_cast<ListEntry*>(dyn);
-  const int32_t* counts = a.chunk_counts + row * a.chunks;
-  if (threadIdx.x == 0) {
-    int32_t total = 0;
-    for (int c = 0; c < a.chunks; ++c) {
-      chunk_offset[c] = total;
-      total += counts[c];
-    }
-    chunk_offset[a.chunks] = total;
-  }
-  __syncthreads();
-  const ListEntry* parts = a.chunk_entries + row * a.chunks * static_cast<int64_t>(a.chunk_capacity);
-  for (int j = threadIdx.x; j < a.chunks * a.chunk_capacity; j += blockDim.x) {
-    const int c = j / a.chunk_capacity;
-    const int p = j - c * a.chunk_capacity;
-    if (chunk_offset[c] + p < chunk_offset[c + 1]) list[chunk_offset[c] + p] = parts[j];
-  }
-  __syncthreads();
-  const int len = chunk_offset[a.chunks];
+  const int len = gather_candidates(a.chunk_entries, a.chunk_counts, a.chunks, a.chunk_capacity, row, list, chunk_offset);
   const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
   const Selected exact =
       radix_select<kKeyBits, Scope::block>(ListSource{list, len}, target_k, sh, cluster, kKeyBits / 8);
   const TopKSelection sel{exact.key, exact.above, len, true};
   place_listed(list, len, sel, a.k, sh,
                [&](int64_t pos, const ListEntry& e) { emit(a, row, pos, e.index, Elem<T>::from_key(e.key)); });
+#endif
+}
+
+// The two-pass samplers' pass 2 (top-k with or without top-p and min-p, top_k_first): a CTA per row
+// gathers the candidates (every element at or above each chunk's k-th largest: a superset of the
+// row's top-k set, with the row's largest value), finds the row's k-th largest among them and
+// draws from the kept set there. A row with a chunk whose candidates did not fit is drawn from the
+// whole row in global memory instead (ties beyond a chunk's part: rare and slow, but exact).
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, 1) sampler_merge_kernel(SamplerArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  extern __shared__ __align__(16) unsigned char dyn[];
+  __shared__ Shared sh;
+  __shared__ int32_t chunk_offset[kMaxChunks + 1];
+  Cluster cluster = Cluster::here();  // one CTA
+  constexpr int kKeyBits = Elem<T>::kKeyBits;
+  const int64_t row = blockIdx.x;
+  auto* list = reinterpret_cast<ListEntry*>(dyn);
+  const int len = gather_candidates(a.chunk_entries, a.chunk_counts, a.chunks, a.chunk_capacity, row, list, chunk_offset);
+  const bool min_p = a.min_p > 0.0f && !a.from_logits;
+  const auto target_k = [k = a.top_k](unsigned long long) { return static_cast<unsigned long long>(k); };
+  const auto sample = [&](auto view, const auto& source) {
+    uint32_t max_key = 0;
+    for (int i = threadIdx.x; i < view.n; i += blockDim.x) max_key = max(max_key, view.key(i));
+    view.max_logit = Elem<T>::to_float(Elem<T>::from_key(block_reduce(max_key, Max{}, sh.u32)));
+    const Selected tau = radix_select<kKeyBits, Scope::block>(source, target_k, sh, cluster, kKeyBits / 8);
+    uint32_t lo = tau.key;
+    if (min_p) {
+      const uint32_t floor_key = Elem<float>::key(a.min_p * view.max_logit);  // the largest probability
+      lo = lo > floor_key ? lo : floor_key;
+    }
+    return draw_kept(view, lo, a, row, -1.0f, sh, cluster);
+  };
+  Pick pick;
+  if (len >= 0) {
+    pick = sample(ListView<T>{list, len, a.from_logits, 0.0f}, ListSource{list, len});
+  } else {
+    const T* x = static_cast<const T*>(a.input) + row * a.cols;
+    const int n = static_cast<int>(a.cols);
+    pick = sample(RowView<T>{x, n, 0, a.from_logits, 0.0f}, SliceSource<T, false>{x, n, 0.0f});
+  }
+  if (threadIdx.x == 0) a.output[row] = pick.valid ? pick.index : 0;
 #endif
 }
 

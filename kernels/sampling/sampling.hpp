@@ -28,9 +28,10 @@ struct RowPlan {
   int64_t slice = 0;
   int list_capacity = 0;  // entries of the top-k candidate list (0: the kernel needs none)
   int smem_bytes = 0;
-  // The two-pass top_k (chunks > 0; batches that fill the GPU): a CTA per `slice`-element chunk of a
-  // row writes the chunk's candidates (at most chunk_capacity), then a CTA per row (merge_smem_bytes
-  // of shared memory) selects from them. TopKParams::workspace holds workspace_bytes.
+  // The two-pass top_k and top-k samplers (chunks > 0; batches that fill the GPU): a CTA per
+  // `slice`-element chunk of a row writes the chunk's candidates (at most chunk_capacity), then a
+  // CTA per row (merge_smem_bytes of shared memory) selects or draws from them. The params'
+  // workspace holds workspace_bytes.
   int chunks = 0;
   int chunk_capacity = 0;
   int merge_smem_bytes = 0;
@@ -57,6 +58,7 @@ struct SamplerParams {
   bool joint = false;
   const uint64_t* rng = nullptr;  // device {seed, offset}
   int32_t* output = nullptr;      // [rows]
+  void* workspace = nullptr;      // RowPlan::workspace_bytes, where the plan has chunks
 };
 
 // Row-wise maps of one input to one output of the same shape.

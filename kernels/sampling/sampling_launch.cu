@@ -193,40 +193,27 @@ bool filter_uses_list(const FilterParams& p) {
 }
 bool sampler_uses_list(const SamplerParams& p) { return p.top_k > 0 && p.top_k < p.vocab && top_k_uses_list(p.top_k); }
 
-}  // namespace
-
-cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
-  if (!sampler_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
-  return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler), elem_bytes(p.dtype), 1,
-                   sampler_uses_list(p), p.rows, p.vocab, plan);
-}
-
-cudaError_t plan_filter(const FilterParams& p, RowPlan* plan) {
-  if (!filter_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
-  return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->filter), elem_bytes(p.dtype), 1,
-                   filter_uses_list(p), p.rows, p.cols, plan);
-}
-
-// The two-pass top_k where the batch fills the GPU with chunks: chunks of a target slice (three CTAs
-// per SM), candidates per chunk twice k rounded up to a power of two (a chunk's bound leaves ~1.4 k
-// of them on random rows; more take the chunk's exact top k), all of a row's in one CTA's shared
-// memory. false where it does not apply (the one-pass plan then).
-bool plan_top_k_chunks(const TopKParams& p, const Device& device, RowPlan* plan) {
-  const int elem = elem_bytes(p.dtype);
+// The two-pass plan (top_k, and the top-k samplers) where the batch fills the GPU with chunks:
+// chunks of a target slice (three CTAs per SM), candidates per chunk twice k rounded up to a power
+// of two (a chunk's bound leaves ~1.4 k of them on random rows; more take the chunk's exact top
+// k), all of a row's in the merging CTA's shared memory. false where it does not apply (the
+// one-pass plan then).
+bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t cols, int64_t k, const Device& device,
+                 RowPlan* plan) {
+  const int elem = elem_bytes(dtype);
   const int64_t slice = kTargetSliceBytes / elem;
-  const int64_t chunks = ceil_div(p.cols, slice);
-  if (p.lengths != nullptr || p.k > kMaxThreads || chunks < 2 || chunks > kMaxChunks) return false;
-  if (p.rows * chunks < 2 * static_cast<int64_t>(device.sms) || p.rows * chunks > 0x7FFFFFFF) return false;
-  const int64_t capacity = std::max<int64_t>(64, next_pow2(2 * p.k));
+  const int64_t chunks = ceil_div(cols, slice);
+  if (k < 1 || k > kMaxThreads || k >= cols || chunks < 2 || chunks > kMaxChunks) return false;
+  if (rows * chunks < 2 * static_cast<int64_t>(device.sms) || rows * chunks > 0x7FFFFFFF) return false;
+  const int64_t capacity = std::max<int64_t>(64, next_pow2(2 * k));
   const int64_t merge_bytes = chunks * capacity * static_cast<int64_t>(sizeof(ListEntry));
   const int64_t dynamic_limit = device.smem_optin - static_cast<int64_t>(sizeof(Shared)) - 4 * (kMaxChunks + 1);
   const int64_t chunk_bytes = buffer_bytes(slice, elem);
   if (merge_bytes > dynamic_limit || chunk_bytes > dynamic_limit) return false;
-  const RowKernels* kernels = kernels_for(p.dtype);
-  if (cudaFuncSetAttribute(kernels->top_k_chunk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  if (cudaFuncSetAttribute(kernels_for(dtype)->top_k_chunk, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            static_cast<int>(chunk_bytes)) != cudaSuccess ||
-      cudaFuncSetAttribute(kernels->top_k_merge, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(merge_bytes)) != cudaSuccess) {
+      cudaFuncSetAttribute(merge_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(merge_bytes)) !=
+          cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
@@ -238,9 +225,48 @@ bool plan_top_k_chunks(const TopKParams& p, const Device& device, RowPlan* plan)
   out.chunks = static_cast<int>(chunks);
   out.chunk_capacity = static_cast<int>(capacity);
   out.merge_smem_bytes = static_cast<int>(merge_bytes);
-  out.workspace_bytes = static_cast<std::size_t>(p.rows * chunks * (capacity * static_cast<int64_t>(sizeof(ListEntry)) + 4));
+  out.workspace_bytes = static_cast<std::size_t>(rows * chunks * (capacity * static_cast<int64_t>(sizeof(ListEntry)) + 4));
   *plan = out;
   return true;
+}
+
+// Pass 1 of the two-pass plans: the chunks' candidates into the workspace (`args` holds the
+// input, its shape and k); `entries` and `counts` get where they went.
+cudaError_t launch_chunks(TopKArgs args, const RowPlan& plan, int64_t rows, void* workspace, bool keep_ties,
+                          ListEntry** entries, int32_t** counts, const RowKernels& kernels, cudaStream_t stream) {
+  args.chunks = plan.chunks;
+  args.chunk_capacity = plan.chunk_capacity;
+  args.keep_ties = keep_ties;
+  args.chunk_entries = static_cast<ListEntry*>(workspace);
+  args.chunk_counts = reinterpret_cast<int32_t*>(args.chunk_entries + rows * plan.chunks * static_cast<int64_t>(plan.chunk_capacity));
+  *entries = args.chunk_entries;
+  *counts = args.chunk_counts;
+  return launch_rows(kernels.top_k_chunk, args, rows * plan.chunks, plan, false, stream);
+}
+
+}  // namespace
+
+cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
+  if (!sampler_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
+  // Two passes for top-k filtering measured against the kept set (joint top-p needs the whole row's
+  // mass: one pass).
+  if (p.top_k > 0 && !(p.joint && p.top_p < 1.0f)) {
+    Device device;
+    const cudaError_t status = current_device(&device);
+    if (status != cudaSuccess) return status;
+    if (plan_chunks(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler_merge), p.dtype, p.rows, p.vocab,
+                    p.top_k, device, plan)) {
+      return cudaSuccess;
+    }
+  }
+  return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler), elem_bytes(p.dtype), 1,
+                   sampler_uses_list(p), p.rows, p.vocab, plan);
+}
+
+cudaError_t plan_filter(const FilterParams& p, RowPlan* plan) {
+  if (!filter_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
+  return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->filter), elem_bytes(p.dtype), 1,
+                   filter_uses_list(p), p.rows, p.cols, plan);
 }
 
 cudaError_t plan_top_k(const TopKParams& p, RowPlan* plan) {
@@ -248,7 +274,10 @@ cudaError_t plan_top_k(const TopKParams& p, RowPlan* plan) {
   Device device;
   const cudaError_t status = current_device(&device);
   if (status != cudaSuccess) return status;
-  if (plan_top_k_chunks(p, device, plan)) return cudaSuccess;
+  if (p.lengths == nullptr &&
+      plan_chunks(reinterpret_cast<const void*>(kernels_for(p.dtype)->top_k_merge), p.dtype, p.rows, p.cols, p.k, device, plan)) {
+    return cudaSuccess;
+  }
   return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->top_k), elem_bytes(p.dtype), 1,
                    top_k_uses_list(p.k), p.rows, p.cols, plan);
 }
@@ -260,7 +289,7 @@ cudaError_t plan_chain(const ChainParams& p, RowPlan* plan) {
 
 cudaError_t launch_sampler(const SamplerParams& p, const RowPlan& plan, cudaStream_t stream) {
   if (!sampler_shape(p) || !sampler_pointers(p) || !plan_matches(plan, p.vocab)) return cudaErrorInvalidValue;
-  if (sampler_uses_list(p) && plan.list_capacity == 0) return cudaErrorInvalidValue;
+  if (sampler_uses_list(p) && plan.chunks == 0 && plan.list_capacity == 0) return cudaErrorInvalidValue;
   SamplerArgs a{};
   a.input = p.input;
   a.cols = p.vocab;
@@ -273,7 +302,25 @@ cudaError_t launch_sampler(const SamplerParams& p, const RowPlan& plan, cudaStre
   a.joint = p.joint;
   a.rng = p.rng;
   a.output = p.output;
-  return launch_rows(kernels_for(p.dtype)->sampler, a, p.rows, plan, false, stream);
+  const RowKernels& kernels = *kernels_for(p.dtype);
+  if (plan.chunks == 0) return launch_rows(kernels.sampler, a, p.rows, plan, false, stream);
+  if (p.workspace == nullptr) return cudaErrorInvalidValue;
+  TopKArgs chunk{};
+  chunk.input = p.input;
+  chunk.cols = p.vocab;
+  chunk.slice = plan.slice;
+  chunk.k = p.top_k;
+  ListEntry* entries = nullptr;
+  int32_t* counts = nullptr;
+  const cudaError_t status = launch_chunks(chunk, plan, p.rows, p.workspace, true, &entries, &counts, kernels, stream);
+  if (status != cudaSuccess) return status;
+  a.chunks = plan.chunks;
+  a.chunk_capacity = plan.chunk_capacity;
+  a.chunk_entries = entries;
+  a.chunk_counts = counts;
+  RowPlan merge = plan;
+  merge.smem_bytes = plan.merge_smem_bytes;
+  return launch_rows(kernels.sampler_merge, a, p.rows, merge, false, stream);
 }
 
 cudaError_t launch_filter(const FilterParams& p, const RowPlan& plan, cudaStream_t stream) {
@@ -295,7 +342,7 @@ cudaError_t launch_filter(const FilterParams& p, const RowPlan& plan, cudaStream
 
 cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t stream) {
   if (!top_k_shape(p) || !top_k_pointers(p) || !plan_matches(plan, p.cols)) return cudaErrorInvalidValue;
-  if (top_k_uses_list(p.k) && plan.list_capacity == 0) return cudaErrorInvalidValue;
+  if (top_k_uses_list(p.k) && plan.chunks == 0 && plan.list_capacity == 0) return cudaErrorInvalidValue;
   TopKArgs a{};
   a.output = p.output;
   a.input = p.input;
@@ -312,11 +359,8 @@ cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t 
   a.mapped = p.mapped;
   if (plan.chunks == 0) return launch_rows(kernels_for(p.dtype)->top_k, a, p.rows, plan, false, stream);
   if (p.workspace == nullptr || p.lengths != nullptr) return cudaErrorInvalidValue;
-  a.chunks = plan.chunks;
-  a.chunk_capacity = plan.chunk_capacity;
-  a.chunk_entries = static_cast<ListEntry*>(p.workspace);
-  a.chunk_counts = reinterpret_cast<int32_t*>(a.chunk_entries + p.rows * plan.chunks * static_cast<int64_t>(plan.chunk_capacity));
-  const cudaError_t status = launch_rows(kernels_for(p.dtype)->top_k_chunk, a, p.rows * plan.chunks, plan, false, stream);
+  const cudaError_t status = launch_chunks(a, plan, p.rows, p.workspace, false, &a.chunk_entries, &a.chunk_counts,
+                                           *kernels_for(p.dtype), stream);
   if (status != cudaSuccess) return status;
   RowPlan merge = plan;
   merge.smem_bytes = plan.merge_smem_bytes;

@@ -31,14 +31,19 @@ cudaError_t plan(const SamplingCase& c, ks::RowPlan* plan) {
   return cudaErrorInvalidValue;
 }
 
-// The plan's workspace (the two-pass top_k's candidates) allocated here, outside timing.
+// The plan's workspace (the two-pass kernels' candidates) allocated here, outside timing.
 class CudaSamplingOperation final : public Operation {
  public:
   CudaSamplingOperation(const SamplingCase& problem, ks::RowPlan plan)
       : problem_(problem), plan_(plan), workspace_(plan.workspace_bytes) {}
   void launch(cudaStream_t stream, int copy) override {
     switch (kernel_of(problem_.problem().op)) {
-      case Kernel::sampler: KBENCH_CUDA_CHECK(ks::launch_sampler(problem_.sampler_params(copy), plan_, stream)); break;
+      case Kernel::sampler: {
+        ks::SamplerParams params = problem_.sampler_params(copy);
+        params.workspace = workspace_.get();
+        KBENCH_CUDA_CHECK(ks::launch_sampler(params, plan_, stream));
+        break;
+      }
       case Kernel::filter: KBENCH_CUDA_CHECK(ks::launch_filter(problem_.filter_params(copy), plan_, stream)); break;
       case Kernel::top_k: {
         ks::TopKParams params = problem_.top_k_params(copy);

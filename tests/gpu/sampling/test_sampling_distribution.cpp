@@ -124,21 +124,22 @@ void check_routine(const std::string& line, const std::vector<double>& row, bool
                    const std::vector<double>& expected) {
   SCOPED_TRACE(line);
   CudaStream stream;
+  const int vocab = static_cast<int>(row.size());
   // The full line (the routine's required flags included) for both the case and the routine's lookup:
   // parse_case checks the required flags, so `line` alone cannot name the routine.
   const std::string full = line + " --batch_size " + std::to_string(kRows) + " --vocab_size " +
-                           std::to_string(kVocab) + " --input_dtype float32";
+                           std::to_string(vocab) + " --input_dtype float32";
   const auto problem = testing::make_sampling_case(full, stream.get());
-  std::vector<float> rows(static_cast<std::size_t>(kRows) * kVocab);
-  for (int r = 0; r < kRows; ++r) {
-    for (int j = 0; j < kVocab; ++j) rows[r * kVocab + j] = static_cast<float>(logits ? std::log(row[j]) : row[j]);
+  std::vector<float> rows(static_cast<std::size_t>(kRows) * vocab);
+  for (int64_t r = 0; r < kRows; ++r) {
+    for (int j = 0; j < vocab; ++j) rows[r * vocab + j] = static_cast<float>(logits ? std::log(row[j]) : row[j]);
   }
   KBENCH_CUDA_CHECK(cudaMemcpy(problem->input(0), rows.data(), rows.size() * sizeof(float), cudaMemcpyHostToDevice));
   const int32_t* samples = problem->sampler_params(0).output;
   for (const Backend* backend : testing::runnable_backends(testing::routine_of(full))) {
     if (!backend->can_implement(*problem)) continue;
     const auto op = backend->prepare(*problem, stream.get());
-    Draws d{std::vector<int64_t>(kVocab, 0), 0, 0};
+    Draws d{std::vector<int64_t>(static_cast<std::size_t>(vocab), 0), 0, 0};
     std::vector<int32_t> ids(kRows), first;
     for (int offset = 0; offset < kOffsets; ++offset) {
       problem->set_rng(kSeed, static_cast<uint64_t>(offset), stream.get());
@@ -148,7 +149,7 @@ void check_routine(const std::string& line, const std::vector<double>& row, bool
       if (offset == 0) first = ids;
       for (int32_t id : ids) {
         ++d.total;
-        if (id < 0 || id >= kVocab || expected[id] <= 0.0) ++d.outside;
+        if (id < 0 || id >= vocab || expected[id] <= 0.0) ++d.outside;
         else ++d.counts[id];
       }
     }
@@ -217,6 +218,28 @@ TEST(SamplingDistribution, TopKTopPBothOrders) {
     std::snprintf(flags, sizeof flags, " --top_k %d --top_p %.9g --filter_apply_order joint", k, joint);
     check_routine("--routine " + routine + flags, q, logits, expected_joint);
   }
+}
+
+// The two-pass samplers (rows x chunks fill the GPU): the Zipf tokens spread over a 40000-token
+// vocabulary (three chunks), the rest of the row far below them; top-k alone and top-k then top-p
+// from logits.
+TEST(SamplingDistribution, TopKOverChunks) {
+  KBENCH_REQUIRE_GPU();
+  constexpr int vocab = 40000;
+  const std::vector<double> zipf = zipf_row(kVocab, 8);
+  std::vector<double> q(vocab);
+  for (int j = 0; j < vocab; ++j) q[j] = 1e-9 * (1.0 + j % 7);
+  for (int j = 0; j < kVocab; ++j) q[j * (vocab / kVocab) + 13] = zipf[j];
+  check_routine("--routine top_k_sampling_from_probs --top_k 20", q, false, keep_top(q, 20));
+  constexpr int k = 30;
+  const std::vector<int> order = descending_order(q);
+  double top_k_mass = 0.0;
+  for (int m = 0; m < k; ++m) top_k_mass += q[order[m]];
+  const double first = midway_top_p(q, k, top_k_mass, 0.7);
+  char flags[96];
+  std::snprintf(flags, sizeof flags, " --top_k %d --top_p %.9g --filter_apply_order top_k_first", k, first);
+  check_routine(std::string("--routine top_k_top_p_sampling_from_logits") + flags, q, true,
+                keep_top(q, nucleus_size(q, k, top_k_mass, first)));
 }
 
 // Chain speculative sampling's first emitted token follows the target distribution whatever the

@@ -106,6 +106,14 @@ std::vector<std::string> all_lines() {
            "--routine top_k --batch_size 70 --vocab_size 200003 --top_k 500",
            "--routine top_k --batch_size 300 --vocab_size 65537 --top_k 1 --input_dtype bfloat16 --distribution peaked",
            "--routine top_k --batch_size 130 --vocab_size 100000 --top_k 64 --input_dtype float16 --distribution peaked",
+           // The two-pass samplers: top-k with top-p (probabilities, logits), a k near the threads,
+           // peaked bfloat16 logits (ties; with k 500 chunks whose ties overflow their part).
+           "--routine top_k_top_p_sampling_from_probs --batch_size 64 --vocab_size 128256 --top_k 50 --top_p 0.9",
+           "--routine top_k_sampling_from_probs --batch_size 100 --vocab_size 50257 --top_k 300",
+           "--routine top_k_top_p_sampling_from_logits --batch_size 60 --vocab_size 151936 --top_k 50 --top_p 0.9 "
+           "--input_dtype bfloat16 --distribution peaked",
+           "--routine top_k_top_p_sampling_from_logits --batch_size 60 --vocab_size 151936 --top_k 500 --top_p 0.95 "
+           "--input_dtype bfloat16 --distribution peaked",
            "--routine top_k --batch_size 5 --vocab_size 50257 --top_k 600",
            "--routine top_k --batch_size 3 --vocab_size 4097 --top_k 1",
            "--routine top_k_mask_logits --batch_size 9 --vocab_size 32000 --top_k 50 --input_dtype bfloat16 "
