@@ -12,7 +12,7 @@
 #                                    BENCH_TIMEOUT=3000)
 # The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
 # from .deps/flashinfer-*.tar.xz, made here by KBENCH_WITH_FLASHINFER=1 scripts/deps.sh; carry .deps).
-# gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
+# test runs ctest (CTEST_LABEL: only the tests of that label, e.g. gpu); gtest runs the GPU test binary with GTEST_FILTER (quick iterations on a few kernels);
 # SANITIZE_FILTER picks the kernel tests compute-sanitizer runs, SANITIZE_TOOLS its tools (memcheck
 # racecheck), SANITIZE_TIMEOUT the seconds each may take (200); NCU_CASES the ncu_prefill cases
 # (ragged_causal ragged_full paged_causal, the default, and deepseek).
@@ -41,7 +41,7 @@ for stage in $stages; do
     build)
       if scripts/build.sh >"$work/build.log" 2>&1; then note "build: ok"; else note "build: FAILED"; tail -30 "$work/build.log"; break; fi ;;
     test)
-      ctest --test-dir "$KBENCH_BUILD_DIR" --output-on-failure --timeout 120 -j1 >"$work/ctest.log" 2>&1
+      ctest --test-dir "$KBENCH_BUILD_DIR" --output-on-failure --timeout 120 -j1 ${CTEST_LABEL:+-L "$CTEST_LABEL"} >"$work/ctest.log" 2>&1
       note "ctest: $(grep -E 'tests passed|tests failed' "$work/ctest.log" | tail -1)"
       grep -E '\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Not Run' "$work/ctest.log" | head -20 ;;
     gtest)
