@@ -20,7 +20,7 @@ MEASUREMENT = {
     "autotune_tactic", "refcheck_passed", "repro_command", "timer", "calls_per_graph", "num_samples", "noise",
     "refcheck_status", "baseline", "speedup_over_baseline", "sm_clock_mhz", "sm_clock_min_mhz", "sm_clock_max_mhz",
     "memory_clock_mhz", "power_w", "power_max_w", "power_limit_w", "temperature_c", "throttle_reasons",
-    "prequantized_median_time", "prequantized_std_time", "gpu_name",
+    "prequantized_median_time", "prequantized_std_time", "gpu_name", "min_time", "max_time",
 }
 PASSED = {"", "passed", "not_run"}
 
