@@ -2,5 +2,6 @@
 target_sources(kbench_routines PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/kbench_backends.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rope_case.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/rope_quantize_case.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rope_reference.cpp
   ${CMAKE_CURRENT_LIST_DIR}/rope_routines.cpp)
