@@ -164,20 +164,9 @@ void RopeQuantizeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) 
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-kernels::RopeQuantizeParams RopeQuantizeCase::params(int copy_index) const {
-  const Copy& c = copies_.at(static_cast<std::size_t>(copy_index));
+kernels::RopeQuantizeParams RopeQuantizeCase::shape() const {
   kernels::RopeQuantizeParams k;
-  k.q_rope = c.q_rope.get();
-  k.k_rope = c.k_rope.get();
-  k.q_nope = c.q_nope.get();
-  k.k_nope = c.k_nope.get();
-  k.q_rope_out = c.q_rope_out.get();
-  k.k_rope_out = c.k_rope_out.get();
-  k.q_nope_out = c.q_nope_out.get();
-  k.k_nope_out = c.k_nope_out.get();
-  k.cos_sin_cache = c.cos_sin_cache.as<float>();
   k.cache_rows = p_.seq_len;
-  k.pos_ids = c.pos_ids.as<int32_t>();
   k.tokens = p_.tokens();
   k.q_heads = p_.q_heads;
   k.k_heads = p_.k_heads;
@@ -189,6 +178,28 @@ kernels::RopeQuantizeParams RopeQuantizeCase::params(int copy_index) const {
   k.dtype = p_.dtype;
   k.quant_dtype = p_.quant_dtype;
   if (paged()) {
+    k.pages = p_.pages();
+    k.page_size = p_.page_size;
+    k.hnd = p_.hnd;
+  }
+  k.enable_pdl = p_.enable_pdl;
+  return k;
+}
+
+kernels::RopeQuantizeParams RopeQuantizeCase::params(int copy_index) const {
+  const Copy& c = copies_.at(static_cast<std::size_t>(copy_index));
+  kernels::RopeQuantizeParams k = shape();
+  k.q_rope = c.q_rope.get();
+  k.k_rope = c.k_rope.get();
+  k.q_nope = c.q_nope.get();
+  k.k_nope = c.k_nope.get();
+  k.q_rope_out = c.q_rope_out.get();
+  k.k_rope_out = c.k_rope_out.get();
+  k.q_nope_out = c.q_nope_out.get();
+  k.k_nope_out = c.k_nope_out.get();
+  k.cos_sin_cache = c.cos_sin_cache.as<float>();
+  k.pos_ids = c.pos_ids.as<int32_t>();
+  if (paged()) {
     k.v = c.v.get();
     k.k_cache = c.k_cache.get();
     k.v_cache = c.v_cache.get();
@@ -196,11 +207,7 @@ kernels::RopeQuantizeParams RopeQuantizeCase::params(int copy_index) const {
     k.kv_indptr = c.kv_indptr.as<int32_t>();
     k.batch_indices = c.batch_indices.as<int32_t>();
     k.positions = c.positions.as<int32_t>();
-    k.pages = p_.pages();
-    k.page_size = p_.page_size;
-    k.hnd = p_.hnd;
   }
-  k.enable_pdl = p_.enable_pdl;
   return k;
 }
 

@@ -43,6 +43,8 @@ class RopeQuantizeCase final : public Case {
   [[nodiscard]] const RopeProblem& problem() const noexcept { return p_; }
   [[nodiscard]] bool paged() const { return p_.variant == RopeVariant::rope_quantize_fp8_append_paged_kv_cache; }
   [[nodiscard]] rope_reference::PagedCache cache_shape() const;
+  // The kernel's sizes and options (no pointers: there may be no input set yet).
+  [[nodiscard]] kernels::RopeQuantizeParams shape() const;
   // Input set `copy` as kbench's kernel takes it.
   [[nodiscard]] kernels::RopeQuantizeParams params(int copy) const;
 

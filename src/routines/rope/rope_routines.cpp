@@ -2,7 +2,9 @@
 
 #include <limits>
 
+#include "routines/rope/flashinfer_backends.hpp"
 #include "routines/rope/kbench_backends.hpp"
+#include "routines/vendor_libraries.hpp"
 #include "routines/rope/rope_case.hpp"
 #include "routines/rope/rope_quantize_case.hpp"
 
@@ -11,6 +13,8 @@ namespace {
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
 constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+const BackendInfo kFlashinferRope{"flashinfer", "FlashInfer", "sm_90a (as built; KBENCH_WITH_FLASHINFER=ON)"};
 
 struct VariantInfo {
   RopeVariant variant;
@@ -116,7 +120,12 @@ void quantized_dims(const CaseArgs& args, RopeProblem& p) {
 class RopeRoutine final : public Routine {
  public:
   explicit RopeRoutine(const VariantInfo& info) : info_(info) {
-    add_backend(is_quantized(info.variant) ? make_rope_quantize_cuda_backend() : make_rope_cuda_backend());
+    if (is_quantized(info.variant)) {
+      add_backend(make_rope_quantize_cuda_backend());
+      add_backend(vendor_backend<FlashinferRopeQuantizeBackend, FlashinferLibrary>(kFlashinferRope));
+    } else {
+      add_backend(make_rope_cuda_backend());
+    }
   }
 
   [[nodiscard]] std::string_view name() const override { return info_.name; }
