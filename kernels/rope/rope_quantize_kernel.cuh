@@ -38,14 +38,22 @@ __device__ __forceinline__ uint4 pack_fp8(const float* y, float scale) {
   return make_uint4(word[0], word[1], word[2], word[3]);
 }
 
-// One unit copied: 16 elements of `src` times `scale` into 16 fp8 bytes at `dst`.
+// One copy unit: 16 elements loaded (two 16-byte loads), then stored times `scale` as 16 fp8 bytes.
+struct CopyUnit {
+  uint4 a;
+  uint4 b;
+};
+
+template <class T>
+__device__ __forceinline__ CopyUnit load_unit(const T* src) {
+  return {__ldg(reinterpret_cast<const uint4*>(src)), __ldg(reinterpret_cast<const uint4*>(src + kVector))};
+}
+
 template <class T, __nv_fp8_interpretation_t kKind>
-__device__ __forceinline__ void quantize_unit(const T* src, uint8_t* dst, float scale) {
-  const uint4 a = __ldg(reinterpret_cast<const uint4*>(src));
-  const uint4 b = __ldg(reinterpret_cast<const uint4*>(src + kVector));
+__device__ __forceinline__ void store_unit(const CopyUnit& unit, uint8_t* dst, float scale) {
   float y[kQuantVector];
-  to_floats<T>(a, y);
-  to_floats<T>(b, y + kVector);
+  to_floats<T>(unit.a, y);
+  to_floats<T>(unit.b, y + kVector);
   *reinterpret_cast<uint4*>(dst) = pack_fp8<kKind>(y, scale);
 }
 
@@ -59,8 +67,8 @@ struct CacheEntry {
 };
 
 __device__ __forceinline__ CacheEntry cache_entry(const RopeQuantizeParams& p, int32_t request, int64_t token) {
-  const int64_t slot = static_cast<int64_t>(p.kv_indptr[request]) * p.page_size + p.positions[token];
-  const int64_t page = p.kv_indices[slot / p.page_size];
+  const int64_t slot = static_cast<int64_t>(__ldg(p.kv_indptr + request)) * p.page_size + __ldg(p.positions + token);
+  const int64_t page = __ldg(p.kv_indices + slot / p.page_size);
   const int64_t entry = slot % p.page_size;
   const int64_t d = head_dim_of(p);
   if (p.hnd) return {(page * p.k_heads * p.page_size + entry) * d, p.page_size * d};
@@ -77,7 +85,7 @@ struct RopeQuantizeLaunch {
 };
 
 template <class T, __nv_fp8_interpretation_t kKind>
-__global__ void __launch_bounds__(kThreads) rope_quantize_kernel(RopeQuantizeLaunch launch) {
+__global__ void __launch_bounds__(kThreads, 2) rope_quantize_kernel(RopeQuantizeLaunch launch) {
   pdl_wait();
   const RopeQuantizeParams& p = launch.p;
   const int heads = p.q_heads + p.k_heads;
@@ -96,16 +104,22 @@ __global__ void __launch_bounds__(kThreads) rope_quantize_kernel(RopeQuantizeLau
        item += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t token = item / per_token;
     int64_t in_token = item - token * per_token;
+    // Paged append: the token's request, read now but first used after the item's data loads are
+    // issued, and its cache entry (a chain of dependent index loads) only where K or V is stored.
+    const int32_t request = paged ? __ldg(p.batch_indices + token) : 0;
     CacheEntry entry;
-    if (paged) {
-      const int32_t request = p.batch_indices[token];
-      if (request < 0) continue;  // padding: the whole token is skipped, as FlashInfer does
-      entry = cache_entry(p, request, token);
-    }
+    bool have_entry = false;
+    const auto entry_of = [&]() -> const CacheEntry& {
+      if (!have_entry) {
+        entry = cache_entry(p, request, token);
+        have_entry = true;
+      }
+      return entry;
+    };
     if (in_token < rope_items) {
       const int group = static_cast<int>(in_token / launch.rope_units);
       const int first = static_cast<int>(in_token - static_cast<int64_t>(group) * launch.rope_units) * kQuantVector;
-      const int64_t position = p.pos_ids[token];
+      const int64_t position = __ldg(p.pos_ids + token);
       // Interleaved: the unit's 8 pairs start at pair first / 2; NeoX: 16 pairs from pair `first`.
       const UnitRotation r0 =
           cached_unit_rotation(p.cos_sin_cache, p.rope_dim, position, p.interleave ? first / 2 : first, kVector);
@@ -128,15 +142,22 @@ __global__ void __launch_bounds__(kThreads) rope_quantize_kernel(RopeQuantizeLau
             in[j][3] = __ldg(reinterpret_cast<const uint4*>(src + first + half + kVector));
           }
         }
+        if (request < 0) break;  // padding: the whole token is skipped, as FlashInfer does
 #pragma unroll
         for (int j = 0; j < kQuantHeadsInFlight; ++j) {
           const int head = h0 + j;
           if (head >= head_end) break;
           const bool is_q = head < p.q_heads;
           const int kv_head = head - p.q_heads;
-          uint8_t* dst = is_q    ? q_rope_out + (token * p.q_heads + head) * p.rope_dim
-                         : paged ? k_cache + entry.base + kv_head * entry.head_stride
-                                 : k_rope_out + (token * p.k_heads + kv_head) * p.rope_dim;
+          uint8_t* dst;
+          if (is_q) {
+            dst = q_rope_out + (token * p.q_heads + head) * p.rope_dim;
+          } else if (paged) {
+            const CacheEntry& e = entry_of();
+            dst = k_cache + e.base + kv_head * e.head_stride;
+          } else {
+            dst = k_rope_out + (token * p.k_heads + kv_head) * p.rope_dim;
+          }
           const float scale = is_q ? p.quant_scale_q : p.quant_scale_kv;
           float y[2 * kQuantVector];
           if (p.interleave) {
@@ -158,21 +179,30 @@ __global__ void __launch_bounds__(kThreads) rope_quantize_kernel(RopeQuantizeLau
       const int first = static_cast<int>(in_token - static_cast<int64_t>(head) * launch.nope_units) * kQuantVector;
       if (head < p.q_heads) {
         const int64_t row = (token * p.q_heads + head) * p.no_rope_dim + first;
-        quantize_unit<T, kKind>(static_cast<const T*>(p.q_nope) + row, q_nope_out + row, p.quant_scale_q);
+        const CopyUnit unit = load_unit(static_cast<const T*>(p.q_nope) + row);
+        if (request < 0) continue;
+        store_unit<T, kKind>(unit, q_nope_out + row, p.quant_scale_q);
       } else {
         const int kv_head = head - p.q_heads;
         const int64_t row = (token * p.k_heads + kv_head) * p.no_rope_dim + first;
-        uint8_t* dst = paged ? k_cache + entry.base + kv_head * entry.head_stride + p.rope_dim + first : k_nope_out + row;
-        quantize_unit<T, kKind>(static_cast<const T*>(p.k_nope) + row, dst, p.quant_scale_kv);
+        const CopyUnit unit = load_unit(static_cast<const T*>(p.k_nope) + row);
+        if (request < 0) continue;
+        uint8_t* dst = k_nope_out + row;
+        if (paged) {
+          const CacheEntry& e = entry_of();
+          dst = k_cache + e.base + kv_head * e.head_stride + p.rope_dim + first;
+        }
+        store_unit<T, kKind>(unit, dst, p.quant_scale_kv);
       }
       continue;
     }
     in_token -= nope_items;
     const int kv_head = static_cast<int>(in_token / launch.v_units);
     const int first = static_cast<int>(in_token - static_cast<int64_t>(kv_head) * launch.v_units) * kQuantVector;
-    quantize_unit<T, kKind>(static_cast<const T*>(p.v) + (token * p.k_heads + kv_head) * head_dim_of(p) + first,
-                            static_cast<uint8_t*>(p.v_cache) + entry.base + kv_head * entry.head_stride + first,
-                            p.quant_scale_kv);
+    const CopyUnit unit = load_unit(static_cast<const T*>(p.v) + (token * p.k_heads + kv_head) * head_dim_of(p) + first);
+    if (request < 0) continue;
+    const CacheEntry& e = entry_of();
+    store_unit<T, kKind>(unit, static_cast<uint8_t*>(p.v_cache) + e.base + kv_head * e.head_stride + first, p.quant_scale_kv);
   }
   pdl_launch_dependents();
 }
