@@ -77,7 +77,30 @@ struct UnitRotation {
   CosSin pair[kVector];
 };
 
+// `pairs` (a multiple of 4) pairs from the fp32 cos/sin cache's row `position`, as whole float4s:
+// first_pair and rotary_dim / 2 are multiples of 4.
+__device__ __forceinline__ UnitRotation cached_unit_rotation(const float* cache, int rotary_dim, int64_t position,
+                                                             int first_pair, int pairs) {
+  UnitRotation r;
+  const float* row = cache + position * rotary_dim + first_pair;
+#pragma unroll
+  for (int i = 0; i < kVector; i += 4) {
+    if (i < pairs) {
+      const float4 c = __ldg(reinterpret_cast<const float4*>(row + i));
+      const float4 s = __ldg(reinterpret_cast<const float4*>(row + rotary_dim / 2 + i));
+      r.pair[i] = {c.x, s.x};
+      r.pair[i + 1] = {c.y, s.y};
+      r.pair[i + 2] = {c.z, s.z};
+      r.pair[i + 3] = {c.w, s.w};
+    }
+  }
+  return r;
+}
+
 __device__ __forceinline__ UnitRotation unit_rotation(const RopeParams& p, int64_t position, int first_pair, int pairs) {
+  if (p.cos_sin_cache != nullptr && pairs % 4 == 0) {
+    return cached_unit_rotation(p.cos_sin_cache, p.rotary_dim, position, first_pair, pairs);
+  }
   UnitRotation r;
 #pragma unroll
   for (int i = 0; i < kVector; ++i) {
@@ -87,34 +110,63 @@ __device__ __forceinline__ UnitRotation unit_rotation(const RopeParams& p, int64
 }
 
 template <class T>
-__device__ __forceinline__ uint4 rotate_interleaved(uint4 raw, const UnitRotation& r) {
+__device__ __forceinline__ void to_floats(const uint4& raw, float* y) {
   const T* x = reinterpret_cast<const T*>(&raw);
-  alignas(16) T y[kVector];
+#pragma unroll
+  for (int i = 0; i < kVector; ++i) y[i] = to_float(x[i]);
+}
+
+template <class T>
+__device__ __forceinline__ uint4 pack(const float* y) {
+  alignas(16) T out[kVector];
+#pragma unroll
+  for (int i = 0; i < kVector; ++i) out[i] = from_float<T>(y[i]);
+  return *reinterpret_cast<const uint4*>(out);
+}
+
+// The rotated values, in fp32, of one 16-byte vector of interleaved pairs (kVector / 2 pairs, their
+// rotations at pair[0 ..]).
+template <class T>
+__device__ __forceinline__ void interleaved_rotated(const uint4& raw, const CosSin* pair, float* y) {
+  float x[kVector];
+  to_floats<T>(raw, x);
 #pragma unroll
   for (int i = 0; i < kVector / 2; ++i) {
-    const float even = to_float(x[2 * i]);
-    const float odd = to_float(x[2 * i + 1]);
-    y[2 * i] = from_float<T>(even * r.pair[i].cos - odd * r.pair[i].sin);
-    y[2 * i + 1] = from_float<T>(odd * r.pair[i].cos + even * r.pair[i].sin);
+    y[2 * i] = x[2 * i] * pair[i].cos - x[2 * i + 1] * pair[i].sin;
+    y[2 * i + 1] = x[2 * i + 1] * pair[i].cos + x[2 * i] * pair[i].sin;
   }
-  return *reinterpret_cast<const uint4*>(y);
+}
+
+// The rotated values, in fp32, of kVector NeoX pairs: element i of `raw_low` with element i of
+// `raw_high` (half the rotary dim further on), by pair[i].
+template <class T>
+__device__ __forceinline__ void neox_rotated(const uint4& raw_low, const uint4& raw_high, const CosSin* pair, float* y_low,
+                                             float* y_high) {
+  float a[kVector];
+  float b[kVector];
+  to_floats<T>(raw_low, a);
+  to_floats<T>(raw_high, b);
+#pragma unroll
+  for (int i = 0; i < kVector; ++i) {
+    y_low[i] = a[i] * pair[i].cos - b[i] * pair[i].sin;
+    y_high[i] = b[i] * pair[i].cos + a[i] * pair[i].sin;
+  }
+}
+
+template <class T>
+__device__ __forceinline__ uint4 rotate_interleaved(uint4 raw, const UnitRotation& r) {
+  float y[kVector];
+  interleaved_rotated<T>(raw, r.pair, y);
+  return pack<T>(y);
 }
 
 template <class T>
 __device__ __forceinline__ void rotate_neox(uint4& raw_low, uint4& raw_high, const UnitRotation& r) {
-  const T* low = reinterpret_cast<const T*>(&raw_low);
-  const T* high = reinterpret_cast<const T*>(&raw_high);
-  alignas(16) T y_low[kVector];
-  alignas(16) T y_high[kVector];
-#pragma unroll
-  for (int i = 0; i < kVector; ++i) {
-    const float a = to_float(low[i]);
-    const float b = to_float(high[i]);
-    y_low[i] = from_float<T>(a * r.pair[i].cos - b * r.pair[i].sin);
-    y_high[i] = from_float<T>(b * r.pair[i].cos + a * r.pair[i].sin);
-  }
-  raw_low = *reinterpret_cast<const uint4*>(y_low);
-  raw_high = *reinterpret_cast<const uint4*>(y_high);
+  float y_low[kVector];
+  float y_high[kVector];
+  neox_rotated<T>(raw_low, raw_high, r.pair, y_low, y_high);
+  raw_low = pack<T>(y_low);
+  raw_high = pack<T>(y_high);
 }
 
 // One thread per (token, head group, unit): the unit's angles once (the sines and cosines are most
@@ -191,27 +243,33 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeLaunch launch) {
 }
 
 // Heads per thread: the fewest groups (each group's threads compute the angles once) that still
-// give every SM kThreadsPerSm threads.
+// give every SM kThreadsPerSm threads, for `per_group` threads per group.
 inline constexpr int64_t kThreadsPerSm = 2048;
 
-template <class T>
-cudaError_t launch_typed(const RopeParams& p, cudaStream_t stream) {
-  const int units = ((p.interleave ? p.rotary_dim : p.rotary_dim / 2) + (p.head_dim - p.rotary_dim)) / kVector;
-  const int heads = p.q_heads + p.k_heads;
+inline int heads_per_thread(int64_t per_group, int heads) {
   int device = 0;
   int sms = 132;
   if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
     (void)cudaGetLastError();
   }
-  const int64_t per_group = p.tokens * static_cast<int64_t>(units);
-  const int64_t wanted_groups = (static_cast<int64_t>(sms) * kThreadsPerSm + per_group - 1) / per_group;
+  const int64_t wanted_groups = (static_cast<int64_t>(sms) * kThreadsPerSm + per_group - 1) / std::max<int64_t>(per_group, 1);
   const int groups = static_cast<int>(std::min<int64_t>(std::max<int64_t>(wanted_groups, 1), heads));
-  const int heads_per_group = (heads + groups - 1) / groups;
-  const int64_t total = per_group * ((heads + heads_per_group - 1) / heads_per_group);
-  // Grid-stride: a grid beyond 2^31 - 1 blocks loops instead.
-  const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, int64_t{0x7fffffff});
-  return launch_kernel(rope_kernel<T>, dim3(static_cast<unsigned>(blocks)), dim3(kThreads), 0, stream, p.enable_pdl,
-                       RopeLaunch{p, heads_per_group});
+  return (heads + groups - 1) / groups;
+}
+
+// Grid-stride: a grid beyond 2^31 - 1 blocks loops instead.
+inline dim3 grid_for(int64_t threads) {
+  return dim3(static_cast<unsigned>(std::min<int64_t>((threads + kThreads - 1) / kThreads, int64_t{0x7fffffff})));
+}
+
+template <class T>
+cudaError_t launch_typed(const RopeParams& p, cudaStream_t stream) {
+  const int units = ((p.interleave ? p.rotary_dim : p.rotary_dim / 2) + (p.head_dim - p.rotary_dim)) / kVector;
+  const int heads = p.q_heads + p.k_heads;
+  const int64_t per_group = p.tokens * static_cast<int64_t>(units);
+  const int group = heads_per_thread(per_group, heads);
+  const int64_t total = per_group * ((heads + group - 1) / group);
+  return launch_kernel(rope_kernel<T>, grid_for(total), dim3(kThreads), 0, stream, p.enable_pdl, RopeLaunch{p, group});
 }
 
 }  // namespace kbench::kernels::rope_detail

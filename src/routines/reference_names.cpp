@@ -20,9 +20,6 @@ void register_reference_names(RoutineRegistry& registry) {
       "fused_dit_layernorm", "fused_qk_rmsnorm_rope",
       // top-k
       "top_k_varlen",
-      // RoPE
-      "mla_rope_quantize_fp8", "rope_quantize_fp8",
-      "rope_quantize_fp8_append_paged_kv_cache",
       // state-space, linear and sparse attention
       "selective_state_update", "gated_delta_rule_decode", "gated_delta_rule_mtp", "chunk_gated_delta_rule",
       "recurrent_kda_prefill", "MSAProxyScore", "MSASparseAttention", "MSASparseDecode", "MSAPipeline",

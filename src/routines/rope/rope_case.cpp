@@ -25,7 +25,10 @@ kernels::RopePositions RopeProblem::position_source() const {
     case RopeVariant::rope:
     case RopeVariant::llama31_rope: return kernels::RopePositions::request_offsets;
     case RopeVariant::rope_pos_ids:
-    case RopeVariant::llama31_rope_pos_ids: return kernels::RopePositions::pos_ids;
+    case RopeVariant::llama31_rope_pos_ids:
+    case RopeVariant::rope_quantize_fp8:
+    case RopeVariant::mla_rope_quantize_fp8:
+    case RopeVariant::rope_quantize_fp8_append_paged_kv_cache: return kernels::RopePositions::pos_ids;
     case RopeVariant::cos_sin_cache: return kernels::RopePositions::positions_i64;
   }
   throw std::logic_error("unknown RoPE variant");
@@ -59,8 +62,23 @@ kernels::RopeParams RopeProblem::shape() const {
 
 double rope_bytes(const RopeProblem& p) {
   const double t = static_cast<double>(p.tokens());
-  const double q_and_k = 2.0 * t * (p.q_heads + p.k_heads) * p.head_dim * static_cast<double>(dtype_size(p.dtype));
+  const double b = static_cast<double>(dtype_size(p.dtype));
+  const double q_and_k = 2.0 * t * (p.q_heads + p.k_heads) * p.head_dim * b;
+  // FP8 routines: bq = 1, r = the rope dim, nd = the unrotated dims, the cache (S, r) in fp32 and
+  // the int32 pos_ids.
+  const double bq = 1.0;
+  const double r = p.rotary_dim;
+  const double nd = p.no_rope_dim;
+  const double cache_and_positions = 4.0 * static_cast<double>(p.seq_len) * r + 4.0 * t;
   switch (p.variant) {
+    case RopeVariant::rope_quantize_fp8:
+    case RopeVariant::mla_rope_quantize_fp8:  // k_heads is 1 (the latent k)
+      return t * (p.q_heads + p.k_heads) * (r + nd) * (b + bq) + cache_and_positions;
+    case RopeVariant::rope_quantize_fp8_append_paged_kv_cache:
+      // q in and out, k and v in, the nope parts (q_nope out in fp8), K and V written to the cache.
+      return t * p.q_heads * r * (b + bq) + t * p.k_heads * r * b + t * p.k_heads * p.head_dim * b +
+             (t * p.q_heads * nd * b + t * p.k_heads * nd * b + t * p.q_heads * nd * bq) + cache_and_positions +
+             2.0 * t * p.k_heads * p.head_dim * bq;
     case RopeVariant::rope:
     case RopeVariant::llama31_rope: return q_and_k;
     case RopeVariant::rope_pos_ids:

@@ -1,6 +1,6 @@
 // One RoPE problem (apply_rope, apply_rope_pos_ids, apply_llama31_rope, apply_llama31_rope_pos_ids,
 // apply_rope_with_cos_sin_cache): its tensors on the device, the formulas, the host reference, the
-// call.
+// call. RopeProblem also describes the FP8 routines (rope_quantize_case.hpp has their case).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,22 @@
 
 namespace kbench {
 
-enum class RopeVariant { rope, rope_pos_ids, llama31_rope, llama31_rope_pos_ids, cos_sin_cache };
+enum class RopeVariant {
+  rope,
+  rope_pos_ids,
+  llama31_rope,
+  llama31_rope_pos_ids,
+  cos_sin_cache,
+  // FP8 outputs (RopeQuantizeCase)
+  rope_quantize_fp8,
+  mla_rope_quantize_fp8,
+  rope_quantize_fp8_append_paged_kv_cache,
+};
+
+[[nodiscard]] constexpr bool is_quantized(RopeVariant v) {
+  return v == RopeVariant::rope_quantize_fp8 || v == RopeVariant::mla_rope_quantize_fp8 ||
+         v == RopeVariant::rope_quantize_fp8_append_paged_kv_cache;
+}
 
 struct RopeProblem {
   RopeVariant variant = RopeVariant::rope;
@@ -23,13 +38,26 @@ struct RopeProblem {
   int q_heads = 1;
   int k_heads = 1;
   int head_dim = 128;
-  int rotary_dim = 128;
+  int rotary_dim = 128;  // FP8 routines: the rope dim r of q_rope / k_rope
   DType dtype = DType::float16;
   bool interleave = false;
+  // FP8 routines: the unrotated dims (q_nope / k_nope; paged append: head_dim - rotary_dim), the
+  // output format and the scales (the reference leaves both at 1), PDL.
+  int no_rope_dim = 0;
+  DType quant_dtype = DType::fp8_e4m3;
+  double quant_scale_q = 1.0;
+  double quant_scale_kv = 1.0;
+  bool enable_pdl = false;
+  // Paged append: tokens per page, HND (else NHD).
+  int page_size = 16;
+  bool hnd = false;
   rope_reference::Frequencies frequencies;
   std::vector<std::string> ignored_flags;  // given, meaningless for this routine: warned about
 
   [[nodiscard]] int64_t tokens() const { return batch_size * seq_len; }
+  // Paged append: each request owns ceil(seq_len / page_size) pages, contiguous.
+  [[nodiscard]] int64_t pages_per_request() const { return (seq_len + page_size - 1) / page_size; }
+  [[nodiscard]] int64_t pages() const { return batch_size * pages_per_request(); }
   [[nodiscard]] kernels::RopePositions position_source() const;
   // Each token's position: its index in its request.
   [[nodiscard]] std::vector<int64_t> positions() const;

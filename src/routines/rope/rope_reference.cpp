@@ -76,4 +76,42 @@ std::vector<float> rotate(std::span<const float> x, const Heads& shape, std::spa
   return out;
 }
 
+std::vector<float> scaled(std::vector<float> x, double scale) {
+  for (float& v : x) v = static_cast<float>(v * scale);
+  return x;
+}
+
+int64_t cache_offset(const PagedCache& c, int64_t page, int entry, int head, int element) {
+  const int64_t row = c.hnd ? (page * c.heads + head) * c.page_size + entry : (page * c.page_size + entry) * c.heads + head;
+  return row * c.head_dim + element;
+}
+
+PageEntry append_entry(std::span<const int32_t> kv_indices, int32_t request_first_page, int page_size, int32_t position) {
+  const int64_t slot = static_cast<int64_t>(request_first_page) * page_size + position;
+  return {kv_indices[static_cast<std::size_t>(slot / page_size)], static_cast<int>(slot % page_size)};
+}
+
+PagedCaches append_to_cache(const PagedCache& cache, const PagedAppend& where, std::span<const float> k_rope,
+                            std::span<const float> k_nope, std::span<const float> v, int rope_dim, float untouched) {
+  const auto elements = static_cast<std::size_t>(cache.elements());
+  PagedCaches out{std::vector<float>(elements, untouched), std::vector<float>(elements, untouched)};
+  const int no_rope_dim = cache.head_dim - rope_dim;
+  for (std::size_t token = 0; token < where.batch_indices.size(); ++token) {
+    const int32_t request = where.batch_indices[token];
+    if (request < 0) continue;
+    const PageEntry e = append_entry(where.kv_indices, where.kv_indptr[static_cast<std::size_t>(request)], cache.page_size,
+                                     where.positions[token]);
+    for (int head = 0; head < cache.heads; ++head) {
+      const std::size_t row = token * static_cast<std::size_t>(cache.heads) + static_cast<std::size_t>(head);
+      for (int d = 0; d < cache.head_dim; ++d) {
+        const auto at = static_cast<std::size_t>(cache_offset(cache, e.page, e.entry, head, d));
+        out.k[at] = d < rope_dim ? k_rope[row * static_cast<std::size_t>(rope_dim) + static_cast<std::size_t>(d)]
+                                 : k_nope[row * static_cast<std::size_t>(no_rope_dim) + static_cast<std::size_t>(d - rope_dim)];
+        out.v[at] = v[row * static_cast<std::size_t>(cache.head_dim) + static_cast<std::size_t>(d)];
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace kbench::rope_reference

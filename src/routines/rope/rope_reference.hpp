@@ -57,4 +57,48 @@ struct Heads {
 [[nodiscard]] std::vector<float> rotate(std::span<const float> x, const Heads& shape, std::span<const int64_t> positions,
                                         const RotationOf& rotation);
 
+// The FP8 routines' outputs before rounding: x times the quant scale (the rounding to fp8 is the
+// refcheck's business: core/refcheck compare_quantized).
+[[nodiscard]] std::vector<float> scaled(std::vector<float> x, double scale);
+
+// The paged KV cache of rope_quantize_fp8_append_paged_kv_cache: [pages][page_size][heads][head_dim]
+// (NHD) or [pages][heads][page_size][head_dim] (HND).
+struct PagedCache {
+  int64_t pages = 0;
+  int page_size = 1;
+  int heads = 1;
+  int head_dim = 0;
+  bool hnd = false;
+  [[nodiscard]] int64_t elements() const { return pages * page_size * heads * head_dim; }
+};
+
+// Element `element` of head `head` at entry `entry` of page `page`.
+[[nodiscard]] int64_t cache_offset(const PagedCache& cache, int64_t page, int entry, int head, int element);
+
+// Where an appended token goes: slot kv_indptr[request] * page_size + position, i.e. entry
+// slot % page_size of page kv_indices[slot / page_size].
+struct PageEntry {
+  int64_t page = 0;
+  int entry = 0;
+};
+[[nodiscard]] PageEntry append_entry(std::span<const int32_t> kv_indices, int32_t request_first_page, int page_size,
+                                     int32_t position);
+
+// The append itself: K head vectors [k_rope | k_nope] (rope dims first) and V head vectors of every
+// token whose batch index is not negative written into caches that hold `untouched` elsewhere.
+// k_rope [tokens][heads][rope_dim], k_nope [tokens][heads][no_rope_dim], v [tokens][heads][head_dim].
+struct PagedAppend {
+  std::span<const int32_t> kv_indices;
+  std::span<const int32_t> kv_indptr;
+  std::span<const int32_t> batch_indices;
+  std::span<const int32_t> positions;
+};
+struct PagedCaches {
+  std::vector<float> k;
+  std::vector<float> v;
+};
+[[nodiscard]] PagedCaches append_to_cache(const PagedCache& cache, const PagedAppend& where, std::span<const float> k_rope,
+                                          std::span<const float> k_nope, std::span<const float> v, int rope_dim,
+                                          float untouched);
+
 }  // namespace kbench::rope_reference

@@ -2,14 +2,19 @@
 
 #include <limits>
 
+#include "routines/rope/flashinfer_backends.hpp"
 #include "routines/rope/kbench_backends.hpp"
+#include "routines/vendor_libraries.hpp"
 #include "routines/rope/rope_case.hpp"
+#include "routines/rope/rope_quantize_case.hpp"
 
 namespace kbench {
 namespace {
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
 constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+const BackendInfo kFlashinferRope{"flashinfer", "FlashInfer", "sm_90a (as built; KBENCH_WITH_FLASHINFER=ON)"};
 
 struct VariantInfo {
   RopeVariant variant;
@@ -28,6 +33,13 @@ constexpr VariantInfo kVariants[] = {
      "RoPE with Llama 3.1's frequency scaling, one int32 position per token."},
     {RopeVariant::cos_sin_cache, "apply_rope_with_cos_sin_cache", "testApplyRopeWithCosSinCache",
      "RoPE from a float32 cos/sin cache (vLLM / SGLang style), int64 positions."},
+    {RopeVariant::rope_quantize_fp8, "rope_quantize_fp8", "testRopeQuantizeFp8",
+     "RoPE of q_rope and k_rope from a float32 cos/sin cache, rope and nope parts written in fp8."},
+    {RopeVariant::mla_rope_quantize_fp8, "mla_rope_quantize_fp8", "testMlaRopeQuantizeFp8",
+     "MLA form of rope_quantize_fp8: one latent k head; rope dim = head_dim - no_rope_dim."},
+    {RopeVariant::rope_quantize_fp8_append_paged_kv_cache, "rope_quantize_fp8_append_paged_kv_cache",
+     "testRopeQuantizeFp8AppendPagedKvCache",
+     "rope_quantize_fp8 with K and V appended in fp8 to a paged KV cache (NHD or HND)."},
 };
 
 bool is_llama31(RopeVariant v) { return v == RopeVariant::llama31_rope || v == RopeVariant::llama31_rope_pos_ids; }
@@ -53,9 +65,68 @@ double positive_real(const CaseArgs& args, const char* flag) {
   return v;
 }
 
+int non_negative_int(const CaseArgs& args, const char* flag) {
+  const int64_t v = args.integer(flag);
+  if (v < 0 || v > std::numeric_limits<int>::max()) {
+    throw CaseError(std::string("--") + flag + " must be a non-negative int, got " + std::to_string(v));
+  }
+  return static_cast<int>(v);
+}
+
+// The FP8 routines' rope dim r and unrotated dims nd (shared/spec/rope.md): rope_quantize_fp8 takes
+// r = --rotary_dim (default --head_dim) and nd = --no_rope_dim; the MLA form r = --head_dim -
+// --no_rope_dim and one latent k head (--num_kv_heads unused); the paged append nd = --head_dim - r.
+// kbench's kernel stores 16-byte fp8 vectors: r a multiple of 32 (NeoX halves of whole vectors) or
+// of 16 (interleaved), nd a multiple of 16.
+void quantized_dims(const CaseArgs& args, RopeProblem& p) {
+  switch (p.variant) {
+    case RopeVariant::mla_rope_quantize_fp8:
+      p.no_rope_dim = non_negative_int(args, "no_rope_dim");
+      if (p.no_rope_dim >= p.head_dim) {
+        throw CaseError("--no_rope_dim must be below --head_dim (" + std::to_string(p.head_dim) + "), got " +
+                        std::to_string(p.no_rope_dim));
+      }
+      p.rotary_dim = p.head_dim - p.no_rope_dim;
+      p.k_heads = 1;
+      if (args.has("rotary_dim")) p.ignored_flags.emplace_back("rotary_dim");
+      break;
+    case RopeVariant::rope_quantize_fp8_append_paged_kv_cache:
+      p.rotary_dim = args.has("rotary_dim") ? positive_int(args, "rotary_dim") : p.head_dim;
+      if (p.rotary_dim > p.head_dim) {
+        throw CaseError("--rotary_dim must be at most --head_dim (" + std::to_string(p.head_dim) + "), got " +
+                        std::to_string(p.rotary_dim));
+      }
+      p.no_rope_dim = p.head_dim - p.rotary_dim;
+      if (args.given("no_rope_dim")) p.ignored_flags.emplace_back("no_rope_dim");
+      break;
+    default:
+      p.rotary_dim = args.has("rotary_dim") ? positive_int(args, "rotary_dim") : p.head_dim;
+      p.no_rope_dim = non_negative_int(args, "no_rope_dim");
+      break;
+  }
+  const int multiple = p.interleave ? 16 : 32;
+  if (p.rotary_dim % multiple != 0) {
+    throw CaseError("the rope dim (" + std::string(p.variant == RopeVariant::mla_rope_quantize_fp8 ? "--head_dim - --no_rope_dim" : "--rotary_dim") +
+                    ") must be a multiple of " + std::to_string(multiple) + (p.interleave ? " (interleaved)" : " (NeoX)") +
+                    ", got " + std::to_string(p.rotary_dim));
+  }
+  if (p.no_rope_dim % 16 != 0) {
+    throw CaseError("the unrotated dims (" +
+                    std::string(p.variant == RopeVariant::rope_quantize_fp8_append_paged_kv_cache ? "--head_dim - --rotary_dim" : "--no_rope_dim") +
+                    ") must be a multiple of 16, got " + std::to_string(p.no_rope_dim));
+  }
+}
+
 class RopeRoutine final : public Routine {
  public:
-  explicit RopeRoutine(const VariantInfo& info) : info_(info) { add_backend(make_rope_cuda_backend()); }
+  explicit RopeRoutine(const VariantInfo& info) : info_(info) {
+    if (is_quantized(info.variant)) {
+      add_backend(make_rope_quantize_cuda_backend());
+      add_backend(vendor_backend<FlashinferRopeQuantizeBackend, FlashinferLibrary>(kFlashinferRope));
+    } else {
+      add_backend(make_rope_cuda_backend());
+    }
+  }
 
   [[nodiscard]] std::string_view name() const override { return info_.name; }
   [[nodiscard]] std::string_view family() const override { return "rope"; }
@@ -95,12 +166,17 @@ class RopeRoutine final : public Routine {
     p.q_heads = positive_int(args, "num_qo_heads");
     p.k_heads = positive_int(args, "num_kv_heads");
     p.head_dim = positive_int(args, "head_dim");
-    p.rotary_dim = args.has("rotary_dim") ? positive_int(args, "rotary_dim") : p.head_dim;
-    // kbench's kernel moves 16-byte vectors: whole vectors per head and per rotated half.
-    if (p.head_dim % 8 != 0) throw CaseError("--head_dim must be a multiple of 8, got " + std::to_string(p.head_dim));
-    if (p.rotary_dim % 16 != 0 || p.rotary_dim > p.head_dim) {
-      throw CaseError("--rotary_dim must be a multiple of 16 and at most --head_dim (" + std::to_string(p.head_dim) +
-                      "), got " + std::to_string(p.rotary_dim));
+    p.interleave = args.flag("interleave");
+    if (is_quantized(p.variant)) {
+      quantized_dims(args, p);
+    } else {
+      p.rotary_dim = args.has("rotary_dim") ? positive_int(args, "rotary_dim") : p.head_dim;
+      // kbench's kernel moves 16-byte vectors: whole vectors per head and per rotated half.
+      if (p.head_dim % 8 != 0) throw CaseError("--head_dim must be a multiple of 8, got " + std::to_string(p.head_dim));
+      if (p.rotary_dim % 16 != 0 || p.rotary_dim > p.head_dim) {
+        throw CaseError("--rotary_dim must be a multiple of 16 and at most --head_dim (" + std::to_string(p.head_dim) +
+                        "), got " + std::to_string(p.rotary_dim));
+      }
     }
     if (static_cast<double>(p.batch_size) * static_cast<double>(p.seq_len) * (p.q_heads + p.k_heads) * p.head_dim >
         static_cast<double>(kMaxElements)) {
@@ -111,7 +187,6 @@ class RopeRoutine final : public Routine {
       throw CaseError("--batch_size x --seq_len is over 2^31 - 1 tokens");
     }
     p.dtype = *parse_dtype(args.text("input_dtype"));
-    p.interleave = args.flag("interleave");
     p.frequencies.theta = positive_real(args, "rope_theta");
     p.frequencies.scale = positive_real(args, "rope_scale");
     if (is_llama31(p.variant)) {
@@ -127,6 +202,23 @@ class RopeRoutine final : public Routine {
       for (const char* flag : {"low_freq_factor", "high_freq_factor", "old_context_len"}) {
         if (args.given(flag)) p.ignored_flags.emplace_back(flag);
       }
+    }
+    if (is_quantized(p.variant)) {
+      p.quant_dtype = *parse_dtype(args.text("quant_dtype"));
+      // The reference forwards --enable_pdl to its FP8 routines.
+      p.enable_pdl = args.flag("enable_pdl");
+      if (p.variant == RopeVariant::rope_quantize_fp8_append_paged_kv_cache) {
+        p.page_size = positive_int(args, "page_size");
+        p.hnd = args.text("kv_layout") == "HND";
+        if (p.batch_size * p.pages_per_request() > std::numeric_limits<int32_t>::max()) {
+          throw CaseError("--batch_size x ceil(--seq_len / --page_size) is over 2^31 - 1 pages");
+        }
+      } else {
+        for (const char* flag : {"page_size", "kv_layout"}) {
+          if (args.given(flag)) p.ignored_flags.emplace_back(flag);
+        }
+      }
+      return std::make_unique<RopeQuantizeCase>(std::move(p));
     }
     for (const char* flag : {"no_rope_dim", "quant_dtype", "page_size", "kv_layout"}) {
       if (args.given(flag)) p.ignored_flags.emplace_back(flag);

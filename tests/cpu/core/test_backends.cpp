@@ -72,8 +72,8 @@ TEST(Backends, EveryBuiltinBackendOfAMissingLibraryNamesTheLibrary) {
     }
   }
   // rmsnorm and its four variants, decode (two paths), both prefills (two paths each), the 15 sampling
-  // routines.
-  EXPECT_EQ(flashinfer_backends, 5 + 2 + 2 * 2 + 15);
+  // routines, the three FP8 RoPE routines.
+  EXPECT_EQ(flashinfer_backends, 5 + 2 + 2 * 2 + 15 + 3);
 }
 
 TEST(Backends, AcceptedNamesComeFromTheBackendObjects) {

@@ -1,0 +1,25 @@
+// FlashInfer's FP8 RoPE kernels (pos_enc.cuh) through kbench's glue, beside kbench's own: the FP8
+// cases of rope_fp8_cases.txt (odd sizes, partial rotary dims, interleaved pairs, e5m2, the MLA form,
+// page sizes 1 / 16 / 64 in NHD and HND), both backends refchecked against the host reference.
+// Built only with FlashInfer.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gpu_test_support.hpp"
+#include "run_command.hpp"
+
+namespace {
+
+TEST(FlashinferRope, Fp8RoutinesPassTheRefcheck) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = kbench::testing::run_kbench("--testlist " + std::string(KBENCH_SOURCE_DIR) +
+                                             "/tests/gpu/rope/rope_fp8_cases.txt --backends cuda flashinfer -n 3");
+  EXPECT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("[INFO] Backends: 14 passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+}
+
+}  // namespace
