@@ -178,7 +178,7 @@ class RopeRoutine final : public Routine {
                         "), got " + std::to_string(p.rotary_dim));
       }
     }
-    if (static_cast<double>(p.batch_size) * static_cast<double>(p.seq_len) * (p.q_heads + p.k_heads) * p.head_dim >
+    if (static_cast<double>(p.batch_size) * static_cast<double>(p.seq_len) * (static_cast<double>(p.q_heads) + p.k_heads) * p.head_dim >
         static_cast<double>(kMaxElements)) {
       throw CaseError("--batch_size x --seq_len x heads x --head_dim is over 2^40 elements");
     }
