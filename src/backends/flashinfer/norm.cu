@@ -4,7 +4,11 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-// LayerNormQuant is compiled only with ENABLE_FP8.
+// LayerNormQuant is compiled only with ENABLE_FP8, whose conversions need ENABLE_BF16 (FlashInfer's
+// JIT builds define both).
+#ifndef ENABLE_BF16
+#define ENABLE_BF16 1
+#endif
 #ifndef ENABLE_FP8
 #define ENABLE_FP8 1
 #endif
