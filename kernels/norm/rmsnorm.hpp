@@ -7,7 +7,8 @@
 //   y      = v / sqrt(mean(v^2) + eps) * (weight_offset + weight) * out_scale
 //   out[r] = y converted to out_dtype                (fp8: round-to-nearest-even, saturated to
 //                                                    the largest finite value)
-// rmsnorm: weight_offset 0, out_scale 1. gemma_rmsnorm: weight_offset 1. The quant routines set
+// With `silu` (fused_rmsnorm_silu; 16-bit output, no fused add): out[r] = y * sigmoid(y), fp32 math.
+// rmsnorm: weight_offset 0, out_scale 1. gemma_rmsnorm (and gemma_fused_add_rmsnorm): weight_offset 1. The quant routines set
 // out_dtype to fp8 and out_scale to --scale (multiplied, as the reference tool does).
 // `output` may alias `input` (fused_add_rmsnorm works in place).
 #pragma once
@@ -36,6 +37,7 @@ struct RmsNormParams {
   DType in_dtype = DType::bfloat16;   // bfloat16 or float16 (input, residual, weight)
   DType out_dtype = DType::bfloat16;  // in_dtype, fp8_e4m3 or fp8_e5m2
   bool enable_pdl = false;            // programmatic dependent launch (sm_90+)
+  bool silu = false;                  // SiLU epilogue (out_dtype == in_dtype, residual nullptr)
 };
 
 // Checks the parameters (dtypes, sizes, alignment rules) and launches kbench's fast kernel.
@@ -45,6 +47,7 @@ struct RmsNormParams {
 // The fp32 reference: one thread per row, plain loops, nothing clever. Writes the unrounded y
 // (before conversion to out_dtype) to out_fp32 [rows][hidden] (contiguous) and, for the fused add,
 // the stored residual (as fp32) to residual_fp32 [rows][hidden]; it does not modify its inputs.
+// `silu` is not applied: the caller applies it to out_fp32.
 [[nodiscard]] cudaError_t launch_rmsnorm_reference(const RmsNormParams& params, float* out_fp32,
                                                    float* residual_fp32, cudaStream_t stream);
 

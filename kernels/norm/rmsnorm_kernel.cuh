@@ -85,7 +85,17 @@ KBENCH_RMSNORM_DECLARE(bf16_e5m2);
 KBENCH_RMSNORM_DECLARE(fp16_fp16);
 KBENCH_RMSNORM_DECLARE(fp16_e4m3);
 KBENCH_RMSNORM_DECLARE(fp16_e5m2);
+// fused_rmsnorm_silu: out = silu(y), 16-bit outputs, no fused add (rmsnorm_silu_<in>.cu).
+KBENCH_RMSNORM_DECLARE(bf16_bf16_silu);
+KBENCH_RMSNORM_DECLARE(fp16_fp16_silu);
 #undef KBENCH_RMSNORM_DECLARE
+
+// The kernel arguments of `p` (its pointers, sizes, strides and scalars).
+[[nodiscard]] Args make_args(const RmsNormParams& p);
+
+// The launch configuration launch_rmsnorm uses for `p` (rmsnorm_launch.cu); the fused FP4 norms
+// (rmsnorm_fp4_launch.cu) and LayerNorm (layernorm_launch.cu) plan the same way.
+[[nodiscard]] Plan make_plan(const RmsNormParams& p);
 
 // cudaFuncGetAttributes on the main bf16 -> bf16 register-path kernel (rmsnorm_bf16_bf16.cu).
 [[nodiscard]] cudaError_t probe_bf16_bf16(cudaFuncAttributes* attributes);
@@ -140,6 +150,9 @@ __device__ __forceinline__ void st_stream16(void* p, const Pack16& v) {
 }
 __device__ __forceinline__ void st_stream8(void* p, const Pack8& v) {
   asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.u[0]), "r"(v.u[1]) : "memory");
+}
+__device__ __forceinline__ void st_stream4(void* p, uint32_t v) {
+  asm volatile("st.global.cs.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void st_plain16(void* p, const Pack16& v) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.u[0]), "r"(v.u[1]),
@@ -266,14 +279,29 @@ __device__ __forceinline__ float sumsq8(const Pack16& v, float acc) {
   return acc;
 }
 
-template <class TIn, class TOut>
-__device__ __forceinline__ void normalize_store8(void* p, const Pack16& x, const Pack16& w, float scale,
-                                                 float weight_offset) {
-  float f[8], g[8], y[8];
+// SiLU (fused_rmsnorm_silu's epilogue): y * sigmoid(y).
+__device__ __forceinline__ float silu(float y) { return y / (1.0f + __expf(-y)); }
+
+// y = x * scale * (w + weight_offset) of 8 elements (the row's normalised, weighted values).
+template <class TIn>
+__device__ __forceinline__ void normalize8(const Pack16& x, const Pack16& w, float scale, float weight_offset,
+                                           float (&y)[8]) {
+  float f[8], g[8];
   unpack8<TIn>(x, f);
   unpack8<TIn>(w, g);
 #pragma unroll
   for (int j = 0; j < 8; ++j) y[j] = (f[j] * scale) * (g[j] + weight_offset);
+}
+
+template <class TIn, class TOut, bool kSilu = false>
+__device__ __forceinline__ void normalize_store8(void* p, const Pack16& x, const Pack16& w, float scale,
+                                                 float weight_offset) {
+  float y[8];
+  normalize8<TIn>(x, w, scale, weight_offset, y);
+  if constexpr (kSilu) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) y[j] = silu(y[j]);
+  }
   OutTraits<TOut>::store8(p, y);
 }
 
@@ -308,20 +336,19 @@ __device__ __forceinline__ float row_scale(float sum_sq, const Args& a) {
 // Register path: the whole row lives in registers, one pass over HBM.
 // ------------------------------------------------------------------------------------------------
 
-// Blocks are at most 512 threads. 4 vectors per thread (the common case) asks for 2 blocks of 512
-// per SM, i.e. <= 64 registers: ptxas then settles at 48 (62 with the fused add), which leaves
-// 5 (4) blocks of 256 threads per SM.
-template <class TIn, class TOut, bool kFused, int kVpt>
-__global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_reg_kernel(const Args a) {
+// The register path's row: loads, fused add, sum of squares, weight, and the row's scale; then
+// `epilogue(i, ok, x, w, scale)` for each of the thread's kVpt vectors (i: the vector's index in the
+// row, ok: it lies in a real row and inside hidden; x: v's 8 elements, zero where !ok; w: the
+// weight's). The epilogue is called for every vector, masked or not, so it may use warp shuffles.
+// Shared by rmsnorm_reg_kernel and the fused FP4 norms (rmsnorm_fp4_kernel.cuh).
+template <class TIn, bool kFused, int kVpt, class Epilogue>
+__device__ __forceinline__ void rmsnorm_registers(const Args& a, int64_t row, Epilogue&& epilogue) {
   static_assert(sizeof(TIn) == 2);
-  constexpr int kOutBytes8 = OutTraits<TOut>::kBytes8;
   const int tpr = static_cast<int>(blockDim.x);
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   const bool row_ok = row < a.rows;
   const int nvec = static_cast<int>(a.hidden >> 3);
   const char* in_row = static_cast<const char*>(a.input) + row * a.input_stride * 2;
   char* res_row = static_cast<char*>(a.residual) + row * a.residual_stride * 2;
-  char* out_row = static_cast<char*>(a.output) + row * a.output_stride * static_cast<int64_t>(sizeof(TOut));
   const char* w_ptr = static_cast<const char*>(a.weight);
 
   pdl_wait();
@@ -385,19 +412,31 @@ __global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_reg_kernel(con
   const float scale = row_scale(row_sum(sum_sq), a);
 #pragma unroll
   for (int k = 0; k < kVpt; ++k) {
-    if (ok[k]) {
-      const int i = static_cast<int>(threadIdx.x) + k * tpr;
-      normalize_store8<TIn, TOut>(out_row + static_cast<int64_t>(i) * kOutBytes8, x[k], w[k], scale,
-                                  a.weight_offset);
-    }
+    epilogue(static_cast<int>(threadIdx.x) + k * tpr, ok[k], x[k], w[k], scale);
   }
+}
+
+// Blocks are at most 512 threads. 4 vectors per thread (the common case) asks for 2 blocks of 512
+// per SM, i.e. <= 64 registers: ptxas then settles at 48 (62 with the fused add), which leaves
+// 5 (4) blocks of 256 threads per SM.
+template <class TIn, class TOut, bool kFused, int kVpt, bool kSilu = false>
+__global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_reg_kernel(const Args a) {
+  constexpr int kOutBytes8 = OutTraits<TOut>::kBytes8;
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
+  char* out_row = static_cast<char*>(a.output) + row * a.output_stride * static_cast<int64_t>(sizeof(TOut));
+  rmsnorm_registers<TIn, kFused, kVpt>(a, row, [&](int i, bool ok, const Pack16& x, const Pack16& w, float scale) {
+    if (ok) {
+      normalize_store8<TIn, TOut, kSilu>(out_row + static_cast<int64_t>(i) * kOutBytes8, x, w, scale,
+                                         a.weight_offset);
+    }
+  });
 }
 
 // ------------------------------------------------------------------------------------------------
 // Loop paths: two passes over the row (the second from L2), vectorized or scalar.
 // ------------------------------------------------------------------------------------------------
 
-template <class TIn, class TOut, bool kFused, bool kVector>
+template <class TIn, class TOut, bool kFused, bool kVector, bool kSilu = false>
 __global__ void __launch_bounds__(1024) rmsnorm_loop_kernel(const Args a) {
   static_assert(sizeof(TIn) == 2);
   constexpr int kUnroll = 4;
@@ -495,9 +534,10 @@ __global__ void __launch_bounds__(1024) rmsnorm_loop_kernel(const Args a) {
         const int64_t i = base + u * tpr;
         if (i < n) {
           if constexpr (kVector) {
-            normalize_store8<TIn, TOut>(out_row + i * kOutBytes, x[u], w[u], scale, a.weight_offset);
+            normalize_store8<TIn, TOut, kSilu>(out_row + i * kOutBytes, x[u], w[u], scale, a.weight_offset);
           } else {
-            const float y = (In::to_float(x[u]) * scale) * (In::to_float(w[u]) + a.weight_offset);
+            float y = (In::to_float(x[u]) * scale) * (In::to_float(w[u]) + a.weight_offset);
+            if constexpr (kSilu) y = silu(y);
             OutTraits<TOut>::store1(out_row + i * kOutBytes, y);
           }
         }
@@ -510,36 +550,45 @@ __global__ void __launch_bounds__(1024) rmsnorm_loop_kernel(const Args a) {
 // Host side: pick the instantiation for a plan and launch it (instantiated once per TU).
 // ------------------------------------------------------------------------------------------------
 
-template <class TIn, class TOut>
+// `kernel` on the plan's grid (a block per rows_per_block rows of threads_per_row threads).
+template <class KernelArgs>
+cudaError_t launch_planned(void (*kernel)(KernelArgs), const Plan& plan, bool pdl, const KernelArgs& args,
+                           cudaStream_t stream) {
+  return launch_kernel(kernel, dim3(static_cast<unsigned>(plan.blocks), 1, 1),
+                       dim3(static_cast<unsigned>(plan.threads_per_row), static_cast<unsigned>(plan.rows_per_block), 1), 0,
+                       stream, pdl, args);
+}
+
+template <class TIn, class TOut, bool kSilu = false>
 cudaError_t launch_typed(const Args& args, const Plan& plan, bool fused, bool pdl, cudaStream_t stream) {
+  // The SiLU epilogue has no fused-add instantiation (fused_rmsnorm_silu has no residual).
+  constexpr bool kF = !kSilu;
   void (*kernel)(Args) = nullptr;
+  if (kSilu && fused) return cudaErrorInvalidValue;
   switch (plan.path) {
     case Path::kRegisters:
       switch (plan.vpt) {
         case 1:
-          kernel = fused ? rmsnorm_reg_kernel<TIn, TOut, true, 1> : rmsnorm_reg_kernel<TIn, TOut, false, 1>;
+          kernel = fused ? rmsnorm_reg_kernel<TIn, TOut, kF, 1, kSilu> : rmsnorm_reg_kernel<TIn, TOut, false, 1, kSilu>;
           break;
         case 4:
-          kernel = fused ? rmsnorm_reg_kernel<TIn, TOut, true, 4> : rmsnorm_reg_kernel<TIn, TOut, false, 4>;
+          kernel = fused ? rmsnorm_reg_kernel<TIn, TOut, kF, 4, kSilu> : rmsnorm_reg_kernel<TIn, TOut, false, 4, kSilu>;
           break;
         case 8:
-          kernel = fused ? rmsnorm_reg_kernel<TIn, TOut, true, 8> : rmsnorm_reg_kernel<TIn, TOut, false, 8>;
+          kernel = fused ? rmsnorm_reg_kernel<TIn, TOut, kF, 8, kSilu> : rmsnorm_reg_kernel<TIn, TOut, false, 8, kSilu>;
           break;
         default: break;
       }
       break;
     case Path::kLoopVector:
-      kernel = fused ? rmsnorm_loop_kernel<TIn, TOut, true, true> : rmsnorm_loop_kernel<TIn, TOut, false, true>;
+      kernel = fused ? rmsnorm_loop_kernel<TIn, TOut, kF, true, kSilu> : rmsnorm_loop_kernel<TIn, TOut, false, true, kSilu>;
       break;
     case Path::kLoopScalar:
-      kernel = fused ? rmsnorm_loop_kernel<TIn, TOut, true, false> : rmsnorm_loop_kernel<TIn, TOut, false, false>;
+      kernel = fused ? rmsnorm_loop_kernel<TIn, TOut, kF, false, kSilu> : rmsnorm_loop_kernel<TIn, TOut, false, false, kSilu>;
       break;
   }
   if (kernel == nullptr) return cudaErrorInvalidValue;
-
-  return launch_kernel(kernel, dim3(static_cast<unsigned>(plan.blocks), 1, 1),
-                       dim3(static_cast<unsigned>(plan.threads_per_row), static_cast<unsigned>(plan.rows_per_block), 1), 0,
-                       stream, pdl, args);
+  return launch_planned(kernel, plan, pdl, args, stream);
 }
 
 #endif  // __CUDACC__

@@ -83,6 +83,8 @@ int sm_count() {
   return count;
 }
 
+}  // namespace
+
 Plan make_plan(const RmsNormParams& p) {
   const bool fused = p.residual != nullptr;
   const auto out_size = static_cast<int64_t>(dtype_size(p.out_dtype));
@@ -125,14 +127,13 @@ Plan make_plan(const RmsNormParams& p) {
   return plan;
 }
 
-}  // namespace
-
 bool params_valid(const RmsNormParams& p) {
   if (p.in_dtype != DType::bfloat16 && p.in_dtype != DType::float16) return false;
   if (p.out_dtype != p.in_dtype && p.out_dtype != DType::fp8_e4m3 && p.out_dtype != DType::fp8_e5m2) return false;
   if (p.hidden <= 0 || p.rows < 0) return false;
   if (p.input == nullptr || p.weight == nullptr || p.output == nullptr) return false;
   const bool fused = p.residual != nullptr;
+  if (p.silu && (fused || p.out_dtype != p.in_dtype)) return false;
   if (p.input_stride < p.hidden || p.output_stride < p.hidden) return false;
   if (fused && p.residual_stride < p.hidden) return false;
   const auto out_size = static_cast<int64_t>(dtype_size(p.out_dtype));
@@ -160,6 +161,25 @@ bool params_valid(const RmsNormParams& p) {
   return true;
 }
 
+Args make_args(const RmsNormParams& p) {
+  Args args{};
+  args.input = p.input;
+  args.residual = p.residual;
+  args.weight = p.weight;
+  args.output = p.output;
+  args.rows = p.rows;
+  args.hidden = p.hidden;
+  args.input_stride = p.input_stride;
+  args.residual_stride = p.residual != nullptr ? p.residual_stride : 0;
+  args.output_stride = p.output_stride;
+  args.eps = p.eps;
+  args.inv_hidden = 1.0f / static_cast<float>(p.hidden);
+  args.weight_offset = p.weight_offset;
+  args.out_scale = p.out_scale;
+  args.zero = 0;
+  return args;
+}
+
 }  // namespace rmsnorm_detail
 
 cudaError_t launch_rmsnorm(const RmsNormParams& params, cudaStream_t stream) {
@@ -170,23 +190,13 @@ cudaError_t launch_rmsnorm(const RmsNormParams& params, cudaStream_t stream) {
   if (plan.blocks > 0x7fffffff) return cudaErrorInvalidValue;
 
   const bool fused = params.residual != nullptr;
-  Args args{};
-  args.input = params.input;
-  args.residual = params.residual;
-  args.weight = params.weight;
-  args.output = params.output;
-  args.rows = params.rows;
-  args.hidden = params.hidden;
-  args.input_stride = params.input_stride;
-  args.residual_stride = fused ? params.residual_stride : 0;
-  args.output_stride = params.output_stride;
-  args.eps = params.eps;
-  args.inv_hidden = 1.0f / static_cast<float>(params.hidden);
-  args.weight_offset = params.weight_offset;
-  args.out_scale = params.out_scale;
-  args.zero = 0;
+  const Args args = make_args(params);
 
   const bool pdl = params.enable_pdl;
+  if (params.silu) {
+    return params.in_dtype == DType::bfloat16 ? launch_bf16_bf16_silu(args, plan, false, pdl, stream)
+                                              : launch_fp16_fp16_silu(args, plan, false, pdl, stream);
+  }
   if (params.in_dtype == DType::bfloat16) {
     switch (params.out_dtype) {
       case DType::bfloat16: return launch_bf16_bf16(args, plan, fused, pdl, stream);

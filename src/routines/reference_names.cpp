@@ -16,7 +16,6 @@ void register_reference_names(RoutineRegistry& registry) {
       "cutlass_fused_moe", "cute_dsl_fp4_block_scale_moe", "b12x_fused_moe", "unified_nvfp4_moe", "bgmv_moe",
       "moe_a2a_dispatch_combine", "allreduce_fusion", "mixed_comm",
       // norm and quantization
-      "rmsnorm_fp4quant", "add_rmsnorm_fp4quant", "gemma_fused_add_rmsnorm", "layernorm_quant", "fused_rmsnorm_silu",
       "fused_dit_layernorm", "fused_qk_rmsnorm_rope",
       // top-k
       "top_k_varlen",

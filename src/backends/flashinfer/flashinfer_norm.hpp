@@ -13,7 +13,15 @@
 
 namespace kbench::backends::flashinfer {
 
-enum class NormOp { rmsnorm, fused_add_rmsnorm, gemma_rmsnorm, rmsnorm_quant, fused_add_rmsnorm_quant };
+enum class NormOp {
+  rmsnorm,
+  fused_add_rmsnorm,
+  gemma_rmsnorm,
+  rmsnorm_quant,
+  fused_add_rmsnorm_quant,
+  gemma_fused_add_rmsnorm,
+  layernorm_quant,
+};
 
 // Every tensor is row-major with `rows` rows of `hidden` contiguous elements (row stride = hidden);
 // weight is [hidden]. All pointers are device pointers.
@@ -26,6 +34,10 @@ enum class NormOp { rmsnorm, fused_add_rmsnorm, gemma_rmsnorm, rmsnorm_quant, fu
 //   rmsnorm_quant:           output[out_dtype] = clamp(normalise(input) * weight / *scale, +-fp8 max)
 //   fused_add_rmsnorm_quant: residual += input; output[out_dtype] = clamp(normalise(sum) * weight /
 //                            *scale, +-fp8 max); input is left unchanged.
+//   gemma_fused_add_rmsnorm: fused_add_rmsnorm with (1 + weight) (GemmaFusedAddRMSNorm).
+//   layernorm_quant:         output[out_dtype] = fp8(bf16((input - mean) / std * gamma + beta) / *scale)
+//                            (LayerNormQuant: fp32 gamma and beta; the normalised value is rounded to
+//                            the input dtype before the division); weight is unused.
 // `scale` is a device float (the *_quant ops only); FlashInfer DIVIDES by it, so pass the reciprocal
 // of kbench's --scale.
 struct NormArgs {
@@ -40,6 +52,8 @@ struct NormArgs {
   DType out_dtype = DType::bfloat16;  // = dtype, or fp8_e4m3 / fp8_e5m2 for the *_quant ops
   float eps = 1e-6f;
   const float* scale = nullptr;  // device pointer, *_quant only
+  const float* gamma = nullptr;  // layernorm_quant: [hidden] fp32
+  const float* beta = nullptr;   // layernorm_quant: [hidden] fp32
   bool enable_pdl = false;       // programmatic dependent launch attribute on the launch
 };
 

@@ -16,6 +16,11 @@ fi::NormOp norm_op(NormVariant variant) {
     case NormVariant::gemma_rmsnorm: return fi::NormOp::gemma_rmsnorm;
     case NormVariant::rmsnorm_quant: return fi::NormOp::rmsnorm_quant;
     case NormVariant::fused_add_rmsnorm_quant: return fi::NormOp::fused_add_rmsnorm_quant;
+    case NormVariant::gemma_fused_add_rmsnorm: return fi::NormOp::gemma_fused_add_rmsnorm;
+    case NormVariant::layernorm_quant: return fi::NormOp::layernorm_quant;
+    case NormVariant::fused_rmsnorm_silu:
+    case NormVariant::rmsnorm_fp4quant:
+    case NormVariant::add_rmsnorm_fp4quant: break;  // not in norm.cuh (implements says so)
   }
   return fi::NormOp::rmsnorm;
 }
@@ -36,6 +41,14 @@ fi::NormArgs norm_args(const NormCase& problem, int copy, const float* scale) {
   a.eps = p.eps;
   a.scale = scale;
   a.enable_pdl = p.enable_pdl;
+  if (p.layernorm()) {
+    const kernels::LayerNormQuantParams l = problem.layernorm_params(copy);
+    a.input = const_cast<void*>(l.input);
+    a.weight = nullptr;
+    a.output = l.output;
+    a.gamma = l.gamma;
+    a.beta = l.beta;
+  }
   return a;
 }
 
@@ -66,6 +79,13 @@ Support FlashinferNormBackend::can_run_on(const DeviceInfo& device) const {
 }
 
 Support FlashinferNormBackend::implements(const NormCase& problem) const {
+  const NormProblem& p = problem.problem();
+  if (p.fp4()) {
+    return Support::no("FlashInfer's norm.cuh has no FP4 norm (the reference runs it as a CuTe-DSL kernel, Blackwell only)");
+  }
+  if (p.variant == NormVariant::fused_rmsnorm_silu) {
+    return Support::no("FlashInfer's norm.cuh has no fused RMSNorm + SiLU kernel (its fused_rmsnorm_silu is another module)");
+  }
   if (const auto why = fi::norm_unsupported(norm_args(problem, NormCase::kNoCopy, nullptr))) return Support::no(*why);
   return Support::yes();
 }

@@ -1,7 +1,9 @@
 #include "routines/norm/kbench_backends.hpp"
 
 #include "kbench/cuda_check.hpp"
+#include "kernels/norm/layernorm.hpp"
 #include "kernels/norm/rmsnorm.hpp"
+#include "kernels/norm/rmsnorm_fp4.hpp"
 #include "routines/norm/norm_case.hpp"
 
 namespace kbench {
@@ -11,7 +13,14 @@ class CudaNormOperation final : public Operation {
  public:
   explicit CudaNormOperation(const NormCase& problem) : problem_(problem) {}
   void launch(cudaStream_t stream, int copy) override {
-    KBENCH_CUDA_CHECK(kernels::launch_rmsnorm(problem_.params(copy), stream));
+    const NormProblem& p = problem_.problem();
+    if (p.fp4()) {
+      KBENCH_CUDA_CHECK(kernels::launch_rmsnorm_fp4(problem_.fp4_params(copy), stream));
+    } else if (p.layernorm()) {
+      KBENCH_CUDA_CHECK(kernels::launch_layernorm_quant(problem_.layernorm_params(copy), stream));
+    } else {
+      KBENCH_CUDA_CHECK(kernels::launch_rmsnorm(problem_.params(copy), stream));
+    }
   }
 
  private:
@@ -32,7 +41,14 @@ class CudaNormBackend final : public BackendFor<NormCase> {
   }
 
  protected:
-  [[nodiscard]] Support implements(const NormCase&) const override { return Support::yes(); }
+  [[nodiscard]] Support implements(const NormCase& problem) const override {
+    const char* why = nullptr;
+    if (problem.problem().fp4()) why = kernels::rmsnorm_fp4_unsupported(problem.fp4_params(NormCase::kNoCopy));
+    if (problem.problem().layernorm()) {
+      why = kernels::layernorm_quant_unsupported(problem.layernorm_params(NormCase::kNoCopy));
+    }
+    return why == nullptr ? Support::yes() : Support::no(why);
+  }
   [[nodiscard]] std::unique_ptr<Operation> bind(NormCase& problem, cudaStream_t) const override {
     return std::make_unique<CudaNormOperation>(problem);
   }

@@ -98,6 +98,18 @@ int64_t scale_offset(SfLayout layout, int64_t row, int64_t column, int64_t colum
   return tile * tile_bytes + inside;
 }
 
+BlockScale block_scale(BlockFormat format, float amax, float g) {
+  BlockScale b;
+  if (format == BlockFormat::nvfp4) {
+    b.sf = e4m3_code(g * amax / 6.0f);
+    b.factor = e4m3_value(b.sf) == 0.0f ? 0.0f : g / e4m3_value(b.sf);
+  } else if (amax != 0.0f) {
+    b.sf = ue8m0_code_round_up(amax / (format == BlockFormat::mxfp4 ? 6.0f : 448.0f));
+    b.factor = 1.0f / ue8m0_value(b.sf);  // a power of two: exact
+  }
+  return b;
+}
+
 namespace {
 
 int64_t destination_row(const kernels::QuantizeParams& s, int64_t row) {
@@ -138,15 +150,7 @@ Quantized quantize(std::span<const float> input, const kernels::QuantizeParams& 
         }
         float amax = 0.0f;
         for (float v : block) amax = std::max(amax, std::fabs(v));
-        uint8_t sf = 0;
-        float factor = 0.0f;
-        if (s.format == BlockFormat::nvfp4) {
-          sf = e4m3_code(g * amax / 6.0f);
-          factor = e4m3_value(sf) == 0.0f ? 0.0f : g / e4m3_value(sf);
-        } else if (amax != 0.0f) {
-          sf = ue8m0_code_round_up(amax / (s.format == BlockFormat::mxfp4 ? 6.0f : 448.0f));
-          factor = 1.0f / ue8m0_value(sf);  // a power of two: exact
-        }
+        const auto [sf, factor] = quant_reference::block_scale(s.format, amax, g);
         uint8_t* out = q.data.data() + (b * s.rows + out_row) * row_bytes;
         for (int64_t i = 0; i < s.block_size; ++i) {
           const int64_t column = k * s.block_size + i;

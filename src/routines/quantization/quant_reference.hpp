@@ -20,6 +20,14 @@ namespace kbench::quant_reference {
 [[nodiscard]] float ue8m0_value(uint8_t code);
 [[nodiscard]] int64_t scale_offset(kernels::quant::SfLayout layout, int64_t row, int64_t column, int64_t columns);
 
+// One block's scale byte and the factor that maps its values onto the element grid (NVFP4:
+// e4m3(g * amax / 6), g / SF; MX formats: the power of two at or above amax / 6 or / 448).
+struct BlockScale {
+  uint8_t sf = 0;
+  float factor = 0.0f;
+};
+[[nodiscard]] BlockScale block_scale(kernels::quant::BlockFormat format, float amax, float global_scale);
+
 struct Quantized {
   std::vector<uint8_t> data;          // [batches][rows][output_row_bytes]
   std::vector<uint8_t> scales;        // [batches][scale_bytes_per_batch]
