@@ -68,6 +68,14 @@ PagedKvLayout make_paged_kv_layout(std::span<const int32_t> seq_lens, int max_le
                     " pages, over 2^31 - 1 (page ids are int32): use fewer requests, shorter --s_kv or larger "
                     "--page_size");
   }
+  // The page table and its shuffle live on the host too: past 2^25 pages (a 128 MB table, built in
+  // seconds) a case is refused rather than left to take minutes and gigabytes before it starts.
+  if (total_pages > (int64_t{1} << 25)) {
+    throw CaseError("the paged KV cache of " + std::to_string(batch) + " requests x " +
+                    std::to_string(pages_per_request) + " pages is " + std::to_string(total_pages) +
+                    " pages, over kbench's 2^25 (a page table of 128 MB): use fewer requests, shorter --s_kv or "
+                    "larger --page_size");
+  }
   layout.pages_per_request = static_cast<int>(pages_per_request);
   layout.total_pages = static_cast<int>(total_pages);
   layout.seq_lens.assign(seq_lens.begin(), seq_lens.end());

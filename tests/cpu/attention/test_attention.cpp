@@ -121,6 +121,14 @@ TEST_F(DecodeValidation, PageCountsBeyondInt32AreRefused) {
   }
 }
 
+// 2^28 one-token pages fit int32 but took the fuzzer minutes and gigabytes in the host page table.
+TEST_F(DecodeValidation, HostPageTablesBeyond2To25AreRefused) {
+  const std::string line = "--routine BatchDecodeWithPagedKVCacheWrapper --page_size 1 --batch_size 65536 --s_kv 4096 "
+                           "--num_qo_heads 1 --num_kv_heads 1 --head_dim_qk 128 --head_dim_vo 128";
+  const std::string error = testing::case_error_of(registry, line);
+  EXPECT_NE(error.find("over kbench's 2^25"), std::string::npos) << error;
+}
+
 TEST_F(DecodeValidation, BaselineReportHasTheSeedColumns) {
   const auto words = split_shell_words(std::string(kBase) + " --kv_dtype fp8_e4m3 --q_dtype fp8_e4m3 --kv_layout HND");
   const auto report = decode.baseline_report(parse_case(words, registry));
