@@ -230,18 +230,17 @@ bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t co
   return true;
 }
 
-// Pass 1 of the two-pass plans: the chunks' candidates into the workspace (`args` holds the
-// input, its shape and k); `entries` and `counts` get where they went.
-cudaError_t launch_chunks(TopKArgs args, const RowPlan& plan, int64_t rows, void* workspace, bool keep_ties,
-                          ListEntry** entries, int32_t** counts, const RowKernels& kernels, cudaStream_t stream) {
-  args.chunks = plan.chunks;
-  args.chunk_capacity = plan.chunk_capacity;
-  args.keep_ties = keep_ties;
-  args.chunk_entries = static_cast<ListEntry*>(workspace);
-  args.chunk_counts = reinterpret_cast<int32_t*>(args.chunk_entries + rows * plan.chunks * static_cast<int64_t>(plan.chunk_capacity));
-  *entries = args.chunk_entries;
-  *counts = args.chunk_counts;
-  return launch_rows(kernels.top_k_chunk, args, rows * plan.chunks, plan, false, stream);
+// Pass 1 of the two-pass plans: the chunks' candidates into the workspace. `args` holds the input,
+// its shape and k, and gets the chunk fields pass 2 reads.
+cudaError_t launch_chunks(TopKArgs* args, const RowPlan& plan, int64_t rows, void* workspace, bool keep_ties,
+                          const RowKernels& kernels, cudaStream_t stream) {
+  args->chunks = plan.chunks;
+  args->chunk_capacity = plan.chunk_capacity;
+  args->keep_ties = keep_ties;
+  args->chunk_entries = static_cast<ListEntry*>(workspace);
+  args->chunk_counts =
+      reinterpret_cast<int32_t*>(args->chunk_entries + rows * plan.chunks * static_cast<int64_t>(plan.chunk_capacity));
+  return launch_rows(kernels.top_k_chunk, *args, rows * plan.chunks, plan, false, stream);
 }
 
 }  // namespace
@@ -310,14 +309,12 @@ cudaError_t launch_sampler(const SamplerParams& p, const RowPlan& plan, cudaStre
   chunk.cols = p.vocab;
   chunk.slice = plan.slice;
   chunk.k = p.top_k;
-  ListEntry* entries = nullptr;
-  int32_t* counts = nullptr;
-  const cudaError_t status = launch_chunks(chunk, plan, p.rows, p.workspace, true, &entries, &counts, kernels, stream);
+  const cudaError_t status = launch_chunks(&chunk, plan, p.rows, p.workspace, true, kernels, stream);
   if (status != cudaSuccess) return status;
-  a.chunks = plan.chunks;
-  a.chunk_capacity = plan.chunk_capacity;
-  a.chunk_entries = entries;
-  a.chunk_counts = counts;
+  a.chunks = chunk.chunks;
+  a.chunk_capacity = chunk.chunk_capacity;
+  a.chunk_entries = chunk.chunk_entries;
+  a.chunk_counts = chunk.chunk_counts;
   RowPlan merge = plan;
   merge.smem_bytes = plan.merge_smem_bytes;
   return launch_rows(kernels.sampler_merge, a, p.rows, merge, false, stream);
@@ -359,8 +356,7 @@ cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t 
   a.mapped = p.mapped;
   if (plan.chunks == 0) return launch_rows(kernels_for(p.dtype)->top_k, a, p.rows, plan, false, stream);
   if (p.workspace == nullptr || p.lengths != nullptr) return cudaErrorInvalidValue;
-  const cudaError_t status = launch_chunks(a, plan, p.rows, p.workspace, false, &a.chunk_entries, &a.chunk_counts,
-                                           *kernels_for(p.dtype), stream);
+  const cudaError_t status = launch_chunks(&a, plan, p.rows, p.workspace, false, *kernels_for(p.dtype), stream);
   if (status != cudaSuccess) return status;
   RowPlan merge = plan;
   merge.smem_bytes = plan.merge_smem_bytes;
