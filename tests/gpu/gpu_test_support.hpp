@@ -18,11 +18,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
 #include "kbench/device_buffer.hpp"
+#include "run_command.hpp"
 
 namespace kbench::testing {
 
@@ -102,5 +105,24 @@ class ScratchBuffers {
   std::array<DeviceBuffer, kSlots> buffers_;
   CudaStream stream_;
 };
+
+// Writes `lines` to `name` in the test's temporary directory; returns the path.
+inline std::string write_testlist(const std::string& name, const std::string& lines) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << lines;
+  return path;
+}
+
+// Runs kbench over `testlist` with `arguments` and expects a clean run in which all `backends`
+// backend runs passed their refcheck.
+inline void expect_testlist_passes(const std::string& testlist, const std::string& arguments, int backends) {
+  const CommandResult r = run_kbench("--testlist " + testlist + " " + arguments);
+  EXPECT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("[INFO] Backends: " + std::to_string(backends) +
+                          " passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+}
 
 }  // namespace kbench::testing

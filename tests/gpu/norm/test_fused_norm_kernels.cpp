@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@
 #include "kernels/norm/layernorm.hpp"
 #include "kernels/norm/rmsnorm_fp4.hpp"
 #include "routines/quantization/quant_reference.hpp"
-#include "run_command.hpp"
 
 namespace {
 
@@ -200,34 +198,27 @@ TEST(FusedNormKernels, RejectWhatTheyDoNotTake) {
 
 TEST(FusedNormEndToEnd, EveryRoutinePassesTheRefcheck) {
   KBENCH_REQUIRE_GPU();
-  const std::string list = ::testing::TempDir() + "kbench_fused_norm_e2e.txt";
-  {
-    std::ofstream out(list);
-    out << "--routine rmsnorm_fp4quant --batch_size 1000 --hidden_size 7168 --refcheck\n"
-           "--routine rmsnorm_fp4quant --batch_size 77 --hidden_size 5120 --input_dtype float16 --is_sf_swizzled_layout --refcheck\n"
-           "--routine rmsnorm_fp4quant --batch_size 130 --hidden_size 2880 --out_dtype mxfp4 --is_sf_swizzled_layout --refcheck\n"
-           "--routine rmsnorm_fp4quant --batch_size 3 --num_heads 32 --hidden_size 128 --use_global_scale --enable_pdl --refcheck\n"
-           "--routine add_rmsnorm_fp4quant --batch_size 1000 --hidden_size 7168 --output_both_sf_layouts --refcheck\n"
-           "--routine add_rmsnorm_fp4quant --batch_size 77 --hidden_size 2880 --out_dtype mxfp4 --output_both_sf_layouts --refcheck\n"
-           "--routine add_rmsnorm_fp4quant --batch_size 129 --hidden_size 5120 --input_dtype float16 --is_sf_swizzled_layout --refcheck\n"
-           "--routine add_rmsnorm_fp4quant --batch_size 5 --hidden_size 32768 --out_dtype mxfp4 --refcheck\n"
-           "--routine gemma_fused_add_rmsnorm --batch_size 1000 --hidden_size 7168 --refcheck\n"
-           "--routine gemma_fused_add_rmsnorm --batch_size 77 --hidden_size 2880 --input_dtype float16 --enable_pdl --refcheck\n"
-           "--routine gemma_fused_add_rmsnorm --batch_size 3 --hidden_size 100 --refcheck\n"
-           "--routine fused_rmsnorm_silu --batch_size 1560 --hidden_size 1024 --refcheck\n"
-           "--routine fused_rmsnorm_silu --batch_size 77 --hidden_size 5120 --input_dtype float16 --refcheck\n"
-           "--routine fused_rmsnorm_silu --batch_size 9 --hidden_size 100 --refcheck\n"
-           "--routine fused_rmsnorm_silu --batch_size 3 --hidden_size 65536 --refcheck\n"
-           "--routine layernorm_quant --batch_size 1000 --hidden_size 7168 --refcheck\n"
-           "--routine layernorm_quant --batch_size 77 --hidden_size 2880 --out_dtype fp8_e5m2 --scale 2.0 --refcheck\n"
-           "--routine layernorm_quant --batch_size 130 --hidden_size 5120 --input_dtype float16 --refcheck\n";
-  }
-  const auto r = kbench::testing::run_kbench("--testlist " + list + " -n 3");
-  EXPECT_EQ(r.exit_status, 0) << r.output;
-  EXPECT_NE(r.output.find("[INFO] Backends: 18 passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
-            std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+  const std::string list = kbench::testing::write_testlist(
+      "kbench_fused_norm_e2e.txt",
+      "--routine rmsnorm_fp4quant --batch_size 1000 --hidden_size 7168 --refcheck\n"
+      "--routine rmsnorm_fp4quant --batch_size 77 --hidden_size 5120 --input_dtype float16 --is_sf_swizzled_layout --refcheck\n"
+      "--routine rmsnorm_fp4quant --batch_size 130 --hidden_size 2880 --out_dtype mxfp4 --is_sf_swizzled_layout --refcheck\n"
+      "--routine rmsnorm_fp4quant --batch_size 3 --num_heads 32 --hidden_size 128 --use_global_scale --enable_pdl --refcheck\n"
+      "--routine add_rmsnorm_fp4quant --batch_size 1000 --hidden_size 7168 --output_both_sf_layouts --refcheck\n"
+      "--routine add_rmsnorm_fp4quant --batch_size 77 --hidden_size 2880 --out_dtype mxfp4 --output_both_sf_layouts --refcheck\n"
+      "--routine add_rmsnorm_fp4quant --batch_size 129 --hidden_size 5120 --input_dtype float16 --is_sf_swizzled_layout --refcheck\n"
+      "--routine add_rmsnorm_fp4quant --batch_size 5 --hidden_size 32768 --out_dtype mxfp4 --refcheck\n"
+      "--routine gemma_fused_add_rmsnorm --batch_size 1000 --hidden_size 7168 --refcheck\n"
+      "--routine gemma_fused_add_rmsnorm --batch_size 77 --hidden_size 2880 --input_dtype float16 --enable_pdl --refcheck\n"
+      "--routine gemma_fused_add_rmsnorm --batch_size 3 --hidden_size 100 --refcheck\n"
+      "--routine fused_rmsnorm_silu --batch_size 1560 --hidden_size 1024 --refcheck\n"
+      "--routine fused_rmsnorm_silu --batch_size 77 --hidden_size 5120 --input_dtype float16 --refcheck\n"
+      "--routine fused_rmsnorm_silu --batch_size 9 --hidden_size 100 --refcheck\n"
+      "--routine fused_rmsnorm_silu --batch_size 3 --hidden_size 65536 --refcheck\n"
+      "--routine layernorm_quant --batch_size 1000 --hidden_size 7168 --refcheck\n"
+      "--routine layernorm_quant --batch_size 77 --hidden_size 2880 --out_dtype fp8_e5m2 --scale 2.0 --refcheck\n"
+      "--routine layernorm_quant --batch_size 130 --hidden_size 5120 --input_dtype float16 --refcheck\n");
+  kbench::testing::expect_testlist_passes(list, "-n 3", 18);
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -23,7 +22,6 @@
 #include "kbench/device_buffer.hpp"
 #include "kernels/quantization/quantize.hpp"
 #include "routines/quantization/quant_reference.hpp"
-#include "run_command.hpp"
 
 namespace {
 
@@ -241,23 +239,16 @@ TEST(QuantizeKernels, RejectsWhatTheyDoNotTake) {
 
 TEST(QuantizeEndToEnd, EveryRoutinePassesTheRefcheck) {
   KBENCH_REQUIRE_GPU();
-  const std::string list = ::testing::TempDir() + "kbench_quant_e2e.txt";
-  {
-    std::ofstream out(list);
-    out << "--routine mxfp8_quantize --m 1024 --k 4096 --input_dtype bfloat16 --refcheck\n"
-           "--routine mxfp8_quantize --m 100 --k 2880 --input_dtype float16 --no_sf_swizzled_layout --alignment 64 --refcheck\n"
-           "--routine mxfp4_quantize --m 1000 --k 7168 --sf_layout 8x4 --refcheck\n"
-           "--routine nvfp4_quantize --m 1024 --k 4096 --global_scale 1.0 --sf_layout 128x4 --refcheck\n"
-           "--routine nvfp4_quantize --m 1024 --k 4096 --do_shuffle --enable_pdl --refcheck\n"
-           "--routine nvfp4_quantize --m 77 --k 5120 --sf_vec_size 32 --sf_layout linear --per_token_activation --refcheck\n"
-           "--routine nvfp4_batched_quantize --batch_size 4 --m 100 --k 2880 --input_dtype float16 --refcheck\n";
-  }
-  const auto r = kbench::testing::run_kbench("--testlist " + list + " -n 3");
-  EXPECT_EQ(r.exit_status, 0) << r.output;
-  EXPECT_NE(r.output.find("[INFO] Backends: 7 passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
-            std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+  const std::string list = kbench::testing::write_testlist(
+      "kbench_quant_e2e.txt",
+      "--routine mxfp8_quantize --m 1024 --k 4096 --input_dtype bfloat16 --refcheck\n"
+      "--routine mxfp8_quantize --m 100 --k 2880 --input_dtype float16 --no_sf_swizzled_layout --alignment 64 --refcheck\n"
+      "--routine mxfp4_quantize --m 1000 --k 7168 --sf_layout 8x4 --refcheck\n"
+      "--routine nvfp4_quantize --m 1024 --k 4096 --global_scale 1.0 --sf_layout 128x4 --refcheck\n"
+      "--routine nvfp4_quantize --m 1024 --k 4096 --do_shuffle --enable_pdl --refcheck\n"
+      "--routine nvfp4_quantize --m 77 --k 5120 --sf_vec_size 32 --sf_layout linear --per_token_activation --refcheck\n"
+      "--routine nvfp4_batched_quantize --batch_size 4 --m 100 --k 2880 --input_dtype float16 --refcheck\n");
+  kbench::testing::expect_testlist_passes(list, "-n 3", 7);
 }
 
 }  // namespace

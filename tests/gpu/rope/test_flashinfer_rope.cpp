@@ -7,19 +7,13 @@
 #include <string>
 
 #include "gpu_test_support.hpp"
-#include "run_command.hpp"
 
 namespace {
 
 TEST(FlashinferRope, Fp8RoutinesPassTheRefcheck) {
   KBENCH_REQUIRE_GPU();
-  const auto r = kbench::testing::run_kbench("--testlist " + std::string(KBENCH_SOURCE_DIR) +
-                                             "/tests/gpu/rope/rope_fp8_cases.txt --backends cuda flashinfer -n 3");
-  EXPECT_EQ(r.exit_status, 0) << r.output;
-  EXPECT_NE(r.output.find("[INFO] Backends: 14 passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
-            std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+  kbench::testing::expect_testlist_passes(std::string(KBENCH_SOURCE_DIR) + "/tests/gpu/rope/rope_fp8_cases.txt",
+                                          "--backends cuda flashinfer -n 3", 14);
 }
 
 }  // namespace

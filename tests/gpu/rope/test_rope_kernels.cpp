@@ -20,7 +20,6 @@
 #include <cstring>
 #include <tuple>
 #include <algorithm>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -35,7 +34,6 @@
 #include "kernels/rope/rope.hpp"
 #include "routines/device_tensors.hpp"
 #include "routines/rope/rope_reference.hpp"
-#include "run_command.hpp"
 
 namespace {
 
@@ -262,25 +260,18 @@ TEST(RopeKernels, RejectsWhatTheyDoNotTake) {
 
 TEST(RopeEndToEnd, EveryRoutinePassesTheRefcheck) {
   KBENCH_REQUIRE_GPU();
-  const std::string list = ::testing::TempDir() + "kbench_rope_e2e.txt";
-  {
-    std::ofstream out(list);
-    out << "--routine apply_rope --batch_size 3 --seq_len 333 --num_qo_heads 32 --num_kv_heads 8 --head_dim 128 --refcheck\n"
-           "--routine apply_rope_pos_ids --batch_size 2 --seq_len 1000 --num_qo_heads 32 --num_kv_heads 8 --head_dim 128 "
-           "--input_dtype bfloat16 --interleave --rotary_dim 64 --refcheck\n"
-           "--routine apply_llama31_rope --batch_size 4 --seq_len 129 --num_qo_heads 32 --num_kv_heads 8 --head_dim 128 "
-           "--rope_theta 500000.0 --rope_scale 8 --input_dtype bfloat16 --refcheck\n"
-           "--routine apply_llama31_rope_pos_ids --batch_size 4 --seq_len 100 --num_qo_heads 8 --num_kv_heads 8 --head_dim 64 "
-           "--interleave --refcheck\n"
-           "--routine apply_rope_with_cos_sin_cache --batch_size 2 --seq_len 2048 --num_qo_heads 64 --num_kv_heads 8 "
-           "--head_dim 128 --input_dtype bfloat16 --interleave --refcheck\n";
-  }
-  const auto r = kbench::testing::run_kbench("--testlist " + list + " -n 3");
-  EXPECT_EQ(r.exit_status, 0) << r.output;
-  EXPECT_NE(r.output.find("[INFO] Backends: 5 passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
-            std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+  const std::string list = kbench::testing::write_testlist(
+      "kbench_rope_e2e.txt",
+      "--routine apply_rope --batch_size 3 --seq_len 333 --num_qo_heads 32 --num_kv_heads 8 --head_dim 128 --refcheck\n"
+      "--routine apply_rope_pos_ids --batch_size 2 --seq_len 1000 --num_qo_heads 32 --num_kv_heads 8 --head_dim 128 "
+      "--input_dtype bfloat16 --interleave --rotary_dim 64 --refcheck\n"
+      "--routine apply_llama31_rope --batch_size 4 --seq_len 129 --num_qo_heads 32 --num_kv_heads 8 --head_dim 128 "
+      "--rope_theta 500000.0 --rope_scale 8 --input_dtype bfloat16 --refcheck\n"
+      "--routine apply_llama31_rope_pos_ids --batch_size 4 --seq_len 100 --num_qo_heads 8 --num_kv_heads 8 --head_dim 64 "
+      "--interleave --refcheck\n"
+      "--routine apply_rope_with_cos_sin_cache --batch_size 2 --seq_len 2048 --num_qo_heads 64 --num_kv_heads 8 "
+      "--head_dim 128 --input_dtype bfloat16 --interleave --refcheck\n");
+  kbench::testing::expect_testlist_passes(list, "-n 3", 5);
 }
 
 // ---- The FP8 kernel ----
@@ -626,13 +617,8 @@ TEST(RopeQuantizeKernels, RejectWhatTheyDoNotTake) {
 
 TEST(RopeEndToEnd, Fp8RoutinesPassTheRefcheck) {
   KBENCH_REQUIRE_GPU();
-  const auto r = kbench::testing::run_kbench("--testlist " + std::string(KBENCH_SOURCE_DIR) +
-                                             "/tests/gpu/rope/rope_fp8_cases.txt --backends cuda -n 3");
-  EXPECT_EQ(r.exit_status, 0) << r.output;
-  EXPECT_NE(r.output.find("[INFO] Backends: 7 passed, 0 ran without refcheck, 0 incorrect, 0 not supported, 0 failed"),
-            std::string::npos)
-      << r.output;
-  EXPECT_EQ(r.output.find("[ERROR]"), std::string::npos) << r.output;
+  kbench::testing::expect_testlist_passes(std::string(KBENCH_SOURCE_DIR) + "/tests/gpu/rope/rope_fp8_cases.txt",
+                                          "--backends cuda -n 3", 7);
 }
 
 }  // namespace
