@@ -25,6 +25,28 @@ template <class Kernel>
   return status;
 }
 
+// The current device's SM count, queried once per device and cached (launches size their grids
+// with it on every call); 132 (an H100's) where the query fails.
+[[nodiscard]] inline int current_sm_count() {
+  static std::atomic<int> cache[64];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  if (device >= 0 && device < 64) {
+    const int cached = cache[device].load(std::memory_order_relaxed);
+    if (cached > 0) return cached;
+  }
+  int count = 0;
+  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  if (device >= 0 && device < 64) cache[device].store(count, std::memory_order_relaxed);
+  return count;
+}
+
 // cudaLaunchKernelEx of `kernel(args)`, allowing programmatic dependent launch when `pdl` (the
 // kernel waits with pdl_wait before its first global read; see pdl.cuh).
 template <class Args>

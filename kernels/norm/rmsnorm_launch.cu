@@ -22,7 +22,6 @@
 //    outputs): up to 1024 threads per row, one element per access, 4 in flight.
 //  Rows narrower than 64 threads are packed several per block (blocks of 32..128 threads), so a
 //  block is always a whole number of warps and small rows do not waste the per-SM block limit.
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/common/kernel_image.hpp"
@@ -66,22 +65,6 @@ int threads_for(int64_t units, int64_t per_thread, int64_t max_threads) {
   return static_cast<int>(round_up(c, 32) < max_threads ? round_up(c, 32) : max_threads);
 }
 
-int sm_count() {
-  static std::atomic<int> cache[64];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 132;
-  if (device >= 0 && device < 64) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) return cached;
-  }
-  int count = 0;
-  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0) {
-    (void)cudaGetLastError();
-    return 132;
-  }
-  if (device >= 0 && device < 64) cache[device].store(count, std::memory_order_relaxed);
-  return count;
-}
 
 }  // namespace
 
@@ -119,7 +102,7 @@ Plan make_plan(const RmsNormParams& p) {
     // least ~2 blocks per SM when there are few rows.
     const int64_t min_rows = 32 / plan.threads_per_row > 1 ? 32 / plan.threads_per_row : 1;
     const int64_t max_rows = 128 / plan.threads_per_row;
-    int64_t want = ceil_div(p.rows, 2 * static_cast<int64_t>(sm_count()));
+    int64_t want = ceil_div(p.rows, 2 * static_cast<int64_t>(current_sm_count()));
     want = want < min_rows ? min_rows : (want > max_rows ? max_rows : want);
     plan.rows_per_block = static_cast<int>(round_up(want, min_rows));
   }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/common/kernel_image.hpp"
+#include "kernels/common/launch.hpp"
 #include "kernels/quantization/quantize.hpp"
 
 namespace kbench::kernels {
@@ -32,22 +33,12 @@ bool valid(const QuantizeParams& p) {
   return p.in_dtype == DType::bfloat16 || p.in_dtype == DType::float16;
 }
 
-int sm_count() {
-  int device = 0;
-  int count = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 132;
-  }
-  return count;
-}
 
 }  // namespace
 
 cudaError_t launch_quantize(const QuantizeParams& params, cudaStream_t stream) {
   if (!valid(params)) return cudaErrorInvalidValue;
-  const int sms = sm_count();
+  const int sms = current_sm_count();
   return params.in_dtype == DType::bfloat16 ? quantize_detail::launch_bf16(params, sms, stream)
                                             : quantize_detail::launch_fp16(params, sms, stream);
 }

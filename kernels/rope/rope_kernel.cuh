@@ -247,11 +247,7 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeLaunch launch) {
 inline constexpr int64_t kThreadsPerSm = 2048;
 
 inline int heads_per_thread(int64_t per_group, int heads) {
-  int device = 0;
-  int sms = 132;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-  }
+  const int sms = current_sm_count();
   const int64_t wanted_groups = (static_cast<int64_t>(sms) * kThreadsPerSm + per_group - 1) / std::max<int64_t>(per_group, 1);
   const int groups = static_cast<int>(std::min<int64_t>(std::max<int64_t>(wanted_groups, 1), heads));
   return (heads + groups - 1) / groups;
