@@ -6,14 +6,17 @@
 // Thread t of a row holds the row's 8-element vectors t, t + tpr, ...; a scale block is 2 (NVFP4)
 // or 4 (MXFP4) consecutive vectors, i.e. the same k of 2 or 4 adjacent lanes (threads_per_row is a
 // multiple of 4 whenever the row has 4 vectors or more, and hidden a multiple of the block, so a
-// block never straddles k or a row). The block's amax is two butterfly shuffles away; each lane
-// quantizes its own 8 values with the quantizer's functions (block_formats.hpp) and writes 4 bytes
-// of codes (a warp: 128 contiguous bytes); the block's first lane writes the scale byte(s).
+// block never straddles k or a row). As in the quantizer (block_lanes.cuh), the maxima of G rounds
+// k are reduce-scattered over a block's G lanes so that each lane computes one block's scale and
+// writes its scale byte(s), and the factors are all-gathered back (a thread of one vector: a
+// butterfly, and every lane computes the scale); each lane then quantizes its own 8 values per
+// round and writes 4 bytes of codes (a warp: 128 contiguous bytes).
 #pragma once
 
 #include "kernels/norm/rmsnorm_fp4.hpp"
 #include "kernels/norm/rmsnorm_kernel.cuh"
 #include "kernels/quantization/block_formats.hpp"
+#include "kernels/quantization/block_lanes.cuh"
 
 namespace kbench::kernels::rmsnorm_detail {
 
@@ -77,30 +80,63 @@ __device__ __forceinline__ void zero_scale_padding(const Fp4Out& q, int64_t rows
 template <class TIn, quant::BlockFormat kFormat, bool kFused, int kVpt>
 __global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_fp4_kernel(const Fp4Args args) {
   constexpr int kGroup = kFormat == quant::BlockFormat::nvfp4 ? 2 : 4;  // vectors per scale block
+  // Rounds of the thread's vectors whose blocks share one reduce-scatter: kGroup, so that each lane
+  // computes one block's scale; a thread of one vector computes its block's scale on every lane.
+  constexpr int kRounds = kVpt >= kGroup ? kGroup : 1;
+  static_assert(kVpt % kRounds == 0);
   const Args& a = args.norm;
   const Fp4Out& q = args.q;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   uint8_t* code_row = q.codes + row * (a.hidden / 2);
-  rmsnorm_registers<TIn, kFused, kVpt>(a, row, [&](int i, bool ok, const Pack16& x, const Pack16& w, float scale) {
-    float y[8];
-    normalize8<TIn>(x, w, scale, 0.0f, y);
-    float amax = 0.0f;
+  const int tpr = static_cast<int>(blockDim.x);
+  const int lane = static_cast<int>(threadIdx.x) % kGroup;  // within its block's lanes (tpr is a multiple of kGroup)
+  rmsnorm_registers<TIn, kFused, kVpt>(a, row, [&](const auto& x, const auto& w, const auto& ok, float scale) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) amax = fmaxf(amax, fabsf(y[j]));
-    // Every lane shuffles (masked ones hold zeros; a block is wholly masked or not).
-    amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-    if constexpr (kGroup == 4) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-    if (!ok) return;
-    const quant::BlockScale s = quant::block_scale(kFormat, amax, q.global_scale);
-    uint32_t packed = 0;
+    for (int k0 = 0; k0 < kVpt; k0 += kRounds) {
+      float y[kRounds][8];
+      float amax[kRounds];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const uint32_t lo = quant::quantize_element(kFormat, y[2 * j], s.factor);
-      const uint32_t hi = quant::quantize_element(kFormat, y[2 * j + 1], s.factor);
-      packed |= (lo | (hi << 4)) << (8 * j);
+      for (int r = 0; r < kRounds; ++r) {
+        normalize8<TIn>(x[k0 + r], w[k0 + r], scale, 0.0f, y[r]);
+        amax[r] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) amax[r] = fmaxf(amax[r], fabsf(y[r][j]));
+      }
+      // Every lane shuffles (masked ones hold zeros; a block is wholly masked or not).
+      float block_amax;
+      int own = 0;  // the round whose block this lane scales
+      if constexpr (kRounds == kGroup) {
+        block_amax = quant::reduce_scatter_max<kGroup>(amax, lane);
+        own = lane;
+      } else {
+        block_amax = amax[0];
+#pragma unroll
+        for (int offset = 1; offset < kGroup; offset *= 2) {
+          block_amax = fmaxf(block_amax, __shfl_xor_sync(quant::kFullWarp, block_amax, offset));
+        }
+      }
+      const quant::BlockScale s = quant::block_scale(kFormat, block_amax, q.global_scale);
+      bool own_ok = false;
+#pragma unroll
+      for (int r = 0; r < kRounds; ++r) own_ok = r == own ? ok[k0 + r] : own_ok;
+      const int own_vector = static_cast<int>(threadIdx.x) - lane + (k0 + own) * tpr;  // the block's first
+      if (own_ok && (kRounds == kGroup || lane == 0)) store_scale(q, row, own_vector / kGroup, s.sf);
+      float factor[kRounds];
+      if constexpr (kRounds == kGroup) {
+        quant::all_gather<kGroup>(s.factor, lane, factor);
+      } else {
+        factor[0] = s.factor;
+      }
+#pragma unroll
+      for (int r = 0; r < kRounds; ++r) {
+        if (!ok[k0 + r]) continue;
+        quant::float8 values;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) values.v[j] = y[r][j];
+        const int64_t i = static_cast<int64_t>(threadIdx.x) + static_cast<int64_t>(k0 + r) * tpr;
+        st_stream4(code_row + i * 4, quant::quantize8<kFormat>(values, factor[r]));
+      }
     }
-    st_stream4(code_row + static_cast<int64_t>(i) * 4, packed);
-    if (i % kGroup == 0) store_scale(q, row, i / kGroup, s.sf);
   });
   if (q.scales_swizzled != nullptr && row < a.rows) {
     const int nvec = static_cast<int>(a.hidden >> 3);

@@ -337,9 +337,10 @@ __device__ __forceinline__ float row_scale(float sum_sq, const Args& a) {
 // ------------------------------------------------------------------------------------------------
 
 // The register path's row: loads, fused add, sum of squares, weight, and the row's scale; then
-// `epilogue(i, ok, x, w, scale)` for each of the thread's kVpt vectors (i: the vector's index in the
-// row, ok: it lies in a real row and inside hidden; x: v's 8 elements, zero where !ok; w: the
-// weight's). The epilogue is called for every vector, masked or not, so it may use warp shuffles.
+// `epilogue(x, w, ok, scale)` once with the thread's kVpt vectors (vector k is the row's vector
+// threadIdx.x + k * blockDim.x; x[k]: its 8 elements, zero where !ok[k]; ok[k]: it lies in a real
+// row and inside hidden; w[k]: the weight's). Every thread calls it, masked or not, so it may use
+// warp shuffles.
 // Shared by rmsnorm_reg_kernel and the fused FP4 norms (rmsnorm_fp4_kernel.cuh).
 template <class TIn, bool kFused, int kVpt, class Epilogue>
 __device__ __forceinline__ void rmsnorm_registers(const Args& a, int64_t row, Epilogue&& epilogue) {
@@ -409,11 +410,7 @@ __device__ __forceinline__ void rmsnorm_registers(const Args& a, int64_t row, Ep
     const int i = static_cast<int>(threadIdx.x) + k * tpr;
     w[k] = ok[k] ? ld_weight16(w_base + i * 16) : Pack16{};
   }
-  const float scale = row_scale(row_sum(sum_sq), a);
-#pragma unroll
-  for (int k = 0; k < kVpt; ++k) {
-    epilogue(static_cast<int>(threadIdx.x) + k * tpr, ok[k], x[k], w[k], scale);
-  }
+  epilogue(x, w, ok, row_scale(row_sum(sum_sq), a));
 }
 
 // Blocks are at most 512 threads. 4 vectors per thread (the common case) asks for 2 blocks of 512
@@ -424,10 +421,12 @@ __global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_reg_kernel(con
   constexpr int kOutBytes8 = OutTraits<TOut>::kBytes8;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y;
   char* out_row = static_cast<char*>(a.output) + row * a.output_stride * static_cast<int64_t>(sizeof(TOut));
-  rmsnorm_registers<TIn, kFused, kVpt>(a, row, [&](int i, bool ok, const Pack16& x, const Pack16& w, float scale) {
-    if (ok) {
-      normalize_store8<TIn, TOut, kSilu>(out_row + static_cast<int64_t>(i) * kOutBytes8, x, w, scale,
-                                         a.weight_offset);
+  rmsnorm_registers<TIn, kFused, kVpt>(a, row, [&](const auto& x, const auto& w, const auto& ok, float scale) {
+#pragma unroll
+    for (int k = 0; k < kVpt; ++k) {
+      if (!ok[k]) continue;
+      const int64_t i = static_cast<int64_t>(threadIdx.x) + k * static_cast<int64_t>(blockDim.x);
+      normalize_store8<TIn, TOut, kSilu>(out_row + i * kOutBytes8, x[k], w[k], scale, a.weight_offset);
     }
   });
 }

@@ -16,6 +16,10 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#endif
 
 #include <cmath>
 #include <cstdint>
@@ -57,21 +61,27 @@ KBENCH_QUANT_HOST_DEVICE float ieee_div(float a, float b) {
 #endif
 }
 
-// 4-bit e2m1 code of x, rounded to nearest even, saturating at 6 (NaN: 0x7). Branch-free integer
-// rounding (the kernels spend most of their instructions here): magnitudes clamped to 6; from 1 up,
-// e2m1's codes are fp32's exponent and top mantissa bit (rebias 127 -> 1), rounded at bit 22 (a
-// carry into the exponent is the right result); below 1 the grid is the multiples of 0.5, which
-// adding 2^22 (whose ulp is 0.5) rounds to and leaves in the low mantissa bits. Equal to the
-// threshold rules (ties at 0.25, 1.25, 2.5, 5 down, at 0.75, 1.75, 3.5 up) for every fp32 input
-// (checked exhaustively against them when this replaced them).
+// 4-bit e2m1 code of x, rounded to nearest even, saturating at 6 (NaN: 0x7). Branch-free (the
+// kernels spend most of their instructions here): x clamped to [-6, 6] with NaN going to +6 (on the
+// device fminf/fmaxf return the operand that is not NaN); from 1 up, e2m1's codes are fp32's
+// exponent and top mantissa bit, rounded at bit 22 (a carry into the exponent is the right result)
+// and rebiased from 127 to 1 (only the low 3 bits are kept: +4 in the rounding constant stands for
+// -252); below 1 the grid is the multiples of 0.5, which adding 2^22 (whose ulp is 0.5) rounds to
+// and leaves in the low mantissa bits; the sign is fp32's, moved to bit 3 by the final bit select.
+// Equal to the threshold rules (ties at 0.25, 1.25, 2.5, 5 down, at 0.75, 1.75, 3.5 up) for every
+// fp32 input: exhaustively on the host when it was written, and on the GPU by the GPU tests.
 KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e2m1(float x) {
-  const uint32_t bits = float_bits(x);
+#if defined(__CUDA_ARCH__)
+  const float clamped = fmaxf(fminf(x, 6.0f), -6.0f);
+#else
+  const float clamped = x != x ? 6.0f : std::fmax(std::fmin(x, 6.0f), -6.0f);  // sNaN too
+#endif
+  const uint32_t bits = float_bits(clamped);
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
-  const uint32_t m = magnitude < 0x40C00000u ? magnitude : 0x40C00000u;  // min(|x|, 6)
-  const uint32_t normal = ((m + 0x1FFFFFu + ((m >> 22) & 1u)) >> 22) - 252u;
-  const uint32_t small = float_bits(bits_float(m) + 0x1p22f) - 0x4A800000u;
-  const uint32_t code = (m < 0x3F800000u ? small : normal) | ((bits >> 28) & 0x8u);
-  return static_cast<uint8_t>(magnitude > 0x7F800000u ? 0x7u : code);
+  const uint32_t normal = (magnitude + (0x1FFFFFu + (4u << 22)) + ((magnitude >> 22) & 1u)) >> 22;
+  const uint32_t small = float_bits(bits_float(magnitude) + 0x1p22f);
+  const uint32_t index = magnitude < 0x3F800000u ? small : normal;
+  return static_cast<uint8_t>((index & 0x7u) | ((bits >> 28) & ~0x7u));
 }
 
 KBENCH_QUANT_HOST_DEVICE float e2m1_to_float(uint8_t code) {
@@ -86,7 +96,9 @@ KBENCH_QUANT_HOST_DEVICE float e2m1_to_float(uint8_t code) {
 // which adding 2^14 (whose ulp is 2^-9) rounds to and leaves in the low mantissa bits (8 x 2^-9
 // is 2^-6, whose code 0x08 is the smallest normal's). Equal to the branchy form it replaced for
 // every fp32 input (checked exhaustively).
-KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e4m3(float x) {
+// float_to_e4m3 is this on the host and the conversion instruction on the device (sm_89 and up);
+// the GPU tests check the two equal for every fp32 input.
+KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e4m3_by_rules(float x) {
   constexpr uint32_t kMaxFinite = 0x7E;  // 448
   const uint32_t bits = float_bits(x);
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
@@ -96,13 +108,31 @@ KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e4m3(float x) {
   return static_cast<uint8_t>(magnitude > 0x7F800000u ? 0x7Fu : (code | ((bits >> 24) & 0x80u)));
 }
 
-KBENCH_QUANT_HOST_DEVICE float e4m3_to_float(uint8_t code) {
+KBENCH_QUANT_HOST_DEVICE uint8_t float_to_e4m3(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return static_cast<uint8_t>(__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3));
+#else
+  return float_to_e4m3_by_rules(x);
+#endif
+}
+
+// e4m3's value (NaN for 0x7F and 0xFF). e4m3_to_float is this on the host and the conversion
+// instruction on the device (sm_89 and up), checked equal for every code by the GPU tests.
+KBENCH_QUANT_HOST_DEVICE float e4m3_to_float_by_rules(uint8_t code) {
   const uint32_t exponent = (code >> 3) & 0xFu;
   const uint32_t mantissa = code & 0x7u;
   if (exponent == 0xFu && mantissa == 0x7u) return bits_float(0x7FC00000u);
   const float magnitude = exponent == 0 ? static_cast<float>(mantissa) * (1.0f / 512.0f)
                                         : bits_float(((exponent + 120u) << 23) | (mantissa << 20));
   return (code & 0x80) ? -magnitude : magnitude;
+}
+
+KBENCH_QUANT_HOST_DEVICE float e4m3_to_float(uint8_t code) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  return __half2float(__half(__nv_cvt_fp8_to_halfraw(code, __NV_E4M3)));
+#else
+  return e4m3_to_float_by_rules(code);
+#endif
 }
 
 // ue8m0 of a non-negative v, rounded up to a power of two.

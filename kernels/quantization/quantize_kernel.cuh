@@ -1,19 +1,23 @@
 // The block quantization kernels, templated on the input type and the block format; included by
 // one translation unit per input dtype.
 //
-// One thread per (batch, row, scale column) of the scale layout's padded grid: it reads its block
-// with 16-byte loads (adjacent threads, adjacent blocks: a warp reads 1-2 KB of one row), finds the
-// block's amax, writes the block's packed codes with one 8- or 16-byte store (two for MXFP8) and
-// its scale byte. Threads on padding rows or columns write only a 0 scale byte. The grid is
-// (scale columns / threads) x (rows it strides over): rows and columns come from the loop, not
-// from divisions, and every thread has kRowsInFlight blocks' loads in flight before it computes
-// (the kernel issues ~20 instructions per element, so it needs the loads of one block to overlap
-// the arithmetic of another). Per-token NVFP4 first runs a row-amax kernel (one block per row)
-// that writes the token scales the main kernel reads.
+// A warp quantizes tiles of one row. A tile is G rounds of 32 lanes x 8 elements, G = the lanes a
+// block spans (2 for 16-element blocks, 4 for 32), so every load (16 bytes a lane) and every code
+// store (4 or 8 bytes a lane) of a warp is contiguous, and a tile holds 32 blocks: in round r,
+// lanes [G q, G q + G) hold block r * 32 / G + q. The rounds' block maxima are reduce-scattered over
+// the G lanes (lane l ends with the maximum of its block of round l % G), so each lane computes one
+// block's scale and writes its scale byte, and the G rounds' factors are all-gathered back before
+// every lane quantizes its values. A warp takes a contiguous run of (batch, row, tile) items (the
+// other warps of the SM cover its loads' latency: prefetching the next tile took 105 registers).
+// Rows past the data (the layout's padding
+// rows) and scale columns past the data write 0 scale bytes; columns in [columns, padded_columns)
+// are quantized as zeros. Per-token NVFP4 first runs a row-amax kernel (one block per row) that
+// writes the token scales the main kernel reads.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -21,114 +25,154 @@
 #include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 #include "kernels/quantization/block_formats.hpp"
+#include "kernels/quantization/block_lanes.cuh"
 #include "kernels/quantization/quantize.hpp"
 
 namespace kbench::kernels::quantize_detail {
 
 using quant::BlockFormat;
+using quant::float8;
+using quant::Codes8;
+using quant::quantize8;
+using quant::reduce_scatter_max;
+using quant::all_gather;
 
 inline constexpr int kThreads = 256;
-inline constexpr int kRowsInFlight = 2;
-inline constexpr int kMinCtasPerSm = 3;  // at most 80 registers: no spills with two 32-element blocks
+inline constexpr int kWarps = kThreads / 32;
+inline constexpr int kMinCtasPerSm = 3;  // at most 80 registers, no spills
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 
-// The raw 16-byte vectors of one block.
-template <class In, int kBlock>
-struct RawBlock {
-  static constexpr int kVectors = kBlock * static_cast<int>(sizeof(In)) / 16;
-  uint4 v[kVectors];
+template <class In>
+__device__ __forceinline__ float8 to_floats(const uint4& raw) {
+  const In* values = reinterpret_cast<const In*>(&raw);
+  float8 out;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) out.v[i] = to_float(values[i]);
+  return out;
+}
+
+template <int kBlock>
+struct TileShape {
+  static constexpr int kLanesPerBlock = kBlock / 8;  // G: one 16-byte vector of 8 elements a lane
+  static constexpr int kRounds = kLanesPerBlock;
+  static constexpr int kBlocks = 32;                  // per tile: 32 / G a round
+  static constexpr int kVectors = kRounds * 32;       // 8-element vectors per tile
 };
 
-// Quantizes one block of raw input: writes its packed codes to `dst` and returns its scale byte.
-template <class In, BlockFormat kFormat, int kBlock>
-__device__ __forceinline__ uint8_t quantize_block(const RawBlock<In, kBlock>& raw, float global_scale, uint8_t* dst) {
-  constexpr int kOutBytes = kFormat == BlockFormat::mxfp8 ? kBlock : kBlock / 2;
-  const In* values = reinterpret_cast<const In*>(raw.v);
-  float x[kBlock];
-  float amax = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kBlock; ++i) {
-    x[i] = to_float(values[i]);
-    amax = fmaxf(amax, fabsf(x[i]));
+// One item's raw input: G 16-byte vectors a lane.
+template <int kBlock>
+struct RawTile {
+  uint4 v[TileShape<kBlock>::kRounds];
+};
+
+// The items: (batch, row of the padded rows, tile of the row), rows of a batch and tiles of a row
+// consecutive. A warp walks a contiguous run of them, so it divides once and then counts.
+struct ItemCursor {
+  int64_t batch;
+  int row;
+  int tile;
+  __device__ __forceinline__ void advance(int tiles, int padded_rows) {
+    if (++tile < tiles) return;
+    tile = 0;
+    if (++row < padded_rows) return;
+    row = 0;
+    ++batch;
   }
-  const quant::BlockScale scale = quant::block_scale(kFormat, amax, global_scale);
-  alignas(16) uint8_t packed[kOutBytes];
-  if constexpr (kFormat == BlockFormat::mxfp8) {
+};
+
+template <class In, int kBlock>
+__device__ __forceinline__ RawTile<kBlock> load_tile(const QuantizeParams& p, const ItemCursor& at, int lane) {
+  using Shape = TileShape<kBlock>;
+  RawTile<kBlock> raw;
+  const int vectors = static_cast<int>(p.columns / 8);  // vectors of data in a row
+  const bool data_row = at.row < p.rows;
+  const In* row_input = static_cast<const In*>(p.input) + (at.batch * p.rows + (data_row ? at.row : 0)) * p.columns;
 #pragma unroll
-    for (int i = 0; i < kBlock; ++i) packed[i] = quant::quantize_element(kFormat, x[i], scale.factor);
-  } else {
-#pragma unroll
-    for (int i = 0; i < kBlock / 2; ++i) {
-      packed[i] = static_cast<uint8_t>(quant::quantize_element(kFormat, x[2 * i], scale.factor) |
-                                       (quant::quantize_element(kFormat, x[2 * i + 1], scale.factor) << 4));
-    }
+  for (int r = 0; r < Shape::kRounds; ++r) {
+    const int vector = at.tile * Shape::kVectors + r * 32 + lane;
+    raw.v[r] = data_row && vector < vectors ? __ldg(reinterpret_cast<const uint4*>(row_input) + vector)
+                                            : make_uint4(0u, 0u, 0u, 0u);  // padding: zeros
   }
-  if constexpr (kOutBytes == 8) {
-    *reinterpret_cast<uint2*>(dst) = *reinterpret_cast<const uint2*>(packed);
-  } else {
-#pragma unroll
-    for (int v = 0; v < kOutBytes / 16; ++v) reinterpret_cast<uint4*>(dst)[v] = reinterpret_cast<const uint4*>(packed)[v];
-  }
-  return scale.sf;
+  return raw;
 }
 
 template <class In, BlockFormat kFormat, int kBlock>
-__global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(QuantizeParams p) {
-  static_assert(kBlock % 16 == 0, "blocks are whole pairs of 16-byte loads");
-  using Raw = RawBlock<In, kBlock>;
-  constexpr int kOutBytes = kFormat == BlockFormat::mxfp8 ? kBlock : kBlock / 2;
-  pdl_wait();
-  // 32-bit rows and columns (the launch checks they fit); 64-bit offsets.
-  const int rows = static_cast<int>(p.rows);
+__device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const ItemCursor& at, const RawTile<kBlock>& raw,
+                                              int lane) {
+  using Shape = TileShape<kBlock>;
+  constexpr int kG = Shape::kLanesPerBlock;
+  constexpr int kCodeBytes = kFormat == BlockFormat::mxfp8 ? 8 : 4;
   const int scale_columns = static_cast<int>(p.scale_columns());
-  const int data_blocks = static_cast<int>(p.columns / kBlock);
-  const int padded_rows = static_cast<int>(quant::sf_padded_rows(p.layout, p.rows));
-  const int padded_columns = static_cast<int>(quant::sf_padded_columns(p.layout, scale_columns));
-  const int64_t scale_bytes = p.scale_bytes_per_batch();
-  const int64_t out_row_bytes = p.output_row_bytes();
-  const int k = static_cast<int>(blockIdx.x) * kThreads + static_cast<int>(threadIdx.x);
-  if (k >= padded_columns) {
-    pdl_launch_dependents();
-    return;
+  const int padded_scale_columns = static_cast<int>(quant::sf_padded_columns(p.layout, scale_columns));
+  const bool data_row = at.row < p.rows;
+  const int out_row = p.shuffle_rows ? static_cast<int>(quant::shuffled_row(at.row)) : at.row;
+
+  // The floats are converted again when quantized (one instruction each) rather than held in
+  // registers (a tile's 32 floats would spill at 80 registers).
+  float amax[Shape::kRounds];
+#pragma unroll
+  for (int r = 0; r < Shape::kRounds; ++r) {
+    const float8 x = to_floats<In>(raw.v[r]);
+    amax[r] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) amax[r] = fmaxf(amax[r], fabsf(x.v[i]));
   }
-  const int row_step = static_cast<int>(gridDim.y);
-  for (int64_t batch = 0; batch < p.batches; ++batch) {
-    uint8_t* scales = p.scales + batch * scale_bytes;
-    const In* input = static_cast<const In*>(p.input) + batch * p.rows * p.columns;
-    uint8_t* output = p.output + batch * p.rows * out_row_bytes;
-    for (int first = static_cast<int>(blockIdx.y); first < padded_rows; first += kRowsInFlight * row_step) {
-      // Loads of every row of this step first, then the arithmetic.
-      Raw raw[kRowsInFlight];
+  // This lane's block: round lane % G, group lane / G.
+  const float block_amax = reduce_scatter_max<kG>(amax, lane);
+  const int block = at.tile * Shape::kBlocks + (lane % kG) * (32 / kG) + lane / kG;
+  const float global_scale = p.token_scales != nullptr && data_row
+                                 ? quant::per_token_global_scale(p.token_scales[at.row])
+                                 : p.global_scale;
+  const quant::BlockScale scale = quant::block_scale(kFormat, block_amax, global_scale);
+  uint8_t* scales = p.scales + at.batch * p.scale_bytes_per_batch();
+  if (block < padded_scale_columns) {
+    scales[quant::sf_offset(p.layout, out_row, block, scale_columns)] = data_row && block < scale_columns ? scale.sf : 0;
+  }
+  float factor[Shape::kRounds];
+  all_gather<kG>(scale.factor, lane, factor);
+  if (!data_row) return;
+  const int out_vectors = static_cast<int>(p.padded_columns / 8);
+  uint8_t* out = p.output + (at.batch * p.rows + out_row) * p.output_row_bytes();
 #pragma unroll
-      for (int j = 0; j < kRowsInFlight; ++j) {
-        const int row = first + j * row_step;
-        if (row < rows && k < data_blocks) {
-          const uint4* src = reinterpret_cast<const uint4*>(input + static_cast<int64_t>(row) * p.columns +
-                                                            static_cast<int64_t>(k) * kBlock);
-#pragma unroll
-          for (int v = 0; v < Raw::kVectors; ++v) raw[j].v[v] = __ldg(src + v);
-        } else {
-#pragma unroll
-          for (int v = 0; v < Raw::kVectors; ++v) raw[j].v[v] = make_uint4(0u, 0u, 0u, 0u);  // padding: a zero block
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kRowsInFlight; ++j) {
-        const int row = first + j * row_step;
-        if (row >= padded_rows) break;
-        if (row >= rows || k >= scale_columns) {
-          scales[quant::sf_offset(p.layout, row, k, scale_columns)] = 0;
-          continue;
-        }
-        const int out_row = p.shuffle_rows ? static_cast<int>(quant::shuffled_row(row)) : row;
-        const float global_scale =
-            p.token_scales != nullptr ? quant::per_token_global_scale(p.token_scales[row]) : p.global_scale;
-        uint8_t* dst = output + static_cast<int64_t>(out_row) * out_row_bytes + static_cast<int64_t>(k) * kOutBytes;
-        scales[quant::sf_offset(p.layout, out_row, k, scale_columns)] =
-            quantize_block<In, kFormat, kBlock>(raw[j], global_scale, dst);
-      }
+  for (int r = 0; r < Shape::kRounds; ++r) {
+    const int vector = at.tile * Shape::kVectors + r * 32 + lane;
+    if (vector >= out_vectors) continue;
+    *reinterpret_cast<typename Codes8<kFormat>::type*>(out + static_cast<int64_t>(vector) * kCodeBytes) =
+        quantize8<kFormat>(to_floats<In>(raw.v[r]), factor[r]);
+  }
+}
+
+// The tiles of a row: 32 blocks each, over the layout's padded scale columns.
+__host__ __device__ __forceinline__ int tiles_per_row(const QuantizeParams& p) {
+  return static_cast<int>((quant::sf_padded_columns(p.layout, p.scale_columns()) + 31) / 32);
+}
+
+struct QuantizeLaunch {
+  QuantizeParams p;
+  int64_t items_per_warp;
+};
+
+template <class In, BlockFormat kFormat, int kBlock>
+__global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(QuantizeLaunch launch) {
+  static_assert(kBlock == 16 || kBlock == 32, "a block is 2 or 4 lanes' vectors");
+  const QuantizeParams& p = launch.p;
+  pdl_wait();
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int padded_rows = static_cast<int>(quant::sf_padded_rows(p.layout, p.rows));
+  const int tiles = tiles_per_row(p);
+  const int64_t items = p.batches * padded_rows * static_cast<int64_t>(tiles);
+  const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarps + static_cast<int64_t>(threadIdx.x) / 32;
+  const int64_t first = warp * launch.items_per_warp;
+  const int64_t last = first + launch.items_per_warp < items ? first + launch.items_per_warp : items;
+  if (first < last) {
+    const int64_t first_row = first / tiles;
+    ItemCursor at{first_row / padded_rows, static_cast<int>(first_row % padded_rows), static_cast<int>(first % tiles)};
+    for (int64_t item = first; item < last; ++item) {
+      const RawTile<kBlock> raw = load_tile<In, kBlock>(p, at, lane);
+      quantize_tile<In, kFormat, kBlock>(p, at, raw, lane);
+      at.advance(tiles, padded_rows);
     }
   }
   pdl_launch_dependents();
@@ -161,15 +205,16 @@ __global__ void __launch_bounds__(kThreads) row_amax_kernel(QuantizeParams p) {
   }
 }
 
-// Grid: enough CTAs of scale columns to cover a row, and enough rows of them to fill the GPU
-// several times over (each thread strides over the rest).
-inline dim3 grid_for(const QuantizeParams& p, int sm_count) {
-  const int64_t columns = quant::sf_padded_columns(p.layout, p.scale_columns());
-  const int64_t column_ctas = (columns + kThreads - 1) / kThreads;
-  const int64_t rows = quant::sf_padded_rows(p.layout, p.rows);
-  const int64_t wanted_rows = (static_cast<int64_t>(sm_count) * 16 + column_ctas - 1) / column_ctas;
-  const int64_t row_ctas = rows < wanted_rows ? rows : wanted_rows;
-  return dim3(static_cast<unsigned>(column_ctas), static_cast<unsigned>(row_ctas < 65535 ? row_ctas : 65535));
+// The items (batch, padded row, tile) shared by at most 4 waves of resident warps (each warp then
+// takes a contiguous run), fewer where there are fewer items than warps.
+inline unsigned ctas_for(QuantizeLaunch& launch, int sm_count) {
+  const QuantizeParams& p = launch.p;
+  const int64_t items = p.batches * quant::sf_padded_rows(p.layout, p.rows) * tiles_per_row(p);
+  const int64_t max_warps = static_cast<int64_t>(sm_count) * kMinCtasPerSm * kWarps * 4;
+  const int64_t warps = items < max_warps ? items : max_warps;
+  launch.items_per_warp = (items + warps - 1) / warps;
+  const int64_t used_warps = (items + launch.items_per_warp - 1) / launch.items_per_warp;
+  return static_cast<unsigned>((used_warps + kWarps - 1) / kWarps);
 }
 
 template <class In>
@@ -179,16 +224,17 @@ cudaError_t launch_typed(const QuantizeParams& p, int sm_count, cudaStream_t str
     const cudaError_t status = launch_kernel(row_amax_kernel<In>, dim3(rows), dim3(kThreads), 0, stream, p.enable_pdl, p);
     if (status != cudaSuccess) return status;
   }
-  const dim3 grid = grid_for(p, sm_count);
+  QuantizeLaunch args{p, 0};
+  const unsigned ctas = ctas_for(args, sm_count);
+  const auto launch = [&](void (*kernel)(QuantizeLaunch)) {
+    return launch_kernel(kernel, dim3(ctas), dim3(kThreads), 0, stream, p.enable_pdl, args);
+  };
   switch (p.format) {
     case BlockFormat::nvfp4:
-      return p.block_size == 16
-                 ? launch_kernel(quantize_kernel<In, BlockFormat::nvfp4, 16>, grid, dim3(kThreads), 0, stream, p.enable_pdl, p)
-                 : launch_kernel(quantize_kernel<In, BlockFormat::nvfp4, 32>, grid, dim3(kThreads), 0, stream, p.enable_pdl, p);
-    case BlockFormat::mxfp4:
-      return launch_kernel(quantize_kernel<In, BlockFormat::mxfp4, 32>, grid, dim3(kThreads), 0, stream, p.enable_pdl, p);
-    case BlockFormat::mxfp8:
-      return launch_kernel(quantize_kernel<In, BlockFormat::mxfp8, 32>, grid, dim3(kThreads), 0, stream, p.enable_pdl, p);
+      return p.block_size == 16 ? launch(quantize_kernel<In, BlockFormat::nvfp4, 16>)
+                                : launch(quantize_kernel<In, BlockFormat::nvfp4, 32>);
+    case BlockFormat::mxfp4: return launch(quantize_kernel<In, BlockFormat::mxfp4, 32>);
+    case BlockFormat::mxfp8: return launch(quantize_kernel<In, BlockFormat::mxfp8, 32>);
   }
   return cudaErrorInvalidValue;
 }

@@ -1,0 +1,118 @@
+// The device forms of the block formats' conversions (kernels/quantization/block_formats.hpp) against
+// the rules, for every input: on the device float_to_e4m3 and e4m3_to_float are the conversion
+// instructions and float_to_e2m1 clamps with fminf/fmaxf, while the host runs the rules the CPU tests
+// check against NVIDIA's host models. All 2^32 fp32 bit patterns (NaNs, infinities, subnormals and
+// every tie included) and all 256 e4m3 codes.
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "kbench/cuda_check.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kernels/quantization/block_formats.hpp"
+
+namespace {
+
+namespace q = kbench::kernels::quant;
+
+// e2m1 by its definition: the nearest of {0, 0.5, 1, 1.5, 2, 3, 4, 6}, ties to the even code (at
+// 0.25, 1.25, 2.5 and 5 down, at 0.75, 1.75 and 3.5 up), saturating, sign kept, NaN -> +6.
+__device__ uint8_t e2m1_by_thresholds(float x) {
+  if (x != x) return 0x7;
+  const float a = fabsf(x);
+  uint8_t index = 7;
+  if (a <= 0.25f) {
+    index = 0;
+  } else if (a < 0.75f) {
+    index = 1;
+  } else if (a <= 1.25f) {
+    index = 2;
+  } else if (a < 1.75f) {
+    index = 3;
+  } else if (a <= 2.5f) {
+    index = 4;
+  } else if (a < 3.5f) {
+    index = 5;
+  } else if (a <= 5.0f) {
+    index = 6;
+  }
+  return static_cast<uint8_t>((signbit(x) ? 0x8 : 0x0) | index);
+}
+
+struct Mismatches {
+  unsigned long long e2m1;
+  unsigned long long e4m3;
+  unsigned long long e4m3_pair;
+  uint32_t first_e2m1;
+  uint32_t first_e4m3;
+};
+
+__global__ void compare_every_float(Mismatches* out) {
+  unsigned long long e2m1 = 0;
+  unsigned long long e4m3 = 0;
+  unsigned long long pair = 0;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < (uint64_t{1} << 32); i += stride) {
+    const uint32_t bits = static_cast<uint32_t>(i);
+    const float x = __uint_as_float(bits);
+    if (q::float_to_e2m1(x) != e2m1_by_thresholds(x)) {
+      ++e2m1;
+      atomicMin(&out->first_e2m1, bits);
+    }
+    const uint8_t rules = q::float_to_e4m3_by_rules(x);
+    if (q::float_to_e4m3(x) != rules) {
+      ++e4m3;
+      atomicMin(&out->first_e4m3, bits);
+    }
+    // The packed form the kernels use: x in the low byte, -x in the high.
+    const uint32_t packed = __nv_cvt_float2_to_fp8x2(make_float2(x, -x), __NV_SATFINITE, __NV_E4M3);
+    if ((packed & 0xFFu) != rules || (packed >> 8) != q::float_to_e4m3_by_rules(-x)) ++pair;
+  }
+  if (e2m1 != 0) atomicAdd(&out->e2m1, e2m1);
+  if (e4m3 != 0) atomicAdd(&out->e4m3, e4m3);
+  if (pair != 0) atomicAdd(&out->e4m3_pair, pair);
+}
+
+__global__ void decode_every_code(float* out) {
+  const int code = static_cast<int>(threadIdx.x);
+  out[code] = q::e4m3_to_float(static_cast<uint8_t>(code));
+}
+
+TEST(QuantConversionsOnDevice, EveryFloatConvertsAsTheRulesSay) {
+  KBENCH_REQUIRE_GPU();
+  kbench::DeviceBuffer buffer(sizeof(Mismatches));
+  const Mismatches init{0, 0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  KBENCH_CUDA_CHECK(cudaMemcpy(buffer.get(), &init, sizeof init, cudaMemcpyHostToDevice));
+  compare_every_float<<<4 * kbench::testing::device_sm_count(), 256>>>(buffer.as<Mismatches>());
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+  Mismatches result{};
+  KBENCH_CUDA_CHECK(cudaMemcpy(&result, buffer.get(), sizeof result, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(result.e2m1, 0u) << "first mismatching fp32 bits 0x" << std::hex << result.first_e2m1;
+  EXPECT_EQ(result.e4m3, 0u) << "first mismatching fp32 bits 0x" << std::hex << result.first_e4m3;
+  EXPECT_EQ(result.e4m3_pair, 0u);
+}
+
+TEST(QuantConversionsOnDevice, EveryE4m3CodeDecodesAsTheRulesSay) {
+  KBENCH_REQUIRE_GPU();
+  kbench::DeviceBuffer buffer(256 * sizeof(float));
+  decode_every_code<<<1, 256>>>(buffer.as<float>());
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+  std::vector<float> device(256);
+  KBENCH_CUDA_CHECK(cudaMemcpy(device.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+  for (int code = 0; code < 256; ++code) {
+    const float rules = q::e4m3_to_float_by_rules(static_cast<uint8_t>(code));
+    if (std::isnan(rules)) {
+      EXPECT_TRUE(std::isnan(device[code])) << "code " << code;
+    } else {
+      EXPECT_EQ(std::memcmp(&device[code], &rules, sizeof rules), 0) << "code " << code << ": " << device[code] << " vs " << rules;
+    }
+  }
+}
+
+}  // namespace
