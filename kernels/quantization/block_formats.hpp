@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace kbench::kernels::quant {
 
@@ -234,9 +235,12 @@ KBENCH_QUANT_HOST_DEVICE int64_t sf_bytes(SfLayout layout, int64_t rows, int64_t
 
 // Byte offset of scale (row m, scale column k) of a matrix with `columns` scale columns.
 // 128x4: 512-byte tiles of 128 rows x 4 columns, row m at (m % 32) * 16 + ((m % 128) / 32) * 4;
-// 8x4: 32-byte tiles of 8 rows x 4 columns.
-KBENCH_QUANT_HOST_DEVICE int64_t sf_offset(SfLayout layout, int64_t m, int64_t k, int64_t columns) {
-  const int64_t tiles_per_row = (columns + 3) / 4;
+// 8x4: 32-byte tiles of 8 rows x 4 columns. Index: int64_t, or uint32_t in kernels whose scale
+// tensors are below 4 GB.
+template <class Index = int64_t>
+KBENCH_QUANT_HOST_DEVICE Index sf_offset(SfLayout layout, std::type_identity_t<Index> m, std::type_identity_t<Index> k,
+                                         std::type_identity_t<Index> columns) {
+  const Index tiles_per_row = (columns + 3) / 4;
   switch (layout) {
     case SfLayout::linear: return m * columns + k;
     case SfLayout::swizzled_128x4:

@@ -1,18 +1,18 @@
 // The block quantization kernels, templated on the input type and the block format; included by
 // one translation unit per input dtype.
 //
-// A warp quantizes tiles of one row. A tile is G rounds of 32 lanes x 8 elements, G = the lanes a
-// block spans (2 for 16-element blocks, 4 for 32), so every load (16 bytes a lane) and every code
-// store (4 or 8 bytes a lane) of a warp is contiguous, and a tile holds 32 blocks: in round r,
-// lanes [G q, G q + G) hold block r * 32 / G + q. The rounds' block maxima are reduce-scattered over
-// the G lanes (lane l ends with the maximum of its block of round l % G), so each lane computes one
-// block's scale and writes its scale byte, and the G rounds' factors are all-gathered back before
-// every lane quantizes its values. A warp takes a contiguous run of (batch, row, tile) items (the
-// other warps of the SM cover its loads' latency: prefetching the next tile took 105 registers).
-// Rows past the data (the layout's padding
-// rows) and scale columns past the data write 0 scale bytes; columns in [columns, padded_columns)
-// are quantized as zeros. Per-token NVFP4 first runs a row-amax kernel (one block per row) that
-// writes the token scales the main kernel reads.
+// A warp quantizes tiles of one row. A tile is 4 rounds of 32 lanes x 8 elements, so every load
+// (16 bytes a lane) and every code store (4 or 8 bytes a lane) of a warp is contiguous; a block
+// spans G lanes (2 for 16-element blocks, 4 for 32): in round r, lanes [G q, G q + G) hold block
+// r * 32 / G + q of the tile. The block maxima of each G rounds are reduce-scattered over the G
+// lanes (lane l ends with the maximum of round l % G's block), so each lane computes the scales of
+// 4 / G blocks and writes their scale bytes, and the factors are all-gathered back before every lane
+// quantizes its values. Four rounds amortize a tile's fixed work (addresses, the scale's IEEE
+// divisions) over 32 elements a lane. A warp takes a contiguous run of (batch, row, tile) items (the
+// other warps of the SM, 4 CTAs of 256 threads at 64 registers, cover its loads' latency).
+// Rows past the data (the layout's padding rows) and scale columns past the data write 0 scale
+// bytes; columns in [columns, padded_columns) are quantized as zeros. Per-token NVFP4 first runs a
+// row-amax kernel (one block per row) that writes the token scales the main kernel reads.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
@@ -39,27 +40,50 @@ using quant::all_gather;
 
 inline constexpr int kThreads = 256;
 inline constexpr int kWarps = kThreads / 32;
-inline constexpr int kMinCtasPerSm = 3;  // at most 80 registers, no spills
+inline constexpr int kMinCtasPerSm = 4;  // at most 64 registers, no spills
 
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 
+// 8 values as floats; bf16 by bit moves (one instruction each).
 template <class In>
 __device__ __forceinline__ float8 to_floats(const uint4& raw) {
-  const In* values = reinterpret_cast<const In*>(&raw);
+  const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
   float8 out;
 #pragma unroll
-  for (int i = 0; i < 8; ++i) out.v[i] = to_float(values[i]);
+  for (int j = 0; j < 4; ++j) {
+    if constexpr (std::is_same_v<In, __nv_bfloat16>) {
+      out.v[2 * j] = __uint_as_float(words[j] << 16);
+      out.v[2 * j + 1] = __uint_as_float(words[j] & 0xFFFF0000u);
+    } else {
+      const float2 pair = __half22float2(*reinterpret_cast<const __half2*>(&words[j]));
+      out.v[2 * j] = pair.x;
+      out.v[2 * j + 1] = pair.y;
+    }
+  }
   return out;
 }
 
 template <int kBlock>
 struct TileShape {
   static constexpr int kLanesPerBlock = kBlock / 8;  // G: one 16-byte vector of 8 elements a lane
-  static constexpr int kRounds = kLanesPerBlock;
-  static constexpr int kBlocks = 32;                  // per tile: 32 / G a round
-  static constexpr int kVectors = kRounds * 32;       // 8-element vectors per tile
+  static constexpr int kRounds = 4;
+  static constexpr int kBlocks = kRounds * 32 / kLanesPerBlock;
+  static constexpr int kVectors = kRounds * 32;  // 8-element vectors per tile
 };
+
+// The largest magnitude of 8 values, by packed pair maxima (exact: a maximum is one of the values;
+// NaNs are passed over, as fmaxf does).
+__device__ __forceinline__ float vector_amax(const uint4& raw, __nv_bfloat16) {
+  const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  const __nv_bfloat162 m = __hmax2(__hmax2(__habs2(pairs[0]), __habs2(pairs[1])), __hmax2(__habs2(pairs[2]), __habs2(pairs[3])));
+  return fmaxf(fmaxf(0.0f, __low2float(m)), __high2float(m));
+}
+__device__ __forceinline__ float vector_amax(const uint4& raw, __half) {
+  const auto* pairs = reinterpret_cast<const __half2*>(&raw);
+  const __half2 m = __hmax2(__hmax2(__habs2(pairs[0]), __habs2(pairs[1])), __hmax2(__habs2(pairs[2]), __habs2(pairs[3])));
+  return fmaxf(fmaxf(0.0f, __low2float(m)), __high2float(m));
+}
 
 // One item's raw input: G 16-byte vectors a lane.
 template <int kBlock>
@@ -104,34 +128,32 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
   using Shape = TileShape<kBlock>;
   constexpr int kG = Shape::kLanesPerBlock;
   constexpr int kCodeBytes = kFormat == BlockFormat::mxfp8 ? 8 : 4;
-  const int scale_columns = static_cast<int>(p.scale_columns());
-  const int padded_scale_columns = static_cast<int>(quant::sf_padded_columns(p.layout, scale_columns));
+  const uint32_t scale_columns = static_cast<uint32_t>(p.scale_columns());
+  const uint32_t padded_scale_columns = static_cast<uint32_t>(quant::sf_padded_columns(p.layout, scale_columns));
   const bool data_row = at.row < p.rows;
-  const int out_row = p.shuffle_rows ? static_cast<int>(quant::shuffled_row(at.row)) : at.row;
-
-  // The floats are converted again when quantized (one instruction each) rather than held in
-  // registers (a tile's 32 floats would spill at 80 registers).
-  float amax[Shape::kRounds];
-#pragma unroll
-  for (int r = 0; r < Shape::kRounds; ++r) {
-    const float8 x = to_floats<In>(raw.v[r]);
-    amax[r] = 0.0f;
-#pragma unroll
-    for (int i = 0; i < 8; ++i) amax[r] = fmaxf(amax[r], fabsf(x.v[i]));
-  }
-  // This lane's block: round lane % G, group lane / G.
-  const float block_amax = reduce_scatter_max<kG>(amax, lane);
-  const int block = at.tile * Shape::kBlocks + (lane % kG) * (32 / kG) + lane / kG;
+  const uint32_t out_row = p.shuffle_rows ? static_cast<uint32_t>(quant::shuffled_row(at.row)) : static_cast<uint32_t>(at.row);
   const float global_scale = p.token_scales != nullptr && data_row
                                  ? quant::per_token_global_scale(p.token_scales[at.row])
                                  : p.global_scale;
-  const quant::BlockScale scale = quant::block_scale(kFormat, block_amax, global_scale);
   uint8_t* scales = p.scales + at.batch * p.scale_bytes_per_batch();
-  if (block < padded_scale_columns) {
-    scales[quant::sf_offset(p.layout, out_row, block, scale_columns)] = data_row && block < scale_columns ? scale.sf : 0;
-  }
   float factor[Shape::kRounds];
-  all_gather<kG>(scale.factor, lane, factor);
+#pragma unroll
+  for (int r0 = 0; r0 < Shape::kRounds; r0 += kG) {
+    float amax[kG];
+#pragma unroll
+    for (int r = 0; r < kG; ++r) amax[r] = vector_amax(raw.v[r0 + r], In{});
+    // This lane's block: round r0 + lane % G, group lane / G.
+    const quant::BlockScale scale = quant::block_scale(kFormat, reduce_scatter_max<kG>(amax, lane), global_scale);
+    const uint32_t block = static_cast<uint32_t>(at.tile * Shape::kBlocks + (r0 + lane % kG) * (32 / kG) + lane / kG);
+    if (block < padded_scale_columns) {
+      scales[quant::sf_offset<uint32_t>(p.layout, out_row, block, scale_columns)] =
+          data_row && block < scale_columns ? scale.sf : 0;
+    }
+    float gathered[kG];
+    all_gather<kG>(scale.factor, lane, gathered);
+#pragma unroll
+    for (int r = 0; r < kG; ++r) factor[r0 + r] = gathered[r];
+  }
   if (!data_row) return;
   const int out_vectors = static_cast<int>(p.padded_columns / 8);
   uint8_t* out = p.output + (at.batch * p.rows + out_row) * p.output_row_bytes();
@@ -144,9 +166,10 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
   }
 }
 
-// The tiles of a row: 32 blocks each, over the layout's padded scale columns.
+// The tiles of a row, over the layout's padded scale columns.
 __host__ __device__ __forceinline__ int tiles_per_row(const QuantizeParams& p) {
-  return static_cast<int>((quant::sf_padded_columns(p.layout, p.scale_columns()) + 31) / 32);
+  const int64_t blocks_per_tile = 4 * 32 / (p.block_size / 8);  // TileShape's kBlocks
+  return static_cast<int>((quant::sf_padded_columns(p.layout, p.scale_columns()) + blocks_per_tile - 1) / blocks_per_tile);
 }
 
 struct QuantizeLaunch {

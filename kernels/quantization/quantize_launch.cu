@@ -23,8 +23,9 @@ bool valid(const QuantizeParams& p) {
   const bool block_ok = p.format == BlockFormat::nvfp4 ? (p.block_size == 16 || p.block_size == 32) : p.block_size == 32;
   if (!block_ok || p.batches < 1 || p.rows < 1 || p.columns < p.block_size) return false;
   if (p.columns % p.block_size != 0 || p.padded_columns < p.columns || p.padded_columns % p.block_size != 0) return false;
-  // The kernel indexes rows and scale columns with 32-bit integers.
+  // The kernel indexes rows, scale columns and a batch's scale bytes with 32-bit integers.
   if (p.rows > INT32_MAX - 128 || p.padded_columns / p.block_size > INT32_MAX - 4) return false;
+  if (p.scale_bytes_per_batch() > UINT32_MAX) return false;
   if (p.input == nullptr || p.output == nullptr || p.scales == nullptr) return false;
   if (reinterpret_cast<uintptr_t>(p.input) % 16 != 0 || reinterpret_cast<uintptr_t>(p.output) % 16 != 0) return false;
   // Shuffled rows move within blocks of 32, scales into 128-row tiles.

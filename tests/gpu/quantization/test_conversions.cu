@@ -1,6 +1,7 @@
 // The device forms of the block formats' conversions (kernels/quantization/block_formats.hpp) against
 // the rules, for every input: on the device float_to_e4m3 and e4m3_to_float are the conversion
-// instructions and float_to_e2m1 clamps with fminf/fmaxf, while the host runs the rules the CPU tests
+// instructions, float_to_e2m1 clamps with fminf/fmaxf and e2m1_of_product (the kernels' form)
+// relies on the multiply's canonical NaN, while the host runs the rules the CPU tests
 // check against NVIDIA's host models. All 2^32 fp32 bit patterns (NaNs, infinities, subnormals and
 // every tie included) and all 256 e4m3 codes.
 #include <cuda_fp8.h>
@@ -16,6 +17,7 @@
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/quantization/block_formats.hpp"
+#include "kernels/quantization/block_lanes.cuh"
 
 namespace {
 
@@ -47,14 +49,16 @@ __device__ uint8_t e2m1_by_thresholds(float x) {
 
 struct Mismatches {
   unsigned long long e2m1;
+  unsigned long long e2m1_product;
   unsigned long long e4m3;
   unsigned long long e4m3_pair;
   uint32_t first_e2m1;
   uint32_t first_e4m3;
 };
 
-__global__ void compare_every_float(Mismatches* out) {
+__global__ void compare_every_float(Mismatches* out, float factor) {
   unsigned long long e2m1 = 0;
+  unsigned long long product = 0;
   unsigned long long e4m3 = 0;
   unsigned long long pair = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
@@ -65,6 +69,7 @@ __global__ void compare_every_float(Mismatches* out) {
       ++e2m1;
       atomicMin(&out->first_e2m1, bits);
     }
+    if (q::e2m1_of_product(x, factor) != e2m1_by_thresholds(x * factor)) ++product;
     const uint8_t rules = q::float_to_e4m3_by_rules(x);
     if (q::float_to_e4m3(x) != rules) {
       ++e4m3;
@@ -75,6 +80,7 @@ __global__ void compare_every_float(Mismatches* out) {
     if ((packed & 0xFFu) != rules || (packed >> 8) != q::float_to_e4m3_by_rules(-x)) ++pair;
   }
   if (e2m1 != 0) atomicAdd(&out->e2m1, e2m1);
+  if (product != 0) atomicAdd(&out->e2m1_product, product);
   if (e4m3 != 0) atomicAdd(&out->e4m3, e4m3);
   if (pair != 0) atomicAdd(&out->e4m3_pair, pair);
 }
@@ -87,15 +93,20 @@ __global__ void decode_every_code(float* out) {
 TEST(QuantConversionsOnDevice, EveryFloatConvertsAsTheRulesSay) {
   KBENCH_REQUIRE_GPU();
   kbench::DeviceBuffer buffer(sizeof(Mismatches));
-  const Mismatches init{0, 0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
-  KBENCH_CUDA_CHECK(cudaMemcpy(buffer.get(), &init, sizeof init, cudaMemcpyHostToDevice));
-  compare_every_float<<<4 * kbench::testing::device_sm_count(), 256>>>(buffer.as<Mismatches>());
-  KBENCH_CUDA_CHECK(cudaGetLastError());
-  Mismatches result{};
-  KBENCH_CUDA_CHECK(cudaMemcpy(&result, buffer.get(), sizeof result, cudaMemcpyDeviceToHost));
-  EXPECT_EQ(result.e2m1, 0u) << "first mismatching fp32 bits 0x" << std::hex << result.first_e2m1;
-  EXPECT_EQ(result.e4m3, 0u) << "first mismatching fp32 bits 0x" << std::hex << result.first_e4m3;
-  EXPECT_EQ(result.e4m3_pair, 0u);
+  // e2m1_of_product(x, factor) for factors that keep, scale, overflow and underflow x.
+  for (const float factor : {1.0f, 0.3712f, 2.5e38f, 1e-30f}) {
+    SCOPED_TRACE(factor);
+    const Mismatches init{0, 0, 0, 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
+    KBENCH_CUDA_CHECK(cudaMemcpy(buffer.get(), &init, sizeof init, cudaMemcpyHostToDevice));
+    compare_every_float<<<4 * kbench::testing::device_sm_count(), 256>>>(buffer.as<Mismatches>(), factor);
+    KBENCH_CUDA_CHECK(cudaGetLastError());
+    Mismatches result{};
+    KBENCH_CUDA_CHECK(cudaMemcpy(&result, buffer.get(), sizeof result, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(result.e2m1, 0u) << "first mismatching fp32 bits 0x" << std::hex << result.first_e2m1;
+    EXPECT_EQ(result.e2m1_product, 0u);
+    EXPECT_EQ(result.e4m3, 0u) << "first mismatching fp32 bits 0x" << std::hex << result.first_e4m3;
+    EXPECT_EQ(result.e4m3_pair, 0u);
+  }
 }
 
 TEST(QuantConversionsOnDevice, EveryE4m3CodeDecodesAsTheRulesSay) {
