@@ -5,222 +5,254 @@
 // stores: fp8 (scaled, round to nearest even, saturated) into separate rope/nope outputs or into the
 // paged K/V caches.
 //
-// A unit is 16 elements: one 16-byte fp8 store from two 16-byte loads (NeoX rotation units: the 16
-// elements and their partners half the rotary dim further on, four loads and two stores). Work items
-// of a token, adjacent threads taking adjacent units:
-//   rotation items: (head group over q then k heads, rotation unit): the unit's angles once from the
-//     cache, then every head of the group, kQuantHeadsInFlight heads' loads ahead of their stores;
-//   nope items: (q or k head, unit of the unrotated part): scaled copies;
-//   V items (paged append): (k head, unit of v): scaled copies into the V cache.
-// Grid-stride, so any size runs.
+// Slot-major (rope_quantize_layout.hpp): blockIdx.x and threadIdx.x pick a thread's slot, two
+// 8-element vectors of one head of a token half the head's part apart, decoded once; blockIdx.y
+// strides over the tokens, so the token loop only adds token strides. Adjacent threads take
+// adjacent vectors: every 16-byte load and 8-byte fp8 store of a warp is part of whole 32-byte
+// sectors. Every slot moves the same bytes per token, and rotation and copy slots are never in one
+// warp. A thread takes kTokensPerStep tokens per step, all their loads issued before any store (the
+// fill comes from those loads in flight and from occupancy: at most 64 registers, about half the
+// SM's warps). The angles of a rotation slot come per token from the fp32 cache row (threads of
+// other heads read the same row: L1 hits). Paged append: each thread storing K or V looks its
+// token's cache entry up itself (request, then page; 32-bit arithmetic, 64-bit offsets), the
+// request read with the data; padding tokens (negative batch index) store nothing. The grid is at
+// most what stays resident and the token loop strides, so any size runs.
 #pragma once
 
 #include <cuda_fp8.h>
 
+#include <atomic>
+
 #include "kernels/rope/rope_kernel.cuh"
+#include "kernels/rope/rope_quantize_layout.hpp"
 
 namespace kbench::kernels::rope_detail {
 
-inline constexpr int kQuantVector = 16;  // elements per unit (one 16-byte fp8 store)
-inline constexpr int kQuantHeadsInFlight = 2;
+__host__ __device__ __forceinline__ bool is_paged(const RopeQuantizeParams& p) { return p.k_cache != nullptr; }
+__host__ __device__ __forceinline__ int head_dim_of(const RopeQuantizeParams& p) { return p.rope_dim + p.no_rope_dim; }
 
-// 16 floats times `scale` as 16 fp8 bytes (element 0 in the lowest byte).
+struct RopeQuantizeLaunch {
+  RopeQuantizeParams p;
+  SlotLayout layout;
+  // Paged append: byte offsets in a cache of page p, entry e, K/V head h:
+  // p * page_bytes + e * entry_stride + h * head_stride (NHD and HND alike).
+  int64_t page_bytes = 0;
+  int64_t entry_stride = 0;
+  int64_t head_stride = 0;
+};
+
+// What a thread does for every token: its slot in token 0, the steps from token to token.
+template <class T>
+struct SlotPlan {
+  const T* src = nullptr;     // the slot's first vector in token 0
+  uint8_t* dst = nullptr;     // its first fp8 byte in token 0's output, or in a cache entry (to_cache)
+  int src_token_stride = 0;   // elements
+  int dst_token_stride = 0;   // bytes (outputs only: a cache entry is looked up per token)
+  int half = 0;               // elements (and fp8 bytes) from the first vector to the second
+  int first_pair = 0;         // rotation slots: the first vector's first pair, its cos/sin column
+  float scale = 1.0f;
+  bool to_cache = false;
+};
+
+template <class T>
+__device__ __forceinline__ SlotPlan<T> slot_plan(const RopeQuantizeLaunch& l, const SlotUnit& u) {
+  const RopeQuantizeParams& p = l.p;
+  const int element = u.unit * kUnitElements;
+  const int nope = p.no_rope_dim;
+  SlotPlan<T> s;
+  s.scale = u.kind == SlotKind::q_rope || u.kind == SlotKind::q_nope ? p.quant_scale_q : p.quant_scale_kv;
+  s.first_pair = p.interleave ? element / 2 : element;
+  // A cache slot: the K or V head vector of an entry at offset 0, then the element.
+  const int64_t in_entry = u.head * l.head_stride + element;
+  const auto output = [&](const void* in, void* out, int heads, int dim) {
+    s.src = static_cast<const T*>(in) + u.head * dim + element;
+    s.src_token_stride = heads * dim;
+    s.dst = static_cast<uint8_t*>(out) + u.head * dim + element;
+    s.dst_token_stride = heads * dim;
+    s.half = dim / 2;
+  };
+  const auto cache = [&](const void* in, void* out, int dim, int64_t offset) {
+    s.src = static_cast<const T*>(in) + u.head * dim + element;
+    s.src_token_stride = p.k_heads * dim;
+    s.dst = static_cast<uint8_t*>(out) + offset;
+    s.half = dim / 2;
+    s.to_cache = true;
+  };
+  switch (u.kind) {
+    case SlotKind::q_rope: output(p.q_rope, p.q_rope_out, p.q_heads, p.rope_dim); break;
+    case SlotKind::k_rope:
+      if (is_paged(p)) {
+        cache(p.k_rope, p.k_cache, p.rope_dim, in_entry);
+      } else {
+        output(p.k_rope, p.k_rope_out, p.k_heads, p.rope_dim);
+      }
+      break;
+    case SlotKind::q_nope: output(p.q_nope, p.q_nope_out, p.q_heads, nope); break;
+    case SlotKind::k_nope:
+      if (is_paged(p)) {
+        cache(p.k_nope, p.k_cache, nope, in_entry + p.rope_dim);
+      } else {
+        output(p.k_nope, p.k_nope_out, p.k_heads, nope);
+      }
+      break;
+    case SlotKind::v: cache(p.v, p.v_cache, head_dim_of(p), in_entry); break;
+    case SlotKind::idle: break;
+  }
+  return s;
+}
+
+// The byte offset of a paged-append token's cache entry: slot kv_indptr[request] * page_size +
+// position is entry slot % page_size of page kv_indices[slot / page_size], in 32-bit arithmetic
+// (floor division of the position alone: the same for every slot >= 0).
+__device__ __forceinline__ int64_t cache_entry_offset(const RopeQuantizeLaunch& l, int32_t request, int32_t position) {
+  const int page_size = l.p.page_size;
+  int pages_in = position / page_size;
+  int entry = position - pages_in * page_size;
+  if (entry < 0) {
+    entry += page_size;
+    --pages_in;
+  }
+  const int32_t page = __ldg(l.p.kv_indices + __ldg(l.p.kv_indptr + request) + pages_in);
+  return page * l.page_bytes + entry * l.entry_stride;
+}
+
+// 8 floats times `scale` as 8 fp8 bytes at dst (element 0 in the lowest byte).
 template <__nv_fp8_interpretation_t kKind>
-__device__ __forceinline__ uint4 pack_fp8(const float* y, float scale) {
-  uint32_t word[4];
+__device__ __forceinline__ void store_fp8(uint8_t* dst, const float* y, float scale) {
+  uint32_t word[2];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 2; ++i) {
     const uint32_t low = __nv_cvt_float2_to_fp8x2(make_float2(y[4 * i] * scale, y[4 * i + 1] * scale), __NV_SATFINITE, kKind);
     const uint32_t high =
         __nv_cvt_float2_to_fp8x2(make_float2(y[4 * i + 2] * scale, y[4 * i + 3] * scale), __NV_SATFINITE, kKind);
     word[i] = low | (high << 16);
   }
-  return make_uint4(word[0], word[1], word[2], word[3]);
+  *reinterpret_cast<uint2*>(dst) = make_uint2(word[0], word[1]);
 }
 
-// One copy unit: 16 elements loaded (two 16-byte loads), then stored times `scale` as 16 fp8 bytes.
-struct CopyUnit {
-  uint4 a;
-  uint4 b;
-};
+enum class SlotMath { copy, interleaved, neox };
 
-template <class T>
-__device__ __forceinline__ CopyUnit load_unit(const T* src) {
-  return {__ldg(reinterpret_cast<const uint4*>(src)), __ldg(reinterpret_cast<const uint4*>(src + kVector))};
-}
+static_assert(kUnitElements == kVector, "a slot's vector is one 16-byte load of rope_kernel.cuh's rotations");
 
-template <class T, __nv_fp8_interpretation_t kKind>
-__device__ __forceinline__ void store_unit(const CopyUnit& unit, uint8_t* dst, float scale) {
-  float y[kQuantVector];
-  to_floats<T>(unit.a, y);
-  to_floats<T>(unit.b, y + kVector);
-  *reinterpret_cast<uint4*>(dst) = pack_fp8<kKind>(y, scale);
-}
+// Tokens per step: the loads in flight per thread. More spill at 64 registers (interleaved slots:
+// 2 tokens, with four angle vectors each; copy slots: 4 tokens).
+template <SlotMath kMath>
+inline constexpr int kTokensPerStep = kMath == SlotMath::interleaved ? 1 : 2;
 
-__host__ __device__ __forceinline__ bool is_paged(const RopeQuantizeParams& p) { return p.k_cache != nullptr; }
-__host__ __device__ __forceinline__ int head_dim_of(const RopeQuantizeParams& p) { return p.rope_dim + p.no_rope_dim; }
-
-// Where a paged-append token's head vectors go: element e of K head h at base + h * head_stride + e.
-struct CacheEntry {
-  int64_t base = 0;
-  int64_t head_stride = 0;
-};
-
-__device__ __forceinline__ CacheEntry cache_entry(const RopeQuantizeParams& p, int32_t request, int64_t token) {
-  const int64_t slot = static_cast<int64_t>(__ldg(p.kv_indptr + request)) * p.page_size + __ldg(p.positions + token);
-  const int64_t page = __ldg(p.kv_indices + slot / p.page_size);
-  const int64_t entry = slot % p.page_size;
-  const int64_t d = head_dim_of(p);
-  if (p.hnd) return {(page * p.k_heads * p.page_size + entry) * d, p.page_size * d};
-  return {(page * p.page_size + entry) * p.k_heads * d, d};
-}
-
-struct RopeQuantizeLaunch {
-  RopeQuantizeParams p;
-  int heads_per_group;
-  int groups;
-  int rope_units;  // per head
-  int nope_units;  // per head
-  int v_units;     // per k head, paged append only (else 0)
-};
-
-template <class T, __nv_fp8_interpretation_t kKind>
-__global__ void __launch_bounds__(kThreads, 2) rope_quantize_kernel(RopeQuantizeLaunch launch) {
-  pdl_wait();
-  const RopeQuantizeParams& p = launch.p;
-  const int heads = p.q_heads + p.k_heads;
-  const int half = p.rope_dim / 2;
-  const int64_t rope_items = static_cast<int64_t>(launch.groups) * launch.rope_units;
-  const int64_t nope_items = static_cast<int64_t>(heads) * launch.nope_units;
-  const int64_t per_token = rope_items + nope_items + static_cast<int64_t>(p.k_heads) * launch.v_units;
-  const int64_t total = p.tokens * per_token;
+// The thread's slot for every token of its CTA row.
+template <SlotMath kMath, class T, __nv_fp8_interpretation_t kKind>
+__device__ __forceinline__ void quantize_slot(const RopeQuantizeLaunch& l, const SlotPlan<T>& s) {
+  constexpr int kTokens = kTokensPerStep<kMath>;
+  const RopeQuantizeParams& p = l.p;
   const bool paged = is_paged(p);
-  auto* q_rope_out = static_cast<uint8_t*>(p.q_rope_out);
-  auto* q_nope_out = static_cast<uint8_t*>(p.q_nope_out);
-  auto* k_rope_out = static_cast<uint8_t*>(p.k_rope_out);
-  auto* k_nope_out = static_cast<uint8_t*>(p.k_nope_out);
-  auto* k_cache = static_cast<uint8_t*>(p.k_cache);
-  for (int64_t item = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; item < total;
-       item += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t token = item / per_token;
-    int64_t in_token = item - token * per_token;
-    // Paged append: the token's request, read now but first used after the item's data loads are
-    // issued, and its cache entry (a chain of dependent index loads) only where K or V is stored.
-    const int32_t request = paged ? __ldg(p.batch_indices + token) : 0;
-    CacheEntry entry;
-    bool have_entry = false;
-    const auto entry_of = [&]() -> const CacheEntry& {
-      if (!have_entry) {
-        entry = cache_entry(p, request, token);
-        have_entry = true;
-      }
-      return entry;
-    };
-    if (in_token < rope_items) {
-      const int group = static_cast<int>(in_token / launch.rope_units);
-      const int first = static_cast<int>(in_token - static_cast<int64_t>(group) * launch.rope_units) * kQuantVector;
-      const int64_t position = __ldg(p.pos_ids + token);
-      // Interleaved: the unit's 8 pairs start at pair first / 2; NeoX: 16 pairs from pair `first`.
-      const UnitRotation r0 =
-          cached_unit_rotation(p.cos_sin_cache, p.rope_dim, position, p.interleave ? first / 2 : first, kVector);
-      const UnitRotation r1 = p.interleave ? r0 : cached_unit_rotation(p.cos_sin_cache, p.rope_dim, position, first + kVector, kVector);
-      const int head_begin = group * launch.heads_per_group;
-      const int head_end = min(head_begin + launch.heads_per_group, heads);
-      for (int h0 = head_begin; h0 < head_end; h0 += kQuantHeadsInFlight) {
-        uint4 in[kQuantHeadsInFlight][4];
+  for (int64_t first = static_cast<int64_t>(blockIdx.y) * kTokens; first < p.tokens;
+       first += static_cast<int64_t>(gridDim.y) * kTokens) {
+    uint4 low[kTokens];
+    uint4 high[kTokens];
+    int32_t row[kTokens];       // rotation slots: the token's cos/sin row
+    int32_t position[kTokens];  // cache slots: the token's position in its request
+    int32_t request[kTokens];   // paged append: the batch index (negative: padding)
 #pragma unroll
-        for (int j = 0; j < kQuantHeadsInFlight; ++j) {
-          const int head = h0 + j;
-          if (head >= head_end) break;
-          const T* src = head < p.q_heads
-                             ? static_cast<const T*>(p.q_rope) + (token * p.q_heads + head) * p.rope_dim
-                             : static_cast<const T*>(p.k_rope) + (token * p.k_heads + (head - p.q_heads)) * p.rope_dim;
-          in[j][0] = __ldg(reinterpret_cast<const uint4*>(src + first));
-          in[j][1] = __ldg(reinterpret_cast<const uint4*>(src + first + kVector));
-          if (!p.interleave) {
-            in[j][2] = __ldg(reinterpret_cast<const uint4*>(src + first + half));
-            in[j][3] = __ldg(reinterpret_cast<const uint4*>(src + first + half + kVector));
-          }
-        }
-        if (request < 0) break;  // padding: the whole token is skipped, as FlashInfer does
-#pragma unroll
-        for (int j = 0; j < kQuantHeadsInFlight; ++j) {
-          const int head = h0 + j;
-          if (head >= head_end) break;
-          const bool is_q = head < p.q_heads;
-          const int kv_head = head - p.q_heads;
-          uint8_t* dst;
-          if (is_q) {
-            dst = q_rope_out + (token * p.q_heads + head) * p.rope_dim;
-          } else if (paged) {
-            const CacheEntry& e = entry_of();
-            dst = k_cache + e.base + kv_head * e.head_stride;
-          } else {
-            dst = k_rope_out + (token * p.k_heads + kv_head) * p.rope_dim;
-          }
-          const float scale = is_q ? p.quant_scale_q : p.quant_scale_kv;
-          float y[2 * kQuantVector];
-          if (p.interleave) {
-            interleaved_rotated<T>(in[j][0], r0.pair, y);
-            interleaved_rotated<T>(in[j][1], r0.pair + kVector / 2, y + kVector);
-          } else {
-            neox_rotated<T>(in[j][0], in[j][2], r0.pair, y, y + kQuantVector);
-            neox_rotated<T>(in[j][1], in[j][3], r1.pair, y + kVector, y + kQuantVector + kVector);
-            *reinterpret_cast<uint4*>(dst + first + half) = pack_fp8<kKind>(y + kQuantVector, scale);
-          }
-          *reinterpret_cast<uint4*>(dst + first) = pack_fp8<kKind>(y, scale);
-        }
-      }
-      continue;
+    for (int i = 0; i < kTokens; ++i) {
+      const int64_t token = first + i;
+      if (token >= p.tokens) break;
+      const T* src = s.src + token * s.src_token_stride;
+      low[i] = __ldg(reinterpret_cast<const uint4*>(src));
+      high[i] = __ldg(reinterpret_cast<const uint4*>(src + s.half));
+      if constexpr (kMath != SlotMath::copy) row[i] = __ldg(p.pos_ids + token);
+      if (s.to_cache) position[i] = __ldg(p.positions + token);
+      request[i] = paged ? __ldg(p.batch_indices + token) : 0;
     }
-    in_token -= rope_items;
-    if (in_token < nope_items) {
-      const int head = static_cast<int>(in_token / launch.nope_units);
-      const int first = static_cast<int>(in_token - static_cast<int64_t>(head) * launch.nope_units) * kQuantVector;
-      if (head < p.q_heads) {
-        const int64_t row = (token * p.q_heads + head) * p.no_rope_dim + first;
-        const CopyUnit unit = load_unit(static_cast<const T*>(p.q_nope) + row);
-        if (request < 0) continue;
-        store_unit<T, kKind>(unit, q_nope_out + row, p.quant_scale_q);
+#pragma unroll
+    for (int i = 0; i < kTokens; ++i) {
+      const int64_t token = first + i;
+      if (token >= p.tokens) break;
+      if (request[i] < 0) continue;  // padding: nothing of the token is stored, as FlashInfer does
+      uint8_t* dst = s.to_cache ? s.dst + cache_entry_offset(l, request[i], position[i]) : s.dst + token * s.dst_token_stride;
+      float y_low[kUnitElements];
+      float y_high[kUnitElements];
+      if constexpr (kMath == SlotMath::copy) {
+        to_floats<T>(low[i], y_low);
+        to_floats<T>(high[i], y_high);
+      } else if constexpr (kMath == SlotMath::interleaved) {
+        // Each vector's own 4 pairs: the second vector's pairs start rope_dim / 4 pairs further on.
+        const UnitRotation r_low = cached_unit_rotation(p.cos_sin_cache, p.rope_dim, row[i], s.first_pair, kUnitElements / 2);
+        const UnitRotation r_high =
+            cached_unit_rotation(p.cos_sin_cache, p.rope_dim, row[i], s.first_pair + p.rope_dim / 4, kUnitElements / 2);
+        interleaved_rotated<T>(low[i], r_low.pair, y_low);
+        interleaved_rotated<T>(high[i], r_high.pair, y_high);
       } else {
-        const int kv_head = head - p.q_heads;
-        const int64_t row = (token * p.k_heads + kv_head) * p.no_rope_dim + first;
-        const CopyUnit unit = load_unit(static_cast<const T*>(p.k_nope) + row);
-        if (request < 0) continue;
-        uint8_t* dst = k_nope_out + row;
-        if (paged) {
-          const CacheEntry& e = entry_of();
-          dst = k_cache + e.base + kv_head * e.head_stride + p.rope_dim + first;
-        }
-        store_unit<T, kKind>(unit, dst, p.quant_scale_kv);
+        const UnitRotation r = cached_unit_rotation(p.cos_sin_cache, p.rope_dim, row[i], s.first_pair, kUnitElements);
+        neox_rotated<T>(low[i], high[i], r.pair, y_low, y_high);
       }
-      continue;
+      store_fp8<kKind>(dst, y_low, s.scale);
+      store_fp8<kKind>(dst + s.half, y_high, s.scale);
     }
-    in_token -= nope_items;
-    const int kv_head = static_cast<int>(in_token / launch.v_units);
-    const int first = static_cast<int>(in_token - static_cast<int64_t>(kv_head) * launch.v_units) * kQuantVector;
-    const CopyUnit unit = load_unit(static_cast<const T*>(p.v) + (token * p.k_heads + kv_head) * head_dim_of(p) + first);
-    if (request < 0) continue;
-    const CacheEntry& e = entry_of();
-    store_unit<T, kKind>(unit, static_cast<uint8_t*>(p.v_cache) + e.base + kv_head * e.head_stride + first, p.quant_scale_kv);
+  }
+}
+
+// 256 threads at most, 4 CTAs of them per SM: at most 64 registers.
+inline constexpr int kQuantMaxThreads = kMaxBlockWarps * kWarpSlots;
+
+template <class T, __nv_fp8_interpretation_t kKind>
+__global__ void __launch_bounds__(kQuantMaxThreads, 4) rope_quantize_kernel(RopeQuantizeLaunch launch) {
+  pdl_wait();
+  const SlotUnit unit = slot_unit(launch.layout, static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x));
+  if (unit.kind != SlotKind::idle) {
+    const SlotPlan<T> plan = slot_plan<T>(launch, unit);
+    if (unit.kind == SlotKind::q_rope || unit.kind == SlotKind::k_rope) {
+      if (launch.p.interleave) {
+        quantize_slot<SlotMath::interleaved, T, kKind>(launch, plan);
+      } else {
+        quantize_slot<SlotMath::neox, T, kKind>(launch, plan);
+      }
+    } else {
+      quantize_slot<SlotMath::copy, T, kKind>(launch, plan);
+    }
   }
   pdl_launch_dependents();
 }
 
+// CTAs of `block_warps` warps of this kernel resident per SM, queried once per device and size.
+template <class T, __nv_fp8_interpretation_t kKind>
+int resident_blocks_per_sm(int block_warps) {
+  static std::atomic<int> cache[64][kMaxBlockWarps + 1];
+  int device = 0;
+  const bool cached = cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < 64;
+  if (cached) {
+    const int blocks = cache[device][block_warps].load(std::memory_order_relaxed);
+    if (blocks > 0) return blocks;
+  }
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, rope_quantize_kernel<T, kKind>, block_warps * kWarpSlots, 0) !=
+          cudaSuccess ||
+      blocks <= 0) {
+    (void)cudaGetLastError();
+    return 1;
+  }
+  if (cached) cache[device][block_warps].store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
 template <class T, __nv_fp8_interpretation_t kKind>
 cudaError_t launch_quantize_kind(const RopeQuantizeParams& p, cudaStream_t stream) {
-  RopeQuantizeLaunch l{p, 1, 1, 0, 0, 0};
-  l.rope_units = (p.interleave ? p.rope_dim : p.rope_dim / 2) / kQuantVector;
-  l.nope_units = p.no_rope_dim / kQuantVector;
-  l.v_units = is_paged(p) ? head_dim_of(p) / kQuantVector : 0;
-  const int heads = p.q_heads + p.k_heads;
-  const int64_t per_group = p.tokens * static_cast<int64_t>(l.rope_units);
-  l.heads_per_group = heads_per_thread(per_group, heads);
-  l.groups = (heads + l.heads_per_group - 1) / l.heads_per_group;
-  const int64_t per_token = static_cast<int64_t>(l.groups) * l.rope_units + static_cast<int64_t>(heads) * l.nope_units +
-                            static_cast<int64_t>(p.k_heads) * l.v_units;
-  return launch_kernel(rope_quantize_kernel<T, kKind>, grid_for(p.tokens * per_token), dim3(kThreads), 0, stream,
-                       p.enable_pdl, l);
+  RopeQuantizeLaunch l;
+  l.p = p;
+  l.layout = slot_layout(p.q_heads, p.k_heads, p.rope_dim, p.no_rope_dim, is_paged(p));
+  if (is_paged(p)) {
+    const int64_t head_dim = head_dim_of(p);
+    l.page_bytes = static_cast<int64_t>(p.page_size) * p.k_heads * head_dim;
+    l.entry_stride = p.hnd ? head_dim : p.k_heads * head_dim;
+    l.head_stride = p.hnd ? p.page_size * head_dim : head_dim;
+  }
+  const int warps = l.layout.slots / kWarpSlots;
+  const int block_warps = block_warps_for(warps);
+  const int slot_blocks = (warps + block_warps - 1) / block_warps;
+  // Rows of CTAs over the tokens: as many as stay resident beside each other, one token each at least.
+  const int64_t resident = static_cast<int64_t>(resident_blocks_per_sm<T, kKind>(block_warps)) * current_sm_count();
+  const int64_t rows = std::clamp<int64_t>(resident / slot_blocks, 1, std::min<int64_t>(p.tokens, 65535));
+  return launch_kernel(rope_quantize_kernel<T, kKind>, dim3(static_cast<unsigned>(slot_blocks), static_cast<unsigned>(rows)),
+                       dim3(static_cast<unsigned>(block_warps * kWarpSlots)), 0, stream, p.enable_pdl, l);
 }
 
 template <class T>
