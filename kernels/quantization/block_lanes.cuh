@@ -77,7 +77,7 @@ __device__ __forceinline__ uint32_t e2m1_of_product(float x, float factor) {
   const uint32_t normal = (magnitude + (0x1FFFFFu + (4u << 22)) + ((magnitude >> 22) & 1u)) >> 22;
   const uint32_t small = __float_as_uint(__uint_as_float(magnitude) + 0x1p22f);
   const uint32_t index = magnitude < 0x3F800000u ? small : normal;
-  return (index & 0x7u) | ((__float_as_uint(y) >> 28) & 0x8u);
+  return (index & 0x7u) | ((__float_as_uint(y) >> 28) & ~0x7u);  // one bit select: bit 3 is the sign
 }
 
 // Codes of 8 values times `factor` (x * factor rounded once in fp32, as the rules say).

@@ -106,18 +106,20 @@ struct ItemCursor {
   }
 };
 
+// A tile's loads: one 64-bit address a tile, then immediate offsets (rows past the data and
+// vectors past `columns` load zeros).
 template <class In, int kBlock>
 __device__ __forceinline__ RawTile<kBlock> load_tile(const QuantizeParams& p, const ItemCursor& at, int lane) {
   using Shape = TileShape<kBlock>;
+  const int row_vectors = static_cast<int>(p.columns / 8);
+  const int vectors = at.row < p.rows ? row_vectors : 0;  // data vectors in this row
+  const int first = at.tile * Shape::kVectors + lane;
+  const uint4* src =
+      reinterpret_cast<const uint4*>(p.input) + (at.batch * p.rows + at.row) * static_cast<int64_t>(row_vectors) + first;
   RawTile<kBlock> raw;
-  const int vectors = static_cast<int>(p.columns / 8);  // vectors of data in a row
-  const bool data_row = at.row < p.rows;
-  const In* row_input = static_cast<const In*>(p.input) + (at.batch * p.rows + (data_row ? at.row : 0)) * p.columns;
 #pragma unroll
   for (int r = 0; r < Shape::kRounds; ++r) {
-    const int vector = at.tile * Shape::kVectors + r * 32 + lane;
-    raw.v[r] = data_row && vector < vectors ? __ldg(reinterpret_cast<const uint4*>(row_input) + vector)
-                                            : make_uint4(0u, 0u, 0u, 0u);  // padding: zeros
+    raw.v[r] = first + r * 32 < vectors ? __ldg(src + r * 32) : make_uint4(0u, 0u, 0u, 0u);
   }
   return raw;
 }
@@ -127,7 +129,6 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
                                               int lane) {
   using Shape = TileShape<kBlock>;
   constexpr int kG = Shape::kLanesPerBlock;
-  constexpr int kCodeBytes = kFormat == BlockFormat::mxfp8 ? 8 : 4;
   const uint32_t scale_columns = static_cast<uint32_t>(p.scale_columns());
   const uint32_t padded_scale_columns = static_cast<uint32_t>(quant::sf_padded_columns(p.layout, scale_columns));
   const bool data_row = at.row < p.rows;
@@ -155,14 +156,13 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
     for (int r = 0; r < kG; ++r) factor[r0 + r] = gathered[r];
   }
   if (!data_row) return;
+  using Codes = typename Codes8<kFormat>::type;
   const int out_vectors = static_cast<int>(p.padded_columns / 8);
-  uint8_t* out = p.output + (at.batch * p.rows + out_row) * p.output_row_bytes();
+  const int first = at.tile * Shape::kVectors + lane;
+  Codes* dst = reinterpret_cast<Codes*>(p.output + (at.batch * p.rows + out_row) * p.output_row_bytes()) + first;
 #pragma unroll
   for (int r = 0; r < Shape::kRounds; ++r) {
-    const int vector = at.tile * Shape::kVectors + r * 32 + lane;
-    if (vector >= out_vectors) continue;
-    *reinterpret_cast<typename Codes8<kFormat>::type*>(out + static_cast<int64_t>(vector) * kCodeBytes) =
-        quantize8<kFormat>(to_floats<In>(raw.v[r]), factor[r]);
+    if (first + r * 32 < out_vectors) dst[r * 32] = quantize8<kFormat>(to_floats<In>(raw.v[r]), factor[r]);
   }
 }
 

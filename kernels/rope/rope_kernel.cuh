@@ -205,10 +205,7 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeLaunch launch) {
     const int first = rotates ? unit * kVector : p.rotary_dim + (unit - rotate_units) * kVector;
     const bool neox = rotates && !p.interleave;
     UnitRotation r{};
-    if (rotates) {
-      r = unit_rotation(p, token_position(p, token), p.interleave ? first / 2 : first,
-                        p.interleave ? kVector / 2 : kVector);
-    }
+    bool have_rotation = !rotates;
     for (int h0 = head_begin; h0 < head_end; h0 += kHeadsInFlight) {
       uint4 low[kHeadsInFlight];
       uint4 high[kHeadsInFlight];
@@ -221,6 +218,10 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeLaunch launch) {
         const T* in = static_cast<const T*>(is_q ? p.q : p.k) + row * p.head_dim;
         low[j] = __ldg(reinterpret_cast<const uint4*>(in + first));
         if (neox) high[j] = __ldg(reinterpret_cast<const uint4*>(in + first + half));
+      }
+      if (!have_rotation) {  // the angles once, while the first heads' loads are in flight
+        r = unit_rotation(p, token_position(p, token), p.interleave ? first / 2 : first, p.interleave ? kVector / 2 : kVector);
+        have_rotation = true;
       }
 #pragma unroll
       for (int j = 0; j < kHeadsInFlight; ++j) {
