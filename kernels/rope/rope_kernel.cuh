@@ -58,16 +58,21 @@ struct CosSin {
   float sin;
 };
 
-__device__ __forceinline__ CosSin pair_rotation(const RopeParams& p, int64_t position, int pair) {
+// Pair j's frequency f_j (rope.hpp), the same for every token: the kernel computes the table once
+// per CTA into shared memory.
+__device__ __forceinline__ float pair_frequency(const RopeParams& p, int pair) {
+  const float base = powf(p.rope_theta, -2.0f * static_cast<float>(pair) / static_cast<float>(p.rotary_dim));
+  const float smooth = fminf(fmaxf(base * p.smooth_a + p.smooth_b, 0.0f), 1.0f);
+  return (1.0f - smooth) * base / p.rope_scale + smooth * base;
+}
+
+__device__ __forceinline__ CosSin pair_rotation(const RopeParams& p, int64_t position, int pair, const float* frequencies) {
   if (p.cos_sin_cache != nullptr) {
     const float* row = p.cos_sin_cache + position * p.rotary_dim;
     return {row[pair], row[p.rotary_dim / 2 + pair]};
   }
-  const float base = powf(p.rope_theta, -2.0f * static_cast<float>(pair) / static_cast<float>(p.rotary_dim));
-  const float smooth = fminf(fmaxf(base * p.smooth_a + p.smooth_b, 0.0f), 1.0f);
-  const float frequency = (1.0f - smooth) * base / p.rope_scale + smooth * base;
   CosSin r;
-  sincosf(static_cast<float>(position) * frequency, &r.sin, &r.cos);
+  sincosf(static_cast<float>(position) * frequencies[pair], &r.sin, &r.cos);
   return r;
 }
 
@@ -97,14 +102,15 @@ __device__ __forceinline__ UnitRotation cached_unit_rotation(const float* cache,
   return r;
 }
 
-__device__ __forceinline__ UnitRotation unit_rotation(const RopeParams& p, int64_t position, int first_pair, int pairs) {
+__device__ __forceinline__ UnitRotation unit_rotation(const RopeParams& p, int64_t position, int first_pair, int pairs,
+                                                      const float* frequencies) {
   if (p.cos_sin_cache != nullptr && pairs % 4 == 0) {
     return cached_unit_rotation(p.cos_sin_cache, p.rotary_dim, position, first_pair, pairs);
   }
   UnitRotation r;
 #pragma unroll
   for (int i = 0; i < kVector; ++i) {
-    if (i < pairs) r.pair[i] = pair_rotation(p, position, first_pair + i);
+    if (i < pairs) r.pair[i] = pair_rotation(p, position, first_pair + i, frequencies);
   }
   return r;
 }
@@ -179,10 +185,20 @@ struct RopeLaunch {
   int heads_per_group;
 };
 
+// Shared memory of rope_kernel: the frequency table when the angles are computed (no cos/sin cache).
+inline int frequency_table_bytes(const RopeParams& p) {
+  return p.cos_sin_cache != nullptr ? 0 : p.rotary_dim / 2 * static_cast<int>(sizeof(float));
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) rope_kernel(RopeLaunch launch) {
-  pdl_wait();
+  extern __shared__ float frequencies[];
   const RopeParams& p = launch.p;
+  if (p.cos_sin_cache == nullptr) {
+    for (int j = static_cast<int>(threadIdx.x); j < p.rotary_dim / 2; j += blockDim.x) frequencies[j] = pair_frequency(p, j);
+    __syncthreads();
+  }
+  pdl_wait();
   const int heads_per_group = launch.heads_per_group;
   const int half = p.rotary_dim / 2;
   const int rotate_units = (p.interleave ? p.rotary_dim : half) / kVector;
@@ -220,7 +236,8 @@ __global__ void __launch_bounds__(kThreads) rope_kernel(RopeLaunch launch) {
         if (neox) high[j] = __ldg(reinterpret_cast<const uint4*>(in + first + half));
       }
       if (!have_rotation) {  // the angles once, while the first heads' loads are in flight
-        r = unit_rotation(p, token_position(p, token), p.interleave ? first / 2 : first, p.interleave ? kVector / 2 : kVector);
+        r = unit_rotation(p, token_position(p, token), p.interleave ? first / 2 : first, p.interleave ? kVector / 2 : kVector,
+                          frequencies);
         have_rotation = true;
       }
 #pragma unroll
@@ -266,7 +283,8 @@ cudaError_t launch_typed(const RopeParams& p, cudaStream_t stream) {
   const int64_t per_group = p.tokens * static_cast<int64_t>(units);
   const int group = heads_per_thread(per_group, heads);
   const int64_t total = per_group * ((heads + group - 1) / group);
-  return launch_kernel(rope_kernel<T>, grid_for(total), dim3(kThreads), 0, stream, p.enable_pdl, RopeLaunch{p, group});
+  return launch_kernel(rope_kernel<T>, grid_for(total), dim3(kThreads), frequency_table_bytes(p), stream, p.enable_pdl,
+                       RopeLaunch{p, group});
 }
 
 }  // namespace kbench::kernels::rope_detail

@@ -35,8 +35,9 @@ bool valid(const RopeParams& p) {
   if (p.dtype != DType::float16 && p.dtype != DType::bfloat16) return false;
   if (p.tokens < 1 || p.q_heads < 1 || p.k_heads < 1) return false;
   // 16-byte vectors: whole vectors per head, per rotated half (NeoX) and per unrotated tail.
+  // rotary_dim / 2 fp32 frequencies in shared memory: at most 32 KB.
   if (p.head_dim < 16 || p.head_dim % 8 != 0 || p.rotary_dim < 16 || p.rotary_dim % 16 != 0 ||
-      p.rotary_dim > p.head_dim) {
+      p.rotary_dim > p.head_dim || p.rotary_dim > 16384) {
     return false;
   }
   for (const void* tensor : {p.q, p.k, static_cast<const void*>(p.q_out), static_cast<const void*>(p.k_out)}) {
