@@ -233,21 +233,34 @@ KBENCH_QUANT_HOST_DEVICE int64_t sf_bytes(SfLayout layout, int64_t rows, int64_t
   return sf_padded_rows(layout, rows) * sf_padded_columns(layout, columns);
 }
 
-// Byte offset of scale (row m, scale column k) of a matrix with `columns` scale columns.
+// Byte offset of scale (row m, scale column k) of a matrix with `columns` scale columns: a row part
+// plus a column part (kernels compute the row part once per row).
 // 128x4: 512-byte tiles of 128 rows x 4 columns, row m at (m % 32) * 16 + ((m % 128) / 32) * 4;
-// 8x4: 32-byte tiles of 8 rows x 4 columns. Index: int64_t, or uint32_t in kernels whose scale
-// tensors are below 4 GB.
+// 8x4: 32-byte tiles of 8 rows x 4 columns; linear: m * columns + k. Index: int64_t, or uint32_t in
+// kernels whose scale tensors are below 4 GB.
+template <class Index = int64_t>
+KBENCH_QUANT_HOST_DEVICE Index sf_row_offset(SfLayout layout, std::type_identity_t<Index> m,
+                                             std::type_identity_t<Index> columns) {
+  const Index tiles_per_row = (columns + 3) / 4;
+  switch (layout) {
+    case SfLayout::linear: return m * columns;
+    case SfLayout::swizzled_128x4: return (m / 128) * tiles_per_row * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4;
+    case SfLayout::swizzled_8x4: return (m / 8) * tiles_per_row * 32 + (m % 8) * 4;
+  }
+  return 0;
+}
+
+// The column part: groups of 4 columns a tile apart (a linear row's "tiles" are 4 bytes).
+template <class Index = int64_t>
+KBENCH_QUANT_HOST_DEVICE Index sf_column_offset(SfLayout layout, std::type_identity_t<Index> k) {
+  const Index tile_bytes = layout == SfLayout::swizzled_128x4 ? 512 : layout == SfLayout::swizzled_8x4 ? 32 : 4;
+  return (k / 4) * tile_bytes + k % 4;
+}
+
 template <class Index = int64_t>
 KBENCH_QUANT_HOST_DEVICE Index sf_offset(SfLayout layout, std::type_identity_t<Index> m, std::type_identity_t<Index> k,
                                          std::type_identity_t<Index> columns) {
-  const Index tiles_per_row = (columns + 3) / 4;
-  switch (layout) {
-    case SfLayout::linear: return m * columns + k;
-    case SfLayout::swizzled_128x4:
-      return (m / 128) * tiles_per_row * 512 + (k / 4) * 512 + (m % 32) * 16 + ((m % 128) / 32) * 4 + (k % 4);
-    case SfLayout::swizzled_8x4: return (m / 8) * tiles_per_row * 32 + (k / 4) * 32 + (m % 8) * 4 + (k % 4);
-  }
-  return 0;
+  return sf_row_offset<Index>(layout, m, columns) + sf_column_offset<Index>(layout, k);
 }
 
 // --do_shuffle (TRT-LLM's weight layout): within each block of 32 rows, row r goes to

@@ -124,9 +124,37 @@ __device__ __forceinline__ RawTile<kBlock> load_tile(const QuantizeParams& p, co
   return raw;
 }
 
+// NVFP4's factors g / value(scale byte), one per e4m3 code, for a launch whose g is the same for
+// every row: computed once per CTA (one IEEE division a thread) instead of once per block.
+struct FactorTable {
+  float value[256];
+};
+
+__device__ __forceinline__ void fill_factor_table(FactorTable& table, float global_scale) {
+  for (int code = static_cast<int>(threadIdx.x); code < 256; code += blockDim.x) {
+    const float sf_value = quant::e4m3_to_float(static_cast<uint8_t>(code));
+    table.value[code] = sf_value == 0.0f ? 0.0f : quant::ieee_div(global_scale, sf_value);
+  }
+  __syncthreads();
+}
+
+// quant::block_scale, NVFP4's factor from the table where there is one (nullptr: per-token g).
+template <BlockFormat kFormat>
+__device__ __forceinline__ quant::BlockScale block_scale(float amax, float global_scale, const FactorTable* factors) {
+  if constexpr (kFormat == BlockFormat::nvfp4) {
+    if (factors != nullptr) {
+      quant::BlockScale s;
+      s.sf = quant::float_to_e4m3(quant::ieee_div(global_scale * amax, 6.0f));
+      s.factor = factors->value[s.sf];
+      return s;
+    }
+  }
+  return quant::block_scale(kFormat, amax, global_scale);
+}
+
 template <class In, BlockFormat kFormat, int kBlock>
 __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const ItemCursor& at, const RawTile<kBlock>& raw,
-                                              int lane) {
+                                              int lane, const FactorTable* factors) {
   using Shape = TileShape<kBlock>;
   constexpr int kG = Shape::kLanesPerBlock;
   const uint32_t scale_columns = static_cast<uint32_t>(p.scale_columns());
@@ -136,7 +164,7 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
   const float global_scale = p.token_scales != nullptr && data_row
                                  ? quant::per_token_global_scale(p.token_scales[at.row])
                                  : p.global_scale;
-  uint8_t* scales = p.scales + at.batch * p.scale_bytes_per_batch();
+  uint8_t* scales = p.scales + at.batch * p.scale_bytes_per_batch() + quant::sf_row_offset<uint32_t>(p.layout, out_row, scale_columns);
   float factor[Shape::kRounds];
 #pragma unroll
   for (int r0 = 0; r0 < Shape::kRounds; r0 += kG) {
@@ -144,11 +172,10 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
 #pragma unroll
     for (int r = 0; r < kG; ++r) amax[r] = vector_amax(raw.v[r0 + r], In{});
     // This lane's block: round r0 + lane % G, group lane / G.
-    const quant::BlockScale scale = quant::block_scale(kFormat, reduce_scatter_max<kG>(amax, lane), global_scale);
+    const quant::BlockScale scale = block_scale<kFormat>(reduce_scatter_max<kG>(amax, lane), global_scale, factors);
     const uint32_t block = static_cast<uint32_t>(at.tile * Shape::kBlocks + (r0 + lane % kG) * (32 / kG) + lane / kG);
     if (block < padded_scale_columns) {
-      scales[quant::sf_offset<uint32_t>(p.layout, out_row, block, scale_columns)] =
-          data_row && block < scale_columns ? scale.sf : 0;
+      scales[quant::sf_column_offset<uint32_t>(p.layout, block)] = data_row && block < scale_columns ? scale.sf : 0;
     }
     float gathered[kG];
     all_gather<kG>(scale.factor, lane, gathered);
@@ -181,6 +208,12 @@ template <class In, BlockFormat kFormat, int kBlock>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(QuantizeLaunch launch) {
   static_assert(kBlock == 16 || kBlock == 32, "a block is 2 or 4 lanes' vectors");
   const QuantizeParams& p = launch.p;
+  __shared__ FactorTable table;
+  const FactorTable* factors = nullptr;
+  if (kFormat == BlockFormat::nvfp4 && p.token_scales == nullptr) {  // before the PDL wait: g is a parameter
+    fill_factor_table(table, p.global_scale);
+    factors = &table;
+  }
   pdl_wait();
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int padded_rows = static_cast<int>(quant::sf_padded_rows(p.layout, p.rows));
@@ -194,7 +227,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(Quant
     ItemCursor at{first_row / padded_rows, static_cast<int>(first_row % padded_rows), static_cast<int>(first % tiles)};
     for (int64_t item = first; item < last; ++item) {
       const RawTile<kBlock> raw = load_tile<In, kBlock>(p, at, lane);
-      quantize_tile<In, kFormat, kBlock>(p, at, raw, lane);
+      quantize_tile<In, kFormat, kBlock>(p, at, raw, lane, factors);
       at.advance(tiles, padded_rows);
     }
   }
