@@ -635,6 +635,33 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
 #endif
 }
 
+// The slice's elements by 16-byte shared-memory loads: thread t takes the aligned vectors t,
+// t + blockDim.x, ... of the buffer load_slice filled (the slice starts `shift` elements into it)
+// and calls f(i, x_i) for its elements i in [0, n), in order (every pass of a kernel sees the same
+// elements in the same order in each thread). The chunk kernel's passes were instruction-bound at
+// one 4-byte load an element (ncu, experiments/session11).
+template <class T, class F>
+__device__ __forceinline__ void for_each_owned(const T* x, int n, F&& f) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(x) % 16) / sizeof(T));
+  const uint4* vectors = reinterpret_cast<const uint4*>(x - shift);
+  const int count = (n + shift + kPer - 1) / kPer;
+  for (int v = threadIdx.x; v < count; v += blockDim.x) {
+    const uint4 raw = vectors[v];
+    const T* e = reinterpret_cast<const T*>(&raw);
+    const int first = v * kPer - shift;
+    if (first >= 0 && first + kPer <= n) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) f(first + j, e[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        if (first + j >= 0 && first + j < n) f(first + j, e[j]);
+      }
+    }
+  }
+}
+
 // Two-pass top_k for batches that fill the GPU (the one-pass kernel's clusters spend their time in
 // cluster barriers and writing every candidate to every CTA: 721 us for 256 rows of 262144).
 // Pass 1: a CTA per chunk of a row (no cluster, a chunk = one slice): the chunk's elements at or
@@ -658,16 +685,22 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) top_k_chunk_kernel(To
   ListEntry* out = a.chunk_entries + (row * a.chunks + chunk) * static_cast<int64_t>(a.chunk_capacity);
   const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
 
-  uint32_t lo = 0;  // every element when the chunk has fewer threads with elements than k
-  if (a.k <= static_cast<int64_t>(n < static_cast<int>(blockDim.x) ? n : static_cast<int>(blockDim.x))) {
-    const Selected bound = radix_select<kKeyBits, Scope::block>(
-        OneItemSource{static_cast<int>(threadIdx.x) < n, thread_max_key(x, n)}, target_k, sh, cluster,
-        kKeyBits == 32 ? 3 : 2);
+  uint32_t lo = 0;  // every element when fewer than k threads hold elements (the select finds none)
+  {
+    uint32_t thread_max = 0;
+    bool holds = false;
+    for_each_owned(x, n, [&](int, T v) {
+      const uint32_t key = Elem<T>::key(v);
+      thread_max = key > thread_max ? key : thread_max;
+      holds = true;
+    });
+    const Selected bound = radix_select<kKeyBits, Scope::block>(OneItemSource{holds, thread_max}, target_k, sh, cluster,
+                                                                kKeyBits == 32 ? 3 : 2);
     lo = bound.found ? bound.key : 0u;
   }
   const auto at_or_above = [&](uint32_t bound) {
     uint32_t count = 0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) count += Elem<T>::key(x[i]) >= bound ? 1u : 0u;
+    for_each_owned(x, n, [&](int, T v) { count += Elem<T>::key(v) >= bound ? 1u : 0u; });
     return block_scan(count, sh.u32);
   };
   Scan<uint32_t> local = at_or_above(lo);
@@ -689,10 +722,10 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) top_k_chunk_kernel(To
   }
   if (write_at_or_above) {
     uint32_t pos = local.excl;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
-      const uint32_t key = Elem<T>::key(x[i]);
+    for_each_owned(x, n, [&](int i, T v) {
+      const uint32_t key = Elem<T>::key(v);
       if (key >= lo) out[pos++] = ListEntry{key, static_cast<int32_t>(begin + i)};
-    }
+    });
   }
   if (threadIdx.x == 0) a.chunk_counts[row * a.chunks + chunk] = static_cast<int32_t>(written);
 #endif
