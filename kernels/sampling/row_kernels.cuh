@@ -417,42 +417,6 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(Sample
 #endif
 }
 
-// The slice's elements by 16-byte shared-memory loads: thread t takes the aligned vectors t,
-// t + blockDim.x, ... of the buffer load_slice filled (the slice starts `shift` elements into it)
-// and calls f(i, x_i) for its elements i in [0, n), in order (every pass of a kernel sees the same
-// elements in the same order in each thread); for_each_owned_vector hands over whole vectors
-// (f(first, elements, whole): whole when all of first .. first + 16 / sizeof(T) - 1 lie in [0, n)).
-// The chunk kernel's passes were instruction-bound at one 4-byte load an element (ncu,
-// experiments/session11).
-template <class T, class F>
-__device__ __forceinline__ void for_each_owned_vector(const T* x, int n, F&& f) {
-  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
-  const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(x) % 16) / sizeof(T));
-  const uint4* vectors = reinterpret_cast<const uint4*>(x - shift);
-  const int count = (n + shift + kPer - 1) / kPer;
-  for (int v = threadIdx.x; v < count; v += blockDim.x) {
-    const uint4 raw = vectors[v];
-    const int first = v * kPer - shift;  // the vector's elements are first .. first + kPer - 1
-    f(first, reinterpret_cast<const T*>(&raw), first >= 0 && first + kPer <= n);
-  }
-}
-
-template <class T, class F>
-__device__ __forceinline__ void for_each_owned(const T* x, int n, F&& f) {
-  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
-  for_each_owned_vector(x, n, [&](int first, const T* e, bool whole) {
-    if (whole) {
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) f(first + j, e[j]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) {
-        if (first + j >= 0 && first + j < n) f(first + j, e[j]);
-      }
-    }
-  });
-}
-
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
@@ -480,53 +444,23 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterA
         const float m = fmaxf(p.m, q.m);
         return MaxSum{m, p.s * __expf(p.m - m) + q.s * __expf(q.m - m)};
       };
-      // 16 bytes of the slice at a time: the vector's maximum first, so the running sum is rescaled
-      // at most once a vector.
-      constexpr int kPer = 16 / static_cast<int>(sizeof(T));
       MaxSum mine{-INFINITY, 0.0f};
-      for_each_owned_vector(x, n, [&](int first, const T* e, bool whole) {
-        float z[kPer];
-        float vector_max = -INFINITY;
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) {
-          const bool inside = whole || (first + j >= 0 && first + j < n);
-          z[j] = inside ? Elem<T>::to_float(e[j]) * a.inv_temperature : -INFINITY;
-          vector_max = fmaxf(vector_max, z[j]);
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const float z = Elem<T>::to_float(x[i]) * a.inv_temperature;
+        if (z == -INFINITY) continue;
+        if (z > mine.m) {
+          mine.s = mine.s * __expf(mine.m - z) + 1.0f;
+          mine.m = z;
+        } else {
+          mine.s += __expf(z - mine.m);
         }
-        if (vector_max == -INFINITY) return;
-        if (vector_max > mine.m) {
-          mine.s *= __expf(mine.m - vector_max);
-          mine.m = vector_max;
-        }
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) mine.s += __expf(z[j] - mine.m);
-      });
+      }
       const MaxSum block = block_reduce(mine, combine, reinterpret_cast<MaxSum*>(sh.words));
       const MaxSum all = cluster.all_reduce(block, MaxSum{-INFINITY, 0.0f}, combine, sh);
       float* out = static_cast<float*>(a.output) + row * a.cols + begin;
       const float inv_sum = 1.0f / all.s;
-      const auto probability = [&](T v) { return __expf(Elem<T>::to_float(v) * a.inv_temperature - all.m) * inv_sum; };
-      // fp32 in and out share their alignment: 16-byte stores of whole vectors (a warp: 512
-      // contiguous bytes); otherwise the coalesced element loop.
-      bool stored = false;
-      if constexpr (sizeof(T) == sizeof(float)) {
-        if (reinterpret_cast<uintptr_t>(out) % 16 == reinterpret_cast<uintptr_t>(x) % 16) {
-          for_each_owned_vector(x, n, [&](int first, const T* e, bool whole) {
-            if (whole) {
-              *reinterpret_cast<float4*>(out + first) =
-                  make_float4(probability(e[0]), probability(e[1]), probability(e[2]), probability(e[3]));
-            } else {
-#pragma unroll
-              for (int j = 0; j < kPer; ++j) {
-                if (first + j >= 0 && first + j < n) out[first + j] = probability(e[j]);
-              }
-            }
-          });
-          stored = true;
-        }
-      }
-      if (!stored) {
-        for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = probability(x[i]);
+      for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        out[i] = __expf(Elem<T>::to_float(x[i]) * a.inv_temperature - all.m) * inv_sum;
       }
       break;
     }
@@ -699,6 +633,33 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
   }
   Cluster::sync();
 #endif
+}
+
+// The slice's elements by 16-byte shared-memory loads: thread t takes the aligned vectors t,
+// t + blockDim.x, ... of the buffer load_slice filled (the slice starts `shift` elements into it)
+// and calls f(i, x_i) for its elements i in [0, n), in order (every pass of a kernel sees the same
+// elements in the same order in each thread). The chunk kernel's passes were instruction-bound at
+// one 4-byte load an element (ncu, experiments/session11).
+template <class T, class F>
+__device__ __forceinline__ void for_each_owned(const T* x, int n, F&& f) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(x) % 16) / sizeof(T));
+  const uint4* vectors = reinterpret_cast<const uint4*>(x - shift);
+  const int count = (n + shift + kPer - 1) / kPer;
+  for (int v = threadIdx.x; v < count; v += blockDim.x) {
+    const uint4 raw = vectors[v];
+    const T* e = reinterpret_cast<const T*>(&raw);
+    const int first = v * kPer - shift;
+    if (first >= 0 && first + kPer <= n) {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) f(first + j, e[j]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        if (first + j >= 0 && first + j < n) f(first + j, e[j]);
+      }
+    }
+  }
 }
 
 // Two-pass top_k for batches that fill the GPU (the one-pass kernel's clusters spend their time in
