@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/fp8_pack.cuh"
 #include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::quant {
@@ -85,15 +86,7 @@ template <BlockFormat kFormat>
 __device__ __forceinline__ typename Codes8<kFormat>::type quantize8(const float8& values, float factor) {
   const float* x = values.v;
   if constexpr (kFormat == BlockFormat::mxfp8) {
-    uint32_t word[2];
-#pragma unroll
-    for (int w = 0; w < 2; ++w) {
-      const uint32_t low = __nv_cvt_float2_to_fp8x2(make_float2(x[4 * w] * factor, x[4 * w + 1] * factor), __NV_SATFINITE, __NV_E4M3);
-      const uint32_t high =
-          __nv_cvt_float2_to_fp8x2(make_float2(x[4 * w + 2] * factor, x[4 * w + 3] * factor), __NV_SATFINITE, __NV_E4M3);
-      word[w] = low | (high << 16);
-    }
-    return make_uint2(word[0], word[1]);
+    return fp8x8<__NV_E4M3>(x, factor);
   } else {
     uint32_t packed = 0;
 #pragma unroll

@@ -23,6 +23,7 @@
 
 #include <atomic>
 
+#include "kernels/common/fp8_pack.cuh"
 #include "kernels/rope/rope_kernel.cuh"
 #include "kernels/rope/rope_quantize_layout.hpp"
 
@@ -119,15 +120,7 @@ __device__ __forceinline__ int64_t cache_entry_offset(const RopeQuantizeLaunch& 
 // 8 floats times `scale` as 8 fp8 bytes at dst (element 0 in the lowest byte).
 template <__nv_fp8_interpretation_t kKind>
 __device__ __forceinline__ void store_fp8(uint8_t* dst, const float* y, float scale) {
-  uint32_t word[2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const uint32_t low = __nv_cvt_float2_to_fp8x2(make_float2(y[4 * i] * scale, y[4 * i + 1] * scale), __NV_SATFINITE, kKind);
-    const uint32_t high =
-        __nv_cvt_float2_to_fp8x2(make_float2(y[4 * i + 2] * scale, y[4 * i + 3] * scale), __NV_SATFINITE, kKind);
-    word[i] = low | (high << 16);
-  }
-  *reinterpret_cast<uint2*>(dst) = make_uint2(word[0], word[1]);
+  *reinterpret_cast<uint2*>(dst) = fp8x8<kKind>(y, scale);
 }
 
 enum class SlotMath { copy, interleaved, neox };
