@@ -49,7 +49,9 @@ TEST(RopeQuantizeLayout, EveryUnitHasExactlyOneSlot) {
     std::map<std::tuple<rd::SlotKind, int, int>, int> taken;
     for (int slot = 0; slot < l.slots + 2 * rd::kWarpSlots; ++slot) {  // beyond the last warp too: idle
       const rd::SlotUnit u = rd::slot_unit(l, slot);
-      if (slot >= l.slots) EXPECT_EQ(u.kind, rd::SlotKind::idle) << slot;
+      if (slot >= l.slots) {
+        EXPECT_EQ(u.kind, rd::SlotKind::idle) << slot;
+      }
       if (u.kind != rd::SlotKind::idle) ++taken[{u.kind, u.head, u.unit}];
       const rd::SlotUnit warp_first = rd::slot_unit(l, slot / rd::kWarpSlots * rd::kWarpSlots);
       if (u.kind != rd::SlotKind::idle && warp_first.kind != rd::SlotKind::idle) {
