@@ -64,10 +64,12 @@ __device__ __forceinline__ float8 to_floats(const uint4& raw) {
   return out;
 }
 
+inline constexpr int kTileRounds = 4;
+
 template <int kBlock>
 struct TileShape {
   static constexpr int kLanesPerBlock = kBlock / 8;  // G: one 16-byte vector of 8 elements a lane
-  static constexpr int kRounds = 4;
+  static constexpr int kRounds = kTileRounds;
   static constexpr int kBlocks = kRounds * 32 / kLanesPerBlock;
   static constexpr int kVectors = kRounds * 32;  // 8-element vectors per tile
 };
@@ -85,7 +87,7 @@ __device__ __forceinline__ float vector_amax(const uint4& raw, __half) {
   return fmaxf(fmaxf(0.0f, __low2float(m)), __high2float(m));
 }
 
-// One item's raw input: G 16-byte vectors a lane.
+// One item's raw input: a 16-byte vector a lane per round.
 template <int kBlock>
 struct RawTile {
   uint4 v[TileShape<kBlock>::kRounds];
@@ -195,7 +197,7 @@ __device__ __forceinline__ void quantize_tile(const QuantizeParams& p, const Ite
 
 // The tiles of a row, over the layout's padded scale columns.
 __host__ __device__ __forceinline__ int tiles_per_row(const QuantizeParams& p) {
-  const int64_t blocks_per_tile = 4 * 32 / (p.block_size / 8);  // TileShape's kBlocks
+  const int64_t blocks_per_tile = kTileRounds * 32 / (p.block_size / 8);  // TileShape's kBlocks
   return static_cast<int>((quant::sf_padded_columns(p.layout, p.scale_columns()) + blocks_per_tile - 1) / blocks_per_tile);
 }
 
