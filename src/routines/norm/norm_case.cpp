@@ -206,9 +206,13 @@ void NormCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   }
 }
 
-kernels::RmsNormParams NormCase::params(int copy_index) const {
+const NormCase::Copy& NormCase::copy_or_unallocated(int copy_index) const {
   static const Copy kUnallocated;
-  const Copy& copy = copy_index < 0 ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
+  return copy_index < 0 ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
+}
+
+kernels::RmsNormParams NormCase::params(int copy_index) const {
+  const Copy& copy = copy_or_unallocated(copy_index);
   kernels::RmsNormParams k;
   k.input = copy.input.get();
   k.residual = p_.fused_add() ? copy.residual.get() : nullptr;
@@ -229,8 +233,7 @@ kernels::RmsNormParams NormCase::params(int copy_index) const {
 }
 
 kernels::RmsNormFp4Params NormCase::fp4_params(int copy_index) const {
-  static const Copy kUnallocated;
-  const Copy& copy = copy_index < 0 ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
+  const Copy& copy = copy_or_unallocated(copy_index);
   kernels::RmsNormFp4Params k;
   k.input = copy.input.get();
   k.residual = p_.fused_add() ? copy.residual.get() : nullptr;
@@ -251,8 +254,7 @@ kernels::RmsNormFp4Params NormCase::fp4_params(int copy_index) const {
 }
 
 kernels::LayerNormQuantParams NormCase::layernorm_params(int copy_index) const {
-  static const Copy kUnallocated;
-  const Copy& copy = copy_index < 0 ? kUnallocated : copies_.at(static_cast<std::size_t>(copy_index));
+  const Copy& copy = copy_or_unallocated(copy_index);
   kernels::LayerNormQuantParams k;
   k.input = copy.input.get();
   k.gamma = weight_.as<float>();

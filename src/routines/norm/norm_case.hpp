@@ -110,6 +110,9 @@ class NormCase final : public Case {
     DeviceBuffer scales[2]; // FP4: the scale tensors of sf_layouts()
   };
   void fill_inputs(int copy, cudaStream_t stream);
+  // Copy `copy_index`, or buffers that are all null for a negative index (parameters for shape
+  // checks before anything is allocated).
+  [[nodiscard]] const Copy& copy_or_unallocated(int copy_index) const;
 
   NormProblem p_;
   uint64_t seed_ = 0;
