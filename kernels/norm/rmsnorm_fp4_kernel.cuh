@@ -44,11 +44,13 @@ KBENCH_RMSNORM_FP4_DECLARE(fp16_mxfp4);
 
 #if defined(__CUDACC__)
 
-// Scale byte (row, k) into the layouts asked for.
-__device__ __forceinline__ void store_scale(const Fp4Out& q, int64_t row, int k, uint8_t sf) {
-  if (q.scales_linear != nullptr) q.scales_linear[row * q.scale_columns + k] = sf;
+// Scale byte (row, k) into the layouts asked for (the launch keeps both scale tensors under 4 GB,
+// so offsets are 32-bit).
+__device__ __forceinline__ void store_scale(const Fp4Out& q, uint32_t row, uint32_t k, uint8_t sf) {
+  const auto columns = static_cast<uint32_t>(q.scale_columns);
+  if (q.scales_linear != nullptr) q.scales_linear[row * columns + k] = sf;
   if (q.scales_swizzled != nullptr) {
-    q.scales_swizzled[quant::sf_offset(quant::SfLayout::swizzled_128x4, row, k, q.scale_columns)] = sf;
+    q.scales_swizzled[quant::sf_offset<uint32_t>(quant::SfLayout::swizzled_128x4, row, k, columns)] = sf;
   }
 }
 
@@ -56,23 +58,23 @@ __device__ __forceinline__ void store_scale(const Fp4Out& q, int64_t row, int k,
 // padding columns, and the rows of the last 128-row tile zero its padding rows between them (row
 // tile + j takes padding rows rows + j, rows + j + live, ...). After the epilogue: zeros need no
 // registers of the row.
-__device__ __forceinline__ void zero_scale_padding(const Fp4Out& q, int64_t rows, int64_t row, int k) {
-  const int columns = q.scale_columns;
-  const int padded_columns = static_cast<int>(quant::sf_padded_columns(quant::SfLayout::swizzled_128x4, columns));
+__device__ __forceinline__ void zero_scale_padding(const Fp4Out& q, uint32_t rows, uint32_t row, uint32_t k) {
+  const auto columns = static_cast<uint32_t>(q.scale_columns);
+  const auto padded_columns = static_cast<uint32_t>(quant::sf_padded_columns(quant::SfLayout::swizzled_128x4, columns));
   const bool last_block = k == columns - 1;
-  auto zero = [&](int64_t r, int c) {
-    q.scales_swizzled[quant::sf_offset(quant::SfLayout::swizzled_128x4, r, c, columns)] = 0;
+  auto zero = [&](uint32_t r, uint32_t c) {
+    q.scales_swizzled[quant::sf_offset<uint32_t>(quant::SfLayout::swizzled_128x4, r, c, columns)] = 0;
   };
   if (last_block) {
-    for (int c = columns; c < padded_columns; ++c) zero(row, c);
+    for (uint32_t c = columns; c < padded_columns; ++c) zero(row, c);
   }
-  const int64_t tile = (rows - 1) / 128 * 128;
+  const uint32_t tile = (rows - 1) / 128 * 128;
   if (row < tile) return;
-  const int64_t live = rows - tile;
-  for (int64_t r = rows + (row - tile); r < tile + 128; r += live) {
+  const uint32_t live = rows - tile;
+  for (uint32_t r = rows + (row - tile); r < tile + 128; r += live) {
     zero(r, k);
     if (last_block) {
-      for (int c = columns; c < padded_columns; ++c) zero(r, c);
+      for (uint32_t c = columns; c < padded_columns; ++c) zero(r, c);
     }
   }
 }
@@ -115,12 +117,14 @@ __global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_fp4_kernel(con
           block_amax = fmaxf(block_amax, __shfl_xor_sync(quant::kFullWarp, block_amax, offset));
         }
       }
-      const quant::BlockScale s = quant::block_scale(kFormat, block_amax, q.global_scale);
+      const quant::BlockScale s = quant::block_scale_of_max<kFormat>(block_amax, q.global_scale);
       bool own_ok = false;
 #pragma unroll
       for (int r = 0; r < kRounds; ++r) own_ok = r == own ? ok[k0 + r] : own_ok;
       const int own_vector = static_cast<int>(threadIdx.x) - lane + (k0 + own) * tpr;  // the block's first
-      if (own_ok && (kRounds == kGroup || lane == 0)) store_scale(q, row, own_vector / kGroup, s.sf);
+      if (own_ok && (kRounds == kGroup || lane == 0)) {
+        store_scale(q, static_cast<uint32_t>(row), static_cast<uint32_t>(own_vector / kGroup), s.sf);
+      }
       float factor[kRounds];
       if constexpr (kRounds == kGroup) {
         quant::all_gather<kGroup>(s.factor, lane, factor);
@@ -138,12 +142,17 @@ __global__ void __launch_bounds__(512, kVpt == 4 ? 2 : 1) rmsnorm_fp4_kernel(con
       }
     }
   });
-  if (q.scales_swizzled != nullptr && row < a.rows) {
+  // Padding exists only past a last column that is not a multiple of 4, or in the last 128-row
+  // tile: every other row is done here.
+  const bool padding = q.scale_columns % 4 != 0 || row >= (a.rows - 1) / 128 * 128;
+  if (q.scales_swizzled != nullptr && row < a.rows && padding) {
     const int nvec = static_cast<int>(a.hidden >> 3);
 #pragma unroll
     for (int k = 0; k < kVpt; ++k) {
       const int i = static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
-      if (i < nvec && i % kGroup == 0) zero_scale_padding(q, a.rows, row, i / kGroup);
+      if (i < nvec && i % kGroup == 0) {
+        zero_scale_padding(q, static_cast<uint32_t>(a.rows), static_cast<uint32_t>(row), static_cast<uint32_t>(i / kGroup));
+      }
     }
   }
 }

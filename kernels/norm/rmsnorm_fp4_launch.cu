@@ -52,6 +52,9 @@ const char* rmsnorm_fp4_unsupported(const RmsNormFp4Params& p) {
     return "hidden is over 32768: the fused FP4 norms run only on the RMSNorm register path (the row in registers)";
   }
   if (p.rows > INT32_MAX - 128) return "rows are indexed with 32-bit integers";
+  if (quant::sf_bytes(quant::SfLayout::swizzled_128x4, p.rows, p.scale_columns()) > UINT32_MAX) {
+    return "the scale tensors are indexed with 32-bit integers (over 4 GB of scales)";
+  }
   return nullptr;
 }
 
