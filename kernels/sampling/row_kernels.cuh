@@ -21,7 +21,9 @@
 //    at or above the bound (~k) are written to a candidate list every CTA holds, and an exact radix
 //    select over the list gives the k-th largest. A row where that list would overflow (k above the
 //    threads, many ties) takes an exact radix select over the whole row instead (8-bit digits,
-//    warp-aggregated histograms combined over the cluster).
+//    warp-aggregated histograms combined over the cluster). Batches that fill the GPU take the
+//    two-pass plan instead (top_k and the top-k samplers: a threshold per row estimated from a
+//    sample, a filter over chunks at HBM speed, a merge per row; described above its kernels).
 //  * top_p_renorm: the exact pivot by a radix select over fixed-point masses (integers: the same sum
 //    in any order), then one pass for the kept mass and one to write.
 //  * softmax: one pass for each thread's online (max, sum of exp), combined over the block and the
@@ -53,6 +55,22 @@ __host__ __device__ constexpr int64_t buffer_bytes(int64_t slice, int elem_bytes
   return ((slice + 16 / elem_bytes) * elem_bytes + 15) / 16 * 16;
 }
 
+// The two-pass plans' candidates: each row's pool (the filter's runs, reserved with an atomic
+// cursor) and where each chunk's run sits in it and how long it is (-1: the pool overflowed); the
+// merge gathers the runs in chunk order into its shared memory, or, where they do not fit there,
+// into one of `ordered_rows` rows of `ordered` it claims (a row that finds none left takes the
+// whole-row path).
+struct CandidatePool {
+  ListEntry* entries;         // [rows][capacity]
+  ListEntry* ordered;         // [ordered_rows][capacity]
+  int32_t* chunk_offsets;     // [rows][chunks]
+  int32_t* chunk_counts;      // [rows][chunks]
+  uint32_t* ordered_claimed;  // one counter, zeroed by the estimate
+  int capacity;
+  int chunks;
+  int ordered_rows;
+};
+
 struct SamplerArgs {
   const void* input;
   int64_t cols;
@@ -65,11 +83,7 @@ struct SamplerArgs {
   bool joint;
   const uint64_t* rng;
   int32_t* output;
-  // The two-pass samplers' pass 2 (chunks > 0): each chunk's candidates and their count.
-  int chunks;
-  int chunk_capacity;
-  const ListEntry* chunk_entries;  // [rows][chunks][chunk_capacity]
-  const int32_t* chunk_counts;     // [rows][chunks]
+  CandidatePool pool;  // the two-pass samplers' merge (pool.chunks > 0; list_capacity: its shared memory)
 };
 
 struct FilterArgs {
@@ -98,12 +112,13 @@ struct TopKArgs {
   int64_t page_table_stride;
   const int32_t* offsets;
   int32_t* mapped;
-  // The two-pass kernels (chunks > 0): each chunk's candidates and their count.
-  int chunks;
-  int chunk_capacity;
-  bool keep_ties;            // the samplers': every element at or above a chunk's k-th largest
-  ListEntry* chunk_entries;  // [rows][chunks][chunk_capacity]
-  int32_t* chunk_counts;     // [rows][chunks]
+  // The two-pass kernels (pool.chunks > 0; list_capacity: the merge's shared memory): each row's
+  // threshold (the sample_rank-th largest of the sample's thread maxima), its candidates and the
+  // cursor of its pool.
+  CandidatePool pool;
+  int sample_rank;
+  uint32_t* thresholds;  // [rows]
+  uint32_t* cursors;     // [rows]
 };
 
 struct ChainArgs {
@@ -124,7 +139,8 @@ struct RowKernels {
   void (*sampler)(SamplerArgs);
   void (*filter)(FilterArgs);
   void (*top_k)(TopKArgs);
-  void (*top_k_chunk)(TopKArgs);
+  void (*top_k_estimate)(TopKArgs);
+  void (*top_k_filter)(TopKArgs);
   void (*top_k_merge)(TopKArgs);
   void (*sampler_merge)(SamplerArgs);
 };
@@ -249,12 +265,17 @@ __device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared&
 
 // Sources of radix_select.
 struct OneItemSource {  // one key per thread (its maximum)
+  static constexpr bool kCounts = true;
+  static constexpr int kBatch = 1;
   bool valid;
   uint32_t key;
   __device__ int rounds() const { return 1; }
   __device__ Item item(int) const { return {valid, key, 1ull}; }
 };
-struct ListSource {  // the candidate list
+template <int kLoads = 1>
+struct ListSource {  // the candidate list (in global memory: kLoads in flight)
+  static constexpr bool kCounts = true;
+  static constexpr int kBatch = kLoads;
   const ListEntry* list;
   int len;
   __device__ int rounds() const { return (len + static_cast<int>(blockDim.x) - 1) / static_cast<int>(blockDim.x); }
@@ -263,8 +284,11 @@ struct ListSource {  // the candidate list
     return i < len ? Item{true, list[i].key, 1ull} : Item{false, 0u, 0ull};
   }
 };
-template <class T, bool kMass>
-struct SliceSource {  // this CTA's slice; weights 1 or fixed-point masses (value * scale)
+template <class T, bool kMass, int kLoads = 1>
+struct SliceSource {  // this CTA's slice, or a row in global memory (kLoads in flight); weights 1 or
+                     // fixed-point masses (value * scale)
+  static constexpr bool kCounts = !kMass;
+  static constexpr int kBatch = kLoads;
   const T* x;
   int n;
   float scale;
@@ -329,7 +353,7 @@ __device__ TopKSelection select_top_k(const T* x, int n, int64_t begin, int64_t 
         ++pos;
       }
       Cluster::sync();
-      const Selected exact = radix_select<kKeyBits, Scope::block>(ListSource{list, static_cast<int>(ranks.total)},
+      const Selected exact = radix_select<kKeyBits, Scope::block>(ListSource<>{list, static_cast<int>(ranks.total)},
                                                                   target_k, sh, cluster, kKeyBits / 8);
       out.tau = exact.key;
       out.above = exact.above;
@@ -635,170 +659,296 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
 #endif
 }
 
-// The slice's elements by 16-byte shared-memory loads: thread t takes the aligned vectors t,
-// t + blockDim.x, ... of the buffer load_slice filled (the slice starts `shift` elements into it)
-// and calls f(i, x_i) for its elements i in [0, n), in order (every pass of a kernel sees the same
-// elements in the same order in each thread). The chunk kernel's passes were instruction-bound at
-// one 4-byte load an element (ncu, experiments/session11).
-template <class T, class F>
-__device__ __forceinline__ void for_each_owned(const T* x, int n, F&& f) {
-  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
-  const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(x) % 16) / sizeof(T));
-  const uint4* vectors = reinterpret_cast<const uint4*>(x - shift);
-  const int count = (n + shift + kPer - 1) / kPer;
-  for (int v = threadIdx.x; v < count; v += blockDim.x) {
-    const uint4 raw = vectors[v];
-    const T* e = reinterpret_cast<const T*>(&raw);
-    const int first = v * kPer - shift;
-    if (first >= 0 && first + kPer <= n) {
+// The two-pass plans (top_k, and the top-k samplers, where the batch fills the GPU). The one-pass
+// kernels' clusters spend their time in cluster barriers, and a per-chunk bound (session 11: the
+// k-th largest of each chunk's thread maxima) costs a radix select per chunk and leaves ~1.4 k
+// candidates per chunk. Here one threshold per row, estimated from a sample, filters every chunk:
+//  1. estimate: a CTA per row takes a sample of the row and sets the row's threshold;
+//  2. filter: a CTA per chunk of a row holds its chunk in registers (one read of the input, 16-byte
+//     loads issued before it waits for the estimate) and writes the elements at or above the
+//     threshold to a run of the row's pool it reserves with one atomic (chunks whose candidates
+//     cluster need no room of their own), positions in the run by a block scan;
+//  3. merge: a CTA per row gathers the runs in chunk order (the same list on every call, whatever
+//     order the runs were reserved in) and selects (top_k) or draws (the samplers) from them. Every
+//     element at or above the row's k-th largest is a candidate when at least k are; a row where
+//     fewer are, or whose pool overflowed, is selected from the whole row in global memory
+//     instead: exact, slow, and rare on rows that are not built against the sample.
+
+// The sample: kSampleSegments runs of kSegmentThreads * kSamplePerThread contiguous elements at
+// evenly spaced offsets (so a row whose values drift along it still gives a fair sample), one
+// segment per kSegmentThreads threads, kSamplePerThread elements each.
+inline constexpr int kSampleSegments = 32;
+inline constexpr int kSegmentThreads = kMaxThreads / kSampleSegments;
+inline constexpr int kSamplePerThread = 16;
+inline constexpr int kSampleSize = kMaxThreads * kSamplePerThread;
+// Elements a thread of the filter holds, in 16-byte vectors (more spill for 16-bit types: their
+// keys are unpacked), and the resident CTAs that 32 registers of data a thread allow.
+inline constexpr int kFilterElements = 32;
+inline constexpr int kFilterCtasPerSm = 2;
+// Loads in flight per thread in the merges' whole-row selects (a row in global memory).
+inline constexpr int kGlobalLoads = 8;
+template <class T>
+inline constexpr int kFilterVectors = kFilterElements * static_cast<int>(sizeof(T)) / 16;
+// Elements of a chunk: all the vectors of a CTA less one (the chunk need not start aligned).
+__host__ __device__ constexpr int64_t filter_slice(int elem_bytes) {
+  return (static_cast<int64_t>(kFilterElements) * kMaxThreads * elem_bytes / 16 - 1) * (16 / elem_bytes);
+}
+
+#if defined(KBENCH_SAMPLING_SM90)
+// Elements [begin, end) of a row (at most filter_slice) in the registers of a CTA of kMaxThreads:
+// vector s of thread t holds elements first + (t + s * kMaxThreads) * kPer + [0, kPer), 16-byte
+// aligned, loaded by one streaming 16-byte load each; the partial vectors at both ends are read
+// element by element (nothing outside [begin, end)) and their other lanes hold key 0.
+template <class T>
+struct RegisterChunk {
+  static constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  static constexpr int kVectors = kFilterVectors<T>;
+  uint4 raw[kVectors];
+  int64_t begin;
+  int lane0;  // element offset from begin of this thread's first lane (negative in a partial head)
+  int n;      // end - begin
+
+  __device__ __forceinline__ RegisterChunk(const T* row, int64_t begin_, int64_t end_)
+      : begin(begin_), n(static_cast<int>(end_ - begin_)) {
+    lane0 = static_cast<int>(threadIdx.x) * kPer -
+            static_cast<int>((reinterpret_cast<uintptr_t>(row + begin) % 16) / sizeof(T));
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) f(first + j, e[j]);
-    } else {
+    for (int s = 0; s < kVectors; ++s) {
+      const int e = offset(s, 0);
+      if (whole(s)) {
+        raw[s] = __ldcs(reinterpret_cast<const uint4*>(row + begin + e));
+      } else {
+        T* v = reinterpret_cast<T*>(&raw[s]);
 #pragma unroll
-      for (int j = 0; j < kPer; ++j) {
-        if (first + j >= 0 && first + j < n) f(first + j, e[j]);
+        for (int j = 0; j < kPer; ++j) v[j] = e + j >= 0 && e + j < n ? row[begin + e + j] : Elem<T>::from_key(0u);
       }
     }
   }
-}
+  // Element (s, j)'s offset from begin, and its index in the row.
+  __device__ __forceinline__ int offset(int s, int j) const { return lane0 + s * kMaxThreads * kPer + j; }
+  __device__ __forceinline__ int64_t index(int s, int j) const { return begin + offset(s, j); }
+  __device__ __forceinline__ bool whole(int s) const { return offset(s, 0) >= 0 && offset(s, 0) + kPer <= n; }
+  __device__ __forceinline__ bool in(int s, int j) const { return offset(s, j) >= 0 && offset(s, j) < n; }
+  __device__ __forceinline__ T value(int s, int j) const { return reinterpret_cast<const T*>(&raw[s])[j]; }
+  __device__ __forceinline__ uint32_t key(int s, int j) const { return Elem<T>::key(value(s, j)); }
+};
+#endif
 
-// Two-pass top_k for batches that fill the GPU (the one-pass kernel's clusters spend their time in
-// cluster barriers and writing every candidate to every CTA: 721 us for 256 rows of 262144).
-// Pass 1: a CTA per chunk of a row (no cluster, a chunk = one slice): the chunk's elements at or
-// above a lower bound of its k-th largest (the k-th largest of its threads' maxima, as
-// select_top_k's fast path) go to the chunk's part of the workspace; a chunk with more of them
-// than its part holds (ties, k near the threads) writes its exact top k instead (keep_ties, for the
-// samplers, whose top-k set keeps every tie: all elements at or above its k-th largest, or count -1
-// where they do not fit). Every element of the row's top k is in its chunk's top k, hence written.
 template <class T>
-__global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) top_k_chunk_kernel(TopKArgs a) {
+__global__ void __launch_bounds__(kMaxThreads, 2) top_k_estimate_kernel(TopKArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
-  extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
+  pdl_launch_dependents();  // the filter's loads do not depend on this grid
   Cluster cluster = Cluster::here();  // one CTA
   constexpr int kKeyBits = Elem<T>::kKeyBits;
-  const int64_t row = blockIdx.x / a.chunks;
-  const int chunk = static_cast<int>(blockIdx.x - row * a.chunks);
-  const int64_t begin = static_cast<int64_t>(chunk) * a.slice;
-  const int n = static_cast<int>(slice_length(a.cols, a.slice, static_cast<unsigned>(chunk)));
-  const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
-  ListEntry* out = a.chunk_entries + (row * a.chunks + chunk) * static_cast<int64_t>(a.chunk_capacity);
-  const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
-
-  uint32_t lo = 0;  // every element when fewer than k threads hold elements (the select finds none)
-  {
-    uint32_t thread_max = 0;
-    bool holds = false;
-    for_each_owned(x, n, [&](int, T v) {
-      const uint32_t key = Elem<T>::key(v);
-      thread_max = key > thread_max ? key : thread_max;
-      holds = true;
-    });
-    const Selected bound = radix_select<kKeyBits, Scope::block>(OneItemSource{holds, thread_max}, target_k, sh, cluster,
-                                                                kKeyBits == 32 ? 3 : 2);
-    lo = bound.found ? bound.key : 0u;
+  const int64_t row = blockIdx.x;
+  const T* x = static_cast<const T*>(a.input) + row * a.cols;
+  const int64_t begin = static_cast<int64_t>(threadIdx.x / kSegmentThreads) * a.cols / kSampleSegments +
+                        static_cast<int64_t>(threadIdx.x % kSegmentThreads);
+  uint32_t thread_max = 0;
+#pragma unroll
+  for (int i = 0; i < kSamplePerThread; ++i) thread_max = max(thread_max, Elem<T>::key(x[begin + i * kSegmentThreads]));
+  // The rank-th largest of the threads' maxima (cut to 24 bits: lower, so still a lower bound):
+  // rank of them, hence rank sample elements, are at least that.
+  const Selected bound = radix_select<kKeyBits, Scope::block>(
+      OneItemSource{true, thread_max}, [r = a.sample_rank](unsigned long long) { return static_cast<unsigned long long>(r); },
+      sh, cluster, kKeyBits == 32 ? 3 : 2);
+  // Key 0 is nobody's (the filter's padding): the threshold is at least 1.
+  if (threadIdx.x == 0) {
+    a.thresholds[row] = bound.found && bound.key > 0u ? bound.key : 1u;
+    a.cursors[row] = 0u;
+    if (row == 0) *a.pool.ordered_claimed = 0u;
   }
-  const auto at_or_above = [&](uint32_t bound) {
-    uint32_t count = 0;
-    for_each_owned(x, n, [&](int, T v) { count += Elem<T>::key(v) >= bound ? 1u : 0u; });
-    return block_scan(count, sh.u32);
-  };
-  Scan<uint32_t> local = at_or_above(lo);
-  int64_t written = local.total;
-  bool write_at_or_above = true;  // every element >= lo to the chunk's part
-  if (local.total > static_cast<uint32_t>(a.chunk_capacity)) {  // more than k here (capacity >= k)
-    const Selected exact = radix_select<kKeyBits, Scope::block>(SliceSource<T, false>{x, n, 0.0f}, target_k, sh,
-                                                                cluster, kKeyBits / 8);
-    if (!a.keep_ties) {  // the chunk's exact top k
-      const TopKSelection sel{exact.key, exact.above, 0, false};
-      written = place_sliced(x, n, begin, sel, a.k, sh, cluster, [out](int64_t pos, const ListEntry& e) { out[pos] = e; });
-      write_at_or_above = false;
-    } else {  // every element at or above the chunk's k-th largest, if they fit; else -1
-      lo = exact.key;
-      local = at_or_above(lo);
-      written = local.total <= static_cast<uint32_t>(a.chunk_capacity) ? static_cast<int64_t>(local.total) : -1;
-      write_at_or_above = written >= 0;
+#endif
+}
+
+template <class T>
+__global__ void __launch_bounds__(kMaxThreads, kFilterCtasPerSm) top_k_filter_kernel(TopKArgs a) {
+#if defined(KBENCH_SAMPLING_SM90)
+  __shared__ uint32_t scratch[kMaxWarps];
+  __shared__ uint32_t run_begin;
+  const CandidatePool& pool = a.pool;
+  const int64_t row = blockIdx.x / pool.chunks;
+  const int chunk = static_cast<int>(blockIdx.x - row * pool.chunks);
+  const int64_t begin = static_cast<int64_t>(chunk) * a.slice;
+  const RegisterChunk<T> c(static_cast<const T*>(a.input) + row * a.cols, begin,
+                           begin + a.slice < a.cols ? begin + a.slice : a.cols);
+  pdl_wait();  // the estimate's threshold
+  const uint32_t lo = a.thresholds[row];  // >= 1: the padding's key 0 never counts
+  uint32_t count = 0;
+#pragma unroll
+  for (int s = 0; s < c.kVectors; ++s) {
+#pragma unroll
+    for (int j = 0; j < c.kPer; ++j) count += c.key(s, j) >= lo ? 1u : 0u;
+  }
+  const Scan<uint32_t> local = block_scan(count, scratch);
+  if (threadIdx.x == 0) {
+    const uint32_t begin_run = local.total > 0 ? atomicAdd(a.cursors + row, local.total) : 0u;
+    const bool fits = static_cast<uint64_t>(begin_run) + local.total <= static_cast<uint64_t>(pool.capacity);
+    pool.chunk_offsets[row * pool.chunks + chunk] = static_cast<int32_t>(begin_run);
+    pool.chunk_counts[row * pool.chunks + chunk] = fits ? static_cast<int32_t>(local.total) : -1;
+    run_begin = fits ? begin_run : static_cast<uint32_t>(pool.capacity);
+  }
+  __syncthreads();
+  if (count > 0 && run_begin < static_cast<uint32_t>(pool.capacity)) {
+    ListEntry* out = pool.entries + row * static_cast<int64_t>(pool.capacity) + run_begin;
+    uint32_t pos = local.excl;
+#pragma unroll
+    for (int s = 0; s < c.kVectors; ++s) {
+#pragma unroll
+      for (int j = 0; j < c.kPer; ++j) {
+        if (c.key(s, j) >= lo) out[pos++] = ListEntry{c.key(s, j), static_cast<int32_t>(c.index(s, j))};
+      }
     }
   }
-  if (write_at_or_above) {
-    uint32_t pos = local.excl;
-    for_each_owned(x, n, [&](int i, T v) {
-      const uint32_t key = Elem<T>::key(v);
-      if (key >= lo) out[pos++] = ListEntry{key, static_cast<int32_t>(begin + i)};
-    });
-  }
-  if (threadIdx.x == 0) a.chunk_counts[row * a.chunks + chunk] = static_cast<int32_t>(written);
 #endif
 }
 
 #if defined(KBENCH_SAMPLING_SM90)
-// The two-pass kernels' pass 2: gathers row `row`'s candidates from its chunks' parts into `list`
-// (chunk order: the same list on every call); returns their number, or -1 where a chunk's count is
-// -1 (its candidates did not fit). `offsets` holds kMaxChunks + 1 ints of shared memory.
-__device__ __forceinline__ int gather_candidates(const ListEntry* entries, const int32_t* counts, int chunks,
-                                                 int capacity, int64_t row, ListEntry* list, int32_t* offsets) {
-  if (threadIdx.x == 0) {
+// The merge's candidates: row `row`'s runs gathered in chunk order (the same list on every call)
+// into `shared` (room for `room`) or, longer, into a claimed row of the pool's `ordered`. len -1:
+// the pool overflowed or no ordered row was left. `offsets` and `runs_at` hold kMaxChunks + 1
+// ints of shared memory: the list position and the pool position of each chunk's run.
+struct Gathered {
+  const ListEntry* list;
+  int len;
+};
+__device__ __forceinline__ Gathered gather_candidates(const CandidatePool& pool, int64_t row, ListEntry* shared,
+                                                      int room, int32_t* offsets, int32_t* runs_at) {
+  if (warp_id() == 0) {  // a chunk per lane: the counts' latencies overlap
     int32_t total = 0;
     bool complete = true;
-    for (int c = 0; c < chunks; ++c) {
-      const int32_t count = counts[row * chunks + c];
-      complete = complete && count >= 0;
-      offsets[c] = total;
-      total += count >= 0 ? count : 0;
+    for (int base = 0; base < pool.chunks; base += 32) {
+      const int c = base + lane_id();
+      const int32_t count = c < pool.chunks ? pool.chunk_counts[row * pool.chunks + c] : 0;
+      complete = __all_sync(0xFFFFFFFFu, count >= 0) && complete;
+      int32_t incl = count > 0 ? count : 0;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const int32_t y = __shfl_up_sync(0xFFFFFFFFu, incl, o);
+        if (lane_id() >= o) incl += y;
+      }
+      if (c < pool.chunks) {
+        offsets[c] = total + incl - (count > 0 ? count : 0);
+        runs_at[c] = pool.chunk_offsets[row * pool.chunks + c];
+      }
+      total += __shfl_sync(0xFFFFFFFFu, incl, 31);
     }
-    offsets[chunks] = complete ? total : -1;
+    if (lane_id() == 0) {
+      int32_t len = complete ? total : -1;
+      runs_at[pool.chunks] = -1;  // the list in shared memory
+      if (len > room) {
+        const uint32_t slot = atomicAdd(pool.ordered_claimed, 1u);
+        if (slot < static_cast<uint32_t>(pool.ordered_rows)) {
+          runs_at[pool.chunks] = static_cast<int32_t>(slot);
+        } else {
+          len = -1;
+        }
+      }
+      offsets[pool.chunks] = len;
+    }
   }
   __syncthreads();
-  if (offsets[chunks] < 0) return -1;
-  const ListEntry* parts = entries + row * chunks * static_cast<int64_t>(capacity);
-  for (int j = threadIdx.x; j < chunks * capacity; j += blockDim.x) {
-    const int c = j / capacity;
-    const int p = j - c * capacity;
-    if (offsets[c] + p < offsets[c + 1]) list[offsets[c] + p] = parts[j];
+  const int len = offsets[pool.chunks];
+  if (len < 0) return {nullptr, -1};
+  const int slot = runs_at[pool.chunks];
+  ListEntry* list = slot < 0 ? shared : pool.ordered + slot * static_cast<int64_t>(pool.capacity);
+  const ListEntry* entries = pool.entries + row * static_cast<int64_t>(pool.capacity);
+  for (int j = threadIdx.x; j < len; j += blockDim.x) {
+    int lo = 0;  // the chunk holding list position j: the last with offsets[c] <= j
+    int hi = pool.chunks - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (offsets[mid] <= j) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    list[j] = entries[runs_at[lo] + (j - offsets[lo])];
   }
   __syncthreads();
-  return offsets[chunks];
+  return {list, len};
 }
 #endif
 
-// Pass 2: a CTA per row gathers its chunks' candidates into shared memory (chunk order: the same
-// list on every call) and places the exact top k of the list.
+#if defined(KBENCH_SAMPLING_SM90)
+// A gathered list longer than the merge's shared memory (in global memory: every pass over it
+// waits on loads), cut to its entries at or above a lower bound of its k-th largest (the k-th
+// largest of the threads' maxima, as select_top_k's fast path) in `shared` when they fit there:
+// every entry at or above the k-th largest stays, in a fixed order (threads, then each thread's).
+template <int kKeyBits>
+__device__ Gathered narrow_candidates(Gathered g, int64_t k, ListEntry* shared, int room, Shared& sh,
+                                      Cluster& cluster) {
+  if (g.len <= room || k > static_cast<int64_t>(blockDim.x)) return g;
+  uint32_t thread_max = 0;
+  for (int i = threadIdx.x; i < g.len; i += blockDim.x) thread_max = max(thread_max, g.list[i].key);
+  const Selected bound = radix_select<kKeyBits, Scope::block>(
+      OneItemSource{true, thread_max}, [k](unsigned long long) { return static_cast<unsigned long long>(k); }, sh,
+      cluster, kKeyBits == 32 ? 3 : 2);
+  const uint32_t lo = bound.found ? bound.key : 0u;
+  uint32_t count = 0;
+  for (int i = threadIdx.x; i < g.len; i += blockDim.x) count += g.list[i].key >= lo ? 1u : 0u;
+  const Scan<uint32_t> at = block_scan(count, sh.u32);
+  if (at.total > static_cast<uint32_t>(room)) return g;
+  uint32_t pos = at.excl;
+  for (int i = threadIdx.x; i < g.len; i += blockDim.x) {
+    if (g.list[i].key >= lo) shared[pos++] = g.list[i];
+  }
+  __syncthreads();
+  return {shared, static_cast<int>(at.total)};
+}
+#endif
+
+// The merge of top_k: the exact top k of the candidates, or of the whole row where they are not
+// all (see above).
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads, 1) top_k_merge_kernel(TopKArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
   __shared__ int32_t chunk_offset[kMaxChunks + 1];
+  __shared__ int32_t run_at[kMaxChunks + 1];
   Cluster cluster = Cluster::here();  // one CTA
   constexpr int kKeyBits = Elem<T>::kKeyBits;
   const int64_t row = blockIdx.x;
-  auto* list = reinterpret_cast<ListEntry*>(dyn);
-  const int len = gather_candidates(a.chunk_entries, a.chunk_counts, a.chunks, a.chunk_capacity, row, list, chunk_offset);
+  auto* shared = reinterpret_cast<ListEntry*>(dyn);
+  const auto [list, len] = narrow_candidates<kKeyBits>(
+      gather_candidates(a.pool, row, shared, a.list_capacity, chunk_offset, run_at), a.k, shared, a.list_capacity, sh,
+      cluster);
   const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
-  const Selected exact =
-      radix_select<kKeyBits, Scope::block>(ListSource{list, len}, target_k, sh, cluster, kKeyBits / 8);
-  const TopKSelection sel{exact.key, exact.above, len, true};
-  place_listed(list, len, sel, a.k, sh,
-               [&](int64_t pos, const ListEntry& e) { emit(a, row, pos, e.index, Elem<T>::from_key(e.key)); });
+  const auto to_output = [&](int64_t pos, const ListEntry& e) { emit(a, row, pos, e.index, Elem<T>::from_key(e.key)); };
+  if (len >= a.k) {
+    const Selected exact =
+        radix_select<kKeyBits, Scope::block>(ListSource<kGlobalLoads>{list, len}, target_k, sh, cluster, kKeyBits / 8);
+    place_listed(list, len, TopKSelection{exact.key, exact.above, len, true}, a.k, sh, to_output);
+  } else {
+    const T* x = static_cast<const T*>(a.input) + row * a.cols;
+    const int n = static_cast<int>(a.cols);
+    const Selected exact = radix_select<kKeyBits, Scope::block>(SliceSource<T, false, kGlobalLoads>{x, n, 0.0f},
+                                                                target_k, sh, cluster, kKeyBits / 8);
+    place_sliced(x, n, 0, TopKSelection{exact.key, exact.above, 0, false}, a.k, sh, cluster, to_output);
+  }
 #endif
 }
 
-// The two-pass samplers' pass 2 (top-k with or without top-p and min-p, top_k_first): a CTA per row
-// gathers the candidates (every element at or above each chunk's k-th largest: a superset of the
-// row's top-k set, with the row's largest value), finds the row's k-th largest among them and
-// draws from the kept set there. A row with a chunk whose candidates did not fit is drawn from the
-// whole row in global memory instead (ties beyond a chunk's part: rare and slow, but exact).
+// The merge of the two-pass samplers (top-k with or without top-p and min-p, top_k_first): the
+// row's k-th largest among the candidates (every element at or above it is one), then the draw
+// from the kept set there; from the whole row in global memory where the candidates are not all.
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads, 1) sampler_merge_kernel(SamplerArgs a) {
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
   __shared__ int32_t chunk_offset[kMaxChunks + 1];
+  __shared__ int32_t run_at[kMaxChunks + 1];
   Cluster cluster = Cluster::here();  // one CTA
   constexpr int kKeyBits = Elem<T>::kKeyBits;
   const int64_t row = blockIdx.x;
-  auto* list = reinterpret_cast<ListEntry*>(dyn);
-  const int len = gather_candidates(a.chunk_entries, a.chunk_counts, a.chunks, a.chunk_capacity, row, list, chunk_offset);
+  auto* shared = reinterpret_cast<ListEntry*>(dyn);
+  const auto [list, len] = narrow_candidates<kKeyBits>(
+      gather_candidates(a.pool, row, shared, a.list_capacity, chunk_offset, run_at), a.top_k, shared, a.list_capacity,
+      sh, cluster);
   const bool min_p = a.min_p > 0.0f && !a.from_logits;
   const auto target_k = [k = a.top_k](unsigned long long) { return static_cast<unsigned long long>(k); };
   const auto sample = [&](auto view, const auto& source) {
@@ -814,12 +964,12 @@ __global__ void __launch_bounds__(kMaxThreads, 1) sampler_merge_kernel(SamplerAr
     return draw_kept(view, lo, a, row, -1.0f, sh, cluster);
   };
   Pick pick;
-  if (len >= 0) {
-    pick = sample(ListView<T>{list, len, a.from_logits, 0.0f}, ListSource{list, len});
+  if (len >= a.top_k) {
+    pick = sample(ListView<T>{list, len, a.from_logits, 0.0f}, ListSource<kGlobalLoads>{list, len});
   } else {
     const T* x = static_cast<const T*>(a.input) + row * a.cols;
     const int n = static_cast<int>(a.cols);
-    pick = sample(RowView<T>{x, n, 0, a.from_logits, 0.0f}, SliceSource<T, false>{x, n, 0.0f});
+    pick = sample(RowView<T>{x, n, 0, a.from_logits, 0.0f}, SliceSource<T, false, kGlobalLoads>{x, n, 0.0f});
   }
   if (threadIdx.x == 0) a.output[row] = pick.valid ? pick.index : 0;
 #endif

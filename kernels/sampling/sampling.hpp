@@ -28,12 +28,14 @@ struct RowPlan {
   int64_t slice = 0;
   int list_capacity = 0;  // entries of the top-k candidate list (0: the kernel needs none)
   int smem_bytes = 0;
-  // The two-pass top_k and top-k samplers (chunks > 0; batches that fill the GPU): a CTA per
-  // `slice`-element chunk of a row writes the chunk's candidates (at most chunk_capacity), then a
-  // CTA per row (merge_smem_bytes of shared memory) selects or draws from them. The params'
-  // workspace holds workspace_bytes.
+  // The two-pass top_k and top-k samplers (chunks > 0; batches that fill the GPU): a CTA per row
+  // sets the row's threshold from a sample (the sample_rank-th largest), a CTA per `slice`-element
+  // chunk of a row writes the chunk's elements at or above it to the row's pool (pool_capacity
+  // candidates), then a CTA per row (merge_smem_bytes of shared memory: list_capacity candidates)
+  // selects or draws from them. The params' workspace holds workspace_bytes.
   int chunks = 0;
-  int chunk_capacity = 0;
+  int sample_rank = 0;
+  int pool_capacity = 0;
   int merge_smem_bytes = 0;
   std::size_t workspace_bytes = 0;
 };

@@ -206,6 +206,15 @@ __device__ __forceinline__ void hist_add(unsigned long long* hist, uint32_t bin,
   }
 }
 
+// Adds the number of lanes with bin `bin` to hist[bin] (bin kBins: nothing): one native 32-bit
+// shared atomic per distinct bin of the warp. The count-only selects (top-k) take this one: a 64-bit
+// shared atomicAdd is a CAS loop, which spins when the warps of a CTA meet in a few bins (a row's
+// top elements share their leading digits). All 32 lanes call it.
+__device__ __forceinline__ void hist_count(uint32_t* hist, uint32_t bin) {
+  const unsigned peers = __match_any_sync(0xFFFFFFFFu, bin);
+  if (bin < kBins && lane_id() == __ffs(peers) - 1) atomicAdd(hist + bin, static_cast<uint32_t>(__popc(peers)));
+}
+
 // A drawn element: its key and its index in the row.
 struct Pick {
   uint32_t key = 0;
@@ -318,7 +327,9 @@ struct Selected {
 // elements whose higher digits match the prefix found so far, combines the histograms over `kScope`
 // and picks the digit. After `passes` digits (kKeyBits / 8 for the exact key) the lower digits are
 // 0: a key at or below the exact one, whose `above` counts what lies above the prefix. found =
-// false when target is 0 or above the total weight.
+// false when target is 0 or above the total weight. Sources whose weights are all 1 say so
+// (kCounts): their histograms are 32-bit counts (hist_count); kBatch rounds are read before they
+// are counted.
 struct Item {
   bool valid;
   uint32_t key;
@@ -331,14 +342,33 @@ __device__ Selected radix_select(const Source& source, Target target_of_total, S
   uint32_t prefix = 0;
   unsigned long long target = 0;
   const int rounds = source.rounds();
+  constexpr bool kCounts = Source::kCounts;
   for (int shift = kKeyBits - 8; shift >= kKeyBits - 8 * passes; shift -= 8) {
     unsigned long long* hist = sh.hist[kScope == Scope::cluster ? cluster.hist_parity : 2];
-    for (int b = threadIdx.x; b < kBins; b += blockDim.x) hist[b] = 0;
+    uint32_t* counts = reinterpret_cast<uint32_t*>(hist);  // kCounts: the first half of the same buffer
+    for (int b = threadIdx.x; b < kBins; b += blockDim.x) {
+      if constexpr (kCounts) {
+        counts[b] = 0u;
+      } else {
+        hist[b] = 0ull;
+      }
+    }
     __syncthreads();
-    for (int r = 0; r < rounds; ++r) {
-      const Item it = source.item(r);
-      const bool in = it.valid && (shift + 8 >= kKeyBits || (it.key >> (shift + 8)) == (prefix >> (shift + 8)));
-      hist_add(hist, in ? (it.key >> shift) & 0xFFu : static_cast<uint32_t>(kBins), in ? it.weight : 0);
+    for (int r = 0; r < rounds; r += Source::kBatch) {
+      Item items[Source::kBatch];  // loaded together: a source in global memory is latency-bound
+#pragma unroll
+      for (int b = 0; b < Source::kBatch; ++b) items[b] = r + b < rounds ? source.item(r + b) : Item{false, 0u, 0ull};
+#pragma unroll
+      for (int b = 0; b < Source::kBatch; ++b) {
+        const Item& it = items[b];
+        const bool in = it.valid && (shift + 8 >= kKeyBits || (it.key >> (shift + 8)) == (prefix >> (shift + 8)));
+        const uint32_t bin = in ? (it.key >> shift) & 0xFFu : static_cast<uint32_t>(kBins);
+        if constexpr (kCounts) {
+          hist_count(counts, bin);
+        } else {
+          hist_add(hist, bin, in ? it.weight : 0);
+        }
+      }
     }
     __syncthreads();
     // Thread t looks after bin 255 - t: a prefix sum in thread order is one from the top bin down.
@@ -347,9 +377,11 @@ __device__ Selected radix_select(const Source& source, Target target_of_total, S
     if (threadIdx.x < kBins) {
       const int bin = kBins - 1 - static_cast<int>(threadIdx.x);
       if constexpr (kScope == Scope::cluster) {
-        for (unsigned r = 0; r < cluster.size; ++r) count += *Cluster::remote(hist + bin, r);
+        for (unsigned r = 0; r < cluster.size; ++r) {
+          count += kCounts ? *Cluster::remote(counts + bin, r) : *Cluster::remote(hist + bin, r);
+        }
       } else {
-        count = hist[bin];
+        count = kCounts ? counts[bin] : hist[bin];
       }
     }
     if constexpr (kScope == Scope::cluster) cluster.hist_parity ^= 1;

@@ -9,6 +9,7 @@
 // calculator says one fits; otherwise 8.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/common/kernel_image.hpp"
@@ -123,7 +124,8 @@ cudaError_t make_plan(const void* kernel, int elem, int buffers, bool list, int6
 bool plan_matches(const RowPlan& plan, int64_t cols) {
   const int64_t parts = plan.chunks > 0 ? plan.chunks : plan.cluster;
   return plan.cluster >= 1 && plan.cluster <= kMaxCluster && plan.slice > 0 && plan.slice * parts >= cols &&
-         (plan.threads == kMinThreads || plan.threads == kMaxThreads) && plan.smem_bytes > 0;
+         (plan.threads == kMinThreads || plan.threads == kMaxThreads) &&
+         (plan.chunks > 0 || plan.smem_bytes > 0);
 }
 
 template <class Args>
@@ -193,27 +195,38 @@ bool filter_uses_list(const FilterParams& p) {
 }
 bool sampler_uses_list(const SamplerParams& p) { return p.top_k > 0 && p.top_k < p.vocab && top_k_uses_list(p.top_k); }
 
-// The two-pass plan (top_k, and the top-k samplers) where the batch fills the GPU with chunks:
-// chunks of a target slice (three CTAs per SM), candidates per chunk twice k rounded up to a power
-// of two (a chunk's bound leaves ~1.4 k of them on random rows; more take the chunk's exact top
-// k), all of a row's in the merging CTA's shared memory. false where it does not apply (the
-// one-pass plan then).
+// The two-pass plan (top_k, and the top-k samplers; row_kernels.cuh describes it) where the batch
+// fills the GPU with chunks; false where it does not apply (the one-pass plan then).
+// The sample rank: k's expected share of the sample plus 6 standard deviations (binomial, ~Poisson)
+// and 8, so that on a row in random order fewer than k elements lie at or above the estimate with
+// probability < 1e-9 (the merge then reads the whole row). About rank * cols / kSampleSize elements
+// are candidates; a row's pool holds 32 times that, the merge's shared memory 4 times (longer
+// lists are gathered in global memory, for up to kOrderedRows rows a call): the Zipf rows (whose
+// ranks are an affine map of the columns) that meet the sample's spacing give estimates up to 19
+// times too low (host simulation of kbench's inputs, seed 42, copies 0-2).
+// Rows per call whose candidates the merge may gather in global memory (more than its shared
+// memory holds).
+constexpr int64_t kOrderedRows = 16;
+int64_t ordered_rows(int64_t rows) { return std::min(rows, kOrderedRows); }
+
 bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t cols, int64_t k, const Device& device,
                  RowPlan* plan) {
   const int elem = elem_bytes(dtype);
-  const int64_t slice = kTargetSliceBytes / elem;
-  const int64_t chunks = ceil_div(cols, slice);
+  const int64_t chunks = ceil_div(cols, filter_slice(elem));
+  const int64_t slice = ceil_div(ceil_div(cols, chunks), 16 / elem) * (16 / elem);  // balanced, <= filter_slice
   if (k < 1 || k > kMaxThreads || k >= cols || chunks < 2 || chunks > kMaxChunks) return false;
   if (rows * chunks < 2 * static_cast<int64_t>(device.sms) || rows * chunks > 0x7FFFFFFF) return false;
-  const int64_t capacity = std::max<int64_t>(64, next_pow2(2 * k));
-  const int64_t merge_bytes = chunks * capacity * static_cast<int64_t>(sizeof(ListEntry));
+  const double share = static_cast<double>(k) * kSampleSize / static_cast<double>(cols);
+  const auto rank = static_cast<int64_t>(std::ceil(share + 6.0 * std::sqrt(share) + 8.0));
+  if (rank > kMaxThreads / 2) return false;
+  const auto expected = static_cast<int64_t>(std::ceil(static_cast<double>(rank) * static_cast<double>(cols) / kSampleSize));
   const int64_t dynamic_limit = device.smem_optin - static_cast<int64_t>(sizeof(Shared)) - 4 * (kMaxChunks + 1);
-  const int64_t chunk_bytes = buffer_bytes(slice, elem);
-  if (merge_bytes > dynamic_limit || chunk_bytes > dynamic_limit) return false;
-  if (cudaFuncSetAttribute(kernels_for(dtype)->top_k_chunk, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(chunk_bytes)) != cudaSuccess ||
-      cudaFuncSetAttribute(merge_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(merge_bytes)) !=
-          cudaSuccess) {
+  const int64_t pool_capacity = std::min(32 * expected, cols);
+  const int64_t list_capacity = std::min(4 * expected, dynamic_limit / static_cast<int64_t>(sizeof(ListEntry)));
+  if (pool_capacity > 0x7FFFFFFF) return false;
+  const int64_t merge_bytes = list_capacity * static_cast<int64_t>(sizeof(ListEntry));
+  if (cudaFuncSetAttribute(merge_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(merge_bytes)) !=
+      cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
@@ -221,42 +234,54 @@ bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t co
   out.cluster = 1;
   out.threads = kMaxThreads;
   out.slice = slice;
-  out.smem_bytes = static_cast<int>(chunk_bytes);
+  out.list_capacity = static_cast<int>(list_capacity);
+  out.smem_bytes = 0;
   out.chunks = static_cast<int>(chunks);
-  out.chunk_capacity = static_cast<int>(capacity);
+  out.sample_rank = static_cast<int>(rank);
+  out.pool_capacity = static_cast<int>(pool_capacity);
   out.merge_smem_bytes = static_cast<int>(merge_bytes);
-  out.workspace_bytes = static_cast<std::size_t>(rows * chunks * (capacity * static_cast<int64_t>(sizeof(ListEntry)) + 4));
+  out.workspace_bytes = static_cast<std::size_t>(
+      (rows + ordered_rows(rows)) * pool_capacity * static_cast<int64_t>(sizeof(ListEntry)) + rows * (chunks * 8 + 8) +
+      4);
   *plan = out;
   return true;
 }
 
-// Pass 1 of the two-pass plans: the chunks' candidates into the workspace. `args` holds the input,
-// its shape and k, and gets the chunk fields pass 2 reads.
-cudaError_t launch_chunks(TopKArgs* args, const RowPlan& plan, int64_t rows, void* workspace, bool keep_ties,
-                          const RowKernels& kernels, cudaStream_t stream) {
-  args->chunks = plan.chunks;
-  args->chunk_capacity = plan.chunk_capacity;
-  args->keep_ties = keep_ties;
-  args->chunk_entries = static_cast<ListEntry*>(workspace);
-  args->chunk_counts =
-      reinterpret_cast<int32_t*>(args->chunk_entries + rows * plan.chunks * static_cast<int64_t>(plan.chunk_capacity));
-  return launch_rows(kernels.top_k_chunk, *args, rows * plan.chunks, plan, false, stream);
+// The estimate and the filter of the two-pass plans: the chunks' candidates into the workspace.
+// `args` holds the input, its shape and k, and gets the fields the merge reads.
+cudaError_t launch_chunks(TopKArgs* args, const RowPlan& plan, int64_t rows, void* workspace, const RowKernels& kernels,
+                          cudaStream_t stream) {
+  CandidatePool& pool = args->pool;
+  pool.capacity = plan.pool_capacity;
+  pool.chunks = plan.chunks;
+  pool.ordered_rows = static_cast<int>(ordered_rows(rows));
+  pool.entries = static_cast<ListEntry*>(workspace);
+  pool.ordered = pool.entries + rows * static_cast<int64_t>(plan.pool_capacity);
+  pool.chunk_offsets = reinterpret_cast<int32_t*>(pool.ordered + pool.ordered_rows * static_cast<int64_t>(plan.pool_capacity));
+  pool.chunk_counts = pool.chunk_offsets + rows * plan.chunks;
+  args->sample_rank = plan.sample_rank;
+  args->list_capacity = plan.list_capacity;
+  args->thresholds = reinterpret_cast<uint32_t*>(pool.chunk_counts + rows * plan.chunks);
+  args->cursors = args->thresholds + rows;
+  pool.ordered_claimed = args->cursors + rows;
+  cudaError_t status = launch_rows(kernels.top_k_estimate, *args, rows, plan, false, stream);
+  if (status == cudaSuccess) status = launch_rows(kernels.top_k_filter, *args, rows * plan.chunks, plan, true, stream);
+  return status;
 }
 
 }  // namespace
 
 cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
   if (!sampler_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
+  Device device;
+  const cudaError_t status = current_device(&device);
+  if (status != cudaSuccess) return status;
   // Two passes for top-k filtering measured against the kept set (joint top-p needs the whole row's
   // mass: one pass).
-  if (p.top_k > 0 && !(p.joint && p.top_p < 1.0f)) {
-    Device device;
-    const cudaError_t status = current_device(&device);
-    if (status != cudaSuccess) return status;
-    if (plan_chunks(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler_merge), p.dtype, p.rows, p.vocab,
-                    p.top_k, device, plan)) {
-      return cudaSuccess;
-    }
+  if (p.top_k > 0 && !(p.joint && p.top_p < 1.0f) &&
+      plan_chunks(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler_merge), p.dtype, p.rows, p.vocab,
+                  p.top_k, device, plan)) {
+    return cudaSuccess;
   }
   return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler), elem_bytes(p.dtype), 1,
                    sampler_uses_list(p), p.rows, p.vocab, plan);
@@ -309,12 +334,10 @@ cudaError_t launch_sampler(const SamplerParams& p, const RowPlan& plan, cudaStre
   chunk.cols = p.vocab;
   chunk.slice = plan.slice;
   chunk.k = p.top_k;
-  const cudaError_t status = launch_chunks(&chunk, plan, p.rows, p.workspace, true, kernels, stream);
+  const cudaError_t status = launch_chunks(&chunk, plan, p.rows, p.workspace, kernels, stream);
   if (status != cudaSuccess) return status;
-  a.chunks = chunk.chunks;
-  a.chunk_capacity = chunk.chunk_capacity;
-  a.chunk_entries = chunk.chunk_entries;
-  a.chunk_counts = chunk.chunk_counts;
+  a.list_capacity = chunk.list_capacity;
+  a.pool = chunk.pool;
   RowPlan merge = plan;
   merge.smem_bytes = plan.merge_smem_bytes;
   return launch_rows(kernels.sampler_merge, a, p.rows, merge, false, stream);
@@ -356,7 +379,7 @@ cudaError_t launch_top_k(const TopKParams& p, const RowPlan& plan, cudaStream_t 
   a.mapped = p.mapped;
   if (plan.chunks == 0) return launch_rows(kernels_for(p.dtype)->top_k, a, p.rows, plan, false, stream);
   if (p.workspace == nullptr || p.lengths != nullptr) return cudaErrorInvalidValue;
-  const cudaError_t status = launch_chunks(&a, plan, p.rows, p.workspace, false, *kernels_for(p.dtype), stream);
+  const cudaError_t status = launch_chunks(&a, plan, p.rows, p.workspace, *kernels_for(p.dtype), stream);
   if (status != cudaSuccess) return status;
   RowPlan merge = plan;
   merge.smem_bytes = plan.merge_smem_bytes;
