@@ -22,7 +22,10 @@ using namespace sampling_detail;
 
 constexpr int64_t kTargetSliceBytes = 64 * 1024;
 constexpr int64_t kMinSliceElements = 2048;
-constexpr int64_t kLargeSliceElements = 4096;  // slices from this size get kMaxThreads threads, smaller kMinThreads
+// Slices from this size get kMaxThreads threads, smaller kMinThreads: 8016-element slices (a lone
+// 128256 row over 16 CTAs, batches of 32) run 9-22% faster with 256 threads than with 512
+// (bench/results/h100/sampling/session12/slice_threads.md).
+constexpr int64_t kLargeSliceElements = 8192;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t next_pow2(int64_t v) {
