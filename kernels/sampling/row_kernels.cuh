@@ -681,8 +681,8 @@ inline constexpr int kSampleSegments = 32;
 inline constexpr int kSegmentThreads = kMaxThreads / kSampleSegments;
 inline constexpr int kSamplePerThread = 16;
 inline constexpr int kSampleSize = kMaxThreads * kSamplePerThread;
-// Elements a thread of the filter holds, in 16-byte vectors (more spill for 16-bit types: their
-// keys are unpacked), and the resident CTAs that 32 registers of data a thread allow.
+// Elements a thread of the filter holds, in 16-byte vectors, whatever the type (64 16-bit ones
+// spilled: their keys are unpacked), and the resident CTAs its 64 registers a thread allow.
 inline constexpr int kFilterElements = 32;
 inline constexpr int kFilterCtasPerSm = 2;
 // Loads in flight per thread in the merges' whole-row selects (a row in global memory).
@@ -696,9 +696,10 @@ __host__ __device__ constexpr int64_t filter_slice(int elem_bytes) {
 
 #if defined(KBENCH_SAMPLING_SM90)
 // Elements [begin, end) of a row (at most filter_slice) in the registers of a CTA of kMaxThreads:
-// vector s of thread t holds elements first + (t + s * kMaxThreads) * kPer + [0, kPer), 16-byte
-// aligned, loaded by one streaming 16-byte load each; the partial vectors at both ends are read
-// element by element (nothing outside [begin, end)) and their other lanes hold key 0.
+// vector s of thread t holds the kPer elements from offset(s, 0) = lane0 + s * kMaxThreads * kPer
+// (from begin; lane0 = t * kPer less begin's misalignment), 16-byte aligned, loaded by one
+// streaming 16-byte load each; the partial vectors at both ends are read element by element
+// (nothing outside [begin, end)) and their other lanes hold key 0.
 template <class T>
 struct RegisterChunk {
   static constexpr int kPer = 16 / static_cast<int>(sizeof(T));
