@@ -40,6 +40,7 @@
 #include "kernels/common/pdl.cuh"
 #include "kernels/sampling/sampling.hpp"
 #include "kernels/sampling/sampling_common.cuh"
+#include "kernels/sampling/two_pass_sample.hpp"
 
 namespace kbench::kernels::sampling_detail {
 
@@ -674,13 +675,13 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
 //     fewer are, or whose pool overflowed, is selected from the whole row in global memory
 //     instead: exact, slow, and rare on rows that are not built against the sample.
 
-// The sample: kSampleSegments runs of kSegmentThreads * kSamplePerThread contiguous elements at
-// evenly spaced offsets (so a row whose values drift along it still gives a fair sample), one
-// segment per kSegmentThreads threads, kSamplePerThread elements each.
-inline constexpr int kSampleSegments = 32;
-inline constexpr int kSegmentThreads = kMaxThreads / kSampleSegments;
-inline constexpr int kSamplePerThread = 16;
-inline constexpr int kSampleSize = kMaxThreads * kSamplePerThread;
+// The sample (two_pass_sample.hpp): evenly spaced runs, so a row whose values drift along it still
+// gives a fair sample.
+using sampling::kSampleSegments;
+using sampling::kSamplePerThread;
+using sampling::kSampleSize;
+using sampling::kSegmentThreads;
+static_assert(sampling::kSampleThreads == kMaxThreads, "the estimate's CTA takes the sample");
 // Elements a thread of the filter holds, in 16-byte vectors, whatever the type (64 16-bit ones
 // spilled: their keys are unpacked), and the resident CTAs its 64 registers a thread allow.
 inline constexpr int kFilterElements = 32;

@@ -198,20 +198,20 @@ bool filter_uses_list(const FilterParams& p) {
 }
 bool sampler_uses_list(const SamplerParams& p) { return p.top_k > 0 && p.top_k < p.vocab && top_k_uses_list(p.top_k); }
 
-// The two-pass plan (top_k, and the top-k samplers; row_kernels.cuh describes it) where the batch
-// fills the GPU with chunks; false where it does not apply (the one-pass plan then).
-// The sample rank: k's expected share of the sample plus 6 standard deviations (binomial, ~Poisson)
-// and 8, so that on a row in random order fewer than k elements lie at or above the estimate with
-// probability < 1e-9 (the merge then reads the whole row). About rank * cols / kSampleSize elements
-// are candidates; a row's pool holds 32 times that, the merge's shared memory 4 times (longer
-// lists are gathered in global memory, for up to kOrderedRows rows a call): the Zipf rows (whose
-// ranks are an affine map of the columns) that meet the sample's spacing give estimates up to 19
-// times too low (host simulation of kbench's inputs, seed 42, copies 0-2).
 // Rows per call whose candidates the merge may gather in global memory (more than its shared
 // memory holds).
 constexpr int64_t kOrderedRows = 16;
 int64_t ordered_rows(int64_t rows) { return std::min(rows, kOrderedRows); }
 
+// The two-pass plan (top_k, and the top-k samplers; row_kernels.cuh describes it) where the batch
+// fills the GPU with chunks; false where it does not apply (the one-pass plan then).
+// The sample rank (two_pass_sample.hpp): on a row in random order, fewer than k elements lie at or
+// above the estimate with probability < 1e-9 (the merge then reads the whole row). About
+// rank * cols / kSampleSize elements are candidates; a row's pool holds 32 times that, the merge's
+// shared memory 4 times (longer lists are gathered in global memory, for up to kOrderedRows rows a
+// call): the Zipf rows (whose ranks are an affine map of the columns) that meet the sample's
+// spacing give estimates up to 19 times too low (host simulation of kbench's inputs, seed 42,
+// copies 0-2).
 bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t cols, int64_t k, const Device& device,
                  RowPlan* plan) {
   const int elem = elem_bytes(dtype);
@@ -219,8 +219,7 @@ bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t co
   const int64_t slice = ceil_div(ceil_div(cols, chunks), 16 / elem) * (16 / elem);  // balanced, <= filter_slice
   if (k < 1 || k > kMaxThreads || k >= cols || chunks < 2 || chunks > kMaxChunks) return false;
   if (rows * chunks < 2 * static_cast<int64_t>(device.sms) || rows * chunks > 0x7FFFFFFF) return false;
-  const double share = static_cast<double>(k) * kSampleSize / static_cast<double>(cols);
-  const auto rank = static_cast<int64_t>(std::ceil(share + 6.0 * std::sqrt(share) + 8.0));
+  const int64_t rank = sample_rank(k, cols);
   if (rank > kMaxThreads / 2) return false;
   const auto expected = static_cast<int64_t>(std::ceil(static_cast<double>(rank) * static_cast<double>(cols) / kSampleSize));
   const int64_t dynamic_limit = device.smem_optin - static_cast<int64_t>(sizeof(Shared)) - 4 * (kMaxChunks + 1);
