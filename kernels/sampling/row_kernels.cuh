@@ -902,6 +902,19 @@ __device__ Gathered narrow_candidates(Gathered g, int64_t k, ListEntry* shared, 
 }
 #endif
 
+#if defined(KBENCH_SAMPLING_SM90)
+// The merges' list: row `row`'s candidates gathered, then narrowed for k, in `shared` (room for
+// `room`) or, longer, in a claimed ordered row.
+template <int kKeyBits>
+__device__ __forceinline__ Gathered merge_list(const CandidatePool& pool, int64_t row, int64_t k, ListEntry* shared,
+                                               int room, Shared& sh, Cluster& cluster) {
+  __shared__ int32_t offsets[kMaxChunks + 1];
+  __shared__ int32_t runs_at[kMaxChunks + 1];
+  return narrow_candidates<kKeyBits>(gather_candidates(pool, row, shared, room, offsets, runs_at), k, shared, room, sh,
+                                     cluster);
+}
+#endif
+
 // The merge of top_k: the exact top k of the candidates, or of the whole row where they are not
 // all (see above).
 template <class T>
@@ -909,15 +922,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1) top_k_merge_kernel(TopKArgs a)
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
-  __shared__ int32_t chunk_offset[kMaxChunks + 1];
-  __shared__ int32_t run_at[kMaxChunks + 1];
   Cluster cluster = Cluster::here();  // one CTA
   constexpr int kKeyBits = Elem<T>::kKeyBits;
   const int64_t row = blockIdx.x;
-  auto* shared = reinterpret_cast<ListEntry*>(dyn);
-  const auto [list, len] = narrow_candidates<kKeyBits>(
-      gather_candidates(a.pool, row, shared, a.list_capacity, chunk_offset, run_at), a.k, shared, a.list_capacity, sh,
-      cluster);
+  const auto [list, len] =
+      merge_list<kKeyBits>(a.pool, row, a.k, reinterpret_cast<ListEntry*>(dyn), a.list_capacity, sh, cluster);
   const auto target_k = [k = a.k](unsigned long long) { return static_cast<unsigned long long>(k); };
   const auto to_output = [&](int64_t pos, const ListEntry& e) { emit(a, row, pos, e.index, Elem<T>::from_key(e.key)); };
   if (len >= a.k) {
@@ -942,15 +951,11 @@ __global__ void __launch_bounds__(kMaxThreads, 1) sampler_merge_kernel(SamplerAr
 #if defined(KBENCH_SAMPLING_SM90)
   extern __shared__ __align__(16) unsigned char dyn[];
   __shared__ Shared sh;
-  __shared__ int32_t chunk_offset[kMaxChunks + 1];
-  __shared__ int32_t run_at[kMaxChunks + 1];
   Cluster cluster = Cluster::here();  // one CTA
   constexpr int kKeyBits = Elem<T>::kKeyBits;
   const int64_t row = blockIdx.x;
-  auto* shared = reinterpret_cast<ListEntry*>(dyn);
-  const auto [list, len] = narrow_candidates<kKeyBits>(
-      gather_candidates(a.pool, row, shared, a.list_capacity, chunk_offset, run_at), a.top_k, shared, a.list_capacity,
-      sh, cluster);
+  const auto [list, len] =
+      merge_list<kKeyBits>(a.pool, row, a.top_k, reinterpret_cast<ListEntry*>(dyn), a.list_capacity, sh, cluster);
   const bool min_p = a.min_p > 0.0f && !a.from_logits;
   const auto target_k = [k = a.top_k](unsigned long long) { return static_cast<unsigned long long>(k); };
   const auto sample = [&](auto view, const auto& source) {

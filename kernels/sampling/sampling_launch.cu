@@ -201,7 +201,30 @@ bool sampler_uses_list(const SamplerParams& p) { return p.top_k > 0 && p.top_k <
 // Rows per call whose candidates the merge may gather in global memory (more than its shared
 // memory holds).
 constexpr int64_t kOrderedRows = 16;
-int64_t ordered_rows(int64_t rows) { return std::min(rows, kOrderedRows); }
+
+// The two-pass workspace, in bytes from its start: the rows' pools, the ordered rows, the chunks'
+// run offsets and counts, the thresholds, the cursors and the ordered rows' claim counter.
+struct PoolLayout {
+  int64_t ordered_rows;
+  int64_t ordered;
+  int64_t chunk_offsets;
+  int64_t chunk_counts;
+  int64_t thresholds;
+  int64_t cursors;
+  int64_t ordered_claimed;
+  int64_t bytes;
+
+  PoolLayout(int64_t rows, int64_t chunks, int64_t pool_capacity) : ordered_rows(std::min(rows, kOrderedRows)) {
+    const int64_t pool_bytes = pool_capacity * static_cast<int64_t>(sizeof(ListEntry));
+    ordered = rows * pool_bytes;
+    chunk_offsets = ordered + ordered_rows * pool_bytes;
+    chunk_counts = chunk_offsets + rows * chunks * 4;
+    thresholds = chunk_counts + rows * chunks * 4;
+    cursors = thresholds + rows * 4;
+    ordered_claimed = cursors + rows * 4;
+    bytes = ordered_claimed + 4;
+  }
+};
 
 // The two-pass plan (top_k, and the top-k samplers; row_kernels.cuh describes it) where the batch
 // fills the GPU with chunks; false where it does not apply (the one-pass plan then).
@@ -242,9 +265,7 @@ bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t co
   out.sample_rank = static_cast<int>(rank);
   out.pool_capacity = static_cast<int>(pool_capacity);
   out.merge_smem_bytes = static_cast<int>(merge_bytes);
-  out.workspace_bytes = static_cast<std::size_t>(
-      (rows + ordered_rows(rows)) * pool_capacity * static_cast<int64_t>(sizeof(ListEntry)) + rows * (chunks * 8 + 8) +
-      4);
+  out.workspace_bytes = static_cast<std::size_t>(PoolLayout(rows, chunks, pool_capacity).bytes);
   *plan = out;
   return true;
 }
@@ -253,19 +274,21 @@ bool plan_chunks(const void* merge_kernel, DType dtype, int64_t rows, int64_t co
 // `args` holds the input, its shape and k, and gets the fields the merge reads.
 cudaError_t launch_chunks(TopKArgs* args, const RowPlan& plan, int64_t rows, void* workspace, const RowKernels& kernels,
                           cudaStream_t stream) {
+  const PoolLayout layout(rows, plan.chunks, plan.pool_capacity);
+  auto* base = static_cast<unsigned char*>(workspace);
   CandidatePool& pool = args->pool;
   pool.capacity = plan.pool_capacity;
   pool.chunks = plan.chunks;
-  pool.ordered_rows = static_cast<int>(ordered_rows(rows));
+  pool.ordered_rows = static_cast<int>(layout.ordered_rows);
   pool.entries = static_cast<ListEntry*>(workspace);
-  pool.ordered = pool.entries + rows * static_cast<int64_t>(plan.pool_capacity);
-  pool.chunk_offsets = reinterpret_cast<int32_t*>(pool.ordered + pool.ordered_rows * static_cast<int64_t>(plan.pool_capacity));
-  pool.chunk_counts = pool.chunk_offsets + rows * plan.chunks;
+  pool.ordered = reinterpret_cast<ListEntry*>(base + layout.ordered);
+  pool.chunk_offsets = reinterpret_cast<int32_t*>(base + layout.chunk_offsets);
+  pool.chunk_counts = reinterpret_cast<int32_t*>(base + layout.chunk_counts);
+  pool.ordered_claimed = reinterpret_cast<uint32_t*>(base + layout.ordered_claimed);
   args->sample_rank = plan.sample_rank;
   args->list_capacity = plan.list_capacity;
-  args->thresholds = reinterpret_cast<uint32_t*>(pool.chunk_counts + rows * plan.chunks);
-  args->cursors = args->thresholds + rows;
-  pool.ordered_claimed = args->cursors + rows;
+  args->thresholds = reinterpret_cast<uint32_t*>(base + layout.thresholds);
+  args->cursors = reinterpret_cast<uint32_t*>(base + layout.cursors);
   cudaError_t status = launch_rows(kernels.top_k_estimate, *args, rows, plan, false, stream);
   if (status == cudaSuccess) status = launch_rows(kernels.top_k_filter, *args, rows * plan.chunks, plan, true, stream);
   return status;
@@ -275,15 +298,16 @@ cudaError_t launch_chunks(TopKArgs* args, const RowPlan& plan, int64_t rows, voi
 
 cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
   if (!sampler_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
-  Device device;
-  const cudaError_t status = current_device(&device);
-  if (status != cudaSuccess) return status;
   // Two passes for top-k filtering measured against the kept set (joint top-p needs the whole row's
   // mass: one pass).
-  if (p.top_k > 0 && !(p.joint && p.top_p < 1.0f) &&
-      plan_chunks(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler_merge), p.dtype, p.rows, p.vocab,
-                  p.top_k, device, plan)) {
-    return cudaSuccess;
+  if (p.top_k > 0 && !(p.joint && p.top_p < 1.0f)) {
+    Device device;
+    const cudaError_t status = current_device(&device);
+    if (status != cudaSuccess) return status;
+    if (plan_chunks(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler_merge), p.dtype, p.rows, p.vocab,
+                    p.top_k, device, plan)) {
+      return cudaSuccess;
+    }
   }
   return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->sampler), elem_bytes(p.dtype), 1,
                    sampler_uses_list(p), p.rows, p.vocab, plan);
