@@ -141,10 +141,11 @@ TEST(GemmOperands, ReferenceGemmMatchesTheHostsDoubleGemm) {
       }
       const std::vector<float> b_group(b.begin() + g * n * k, b.begin() + (g + 1) * n * k);
       const ref::GroupwiseOperand hb = ref::quantize_b(b_group, n, k, 128, major);
+      // fp32 accumulation against double: a misplaced scale is off by a factor of 2 or more.
       const std::vector<float> expected = ref::groupwise_gemm(a_group, hb, m, n, k, 128, major);
       for (int64_t i = 0; i < m * n; ++i) {
         const float e = expected[static_cast<std::size_t>(i)];
-        ASSERT_NEAR(got[static_cast<std::size_t>(g * m * n + i)], e, 1e-5f + 1e-5f * std::fabs(e))
+        ASSERT_NEAR(got[static_cast<std::size_t>(g * m * n + i)], e, 1e-4f + 1e-4f * std::fabs(e))
             << "group " << g << " element " << i << " major " << static_cast<int>(major);
       }
     }
