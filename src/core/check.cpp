@@ -41,7 +41,8 @@ int check_cases(const std::vector<TestlistLine>& lines, const CaseArgs& outer, c
       const auto names = requested_backends(routine, args);
       std::string runs, skips;
       for (const std::string& n : names) {
-        (is_kbench_backend(routine, n) ? runs : skips) += (n == names.front() ? "" : " ") + n;
+        std::string& list = is_kbench_backend(routine, n) ? runs : skips;
+        list += (list.empty() ? "" : " ") + n;
       }
       if (runs.empty()) {
         log.warning(where + ": " + args.routine() + ": kbench has none of its backends (" + skips + "): skipped");

@@ -12,6 +12,11 @@ struct CudnnLibrary {
   static constexpr std::string_view absent_reason = KBENCH_CUDNN_MISSING;
 };
 
+struct CublasLibrary {
+  static constexpr bool built = KBENCH_HAVE_CUBLAS;
+  static constexpr std::string_view absent_reason = KBENCH_CUBLAS_MISSING;
+};
+
 struct FlashinferLibrary {
   static constexpr bool built = KBENCH_HAVE_FLASHINFER;
   static constexpr std::string_view absent_reason = KBENCH_FLASHINFER_MISSING;

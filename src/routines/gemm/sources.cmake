@@ -1,3 +1,7 @@
-# GEMMs (issue 18): so far the host reference of the groupwise FP8 GEMMs.
+# GEMMs (issue 18): the case (operands, formulas, fp32 reference, refcheck rule), the routine table,
+# the host reference of the groupwise FP8 rules; the cuBLASLt backend where cuBLASLt is built.
 target_sources(kbench_routines PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/gemm_reference.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_case.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_reference.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gemm_routines.cpp)
+list(APPEND KBENCH_ROUTINES_cublas_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cublas_backends.cpp)

@@ -1,0 +1,137 @@
+#include "routines/gemm/cublas_backends.hpp"
+
+#include <string>
+#include <vector>
+
+#include "backends/cublas/cublaslt_gemm.hpp"
+#include "core/host_tensor.hpp"
+#include "kbench/cuda_check.hpp"
+
+namespace kbench {
+namespace {
+
+using kernels::gemm::ScaleMajor;
+
+backends::CublasGemmShape cublas_shape(const GemmProblem& p) {
+  backends::CublasGemmShape s;
+  s.batch = p.batch;
+  s.m = p.m;
+  s.n = p.n;
+  s.k = p.k;
+  s.a_dtype = p.a_dtype;
+  s.b_dtype = p.b_dtype;
+  s.out_dtype = p.out_dtype;
+  s.scaling = p.groupwise()    ? backends::CublasScaling::blockwise_128
+              : p.per_tensor() ? backends::CublasScaling::per_tensor
+                               : backends::CublasScaling::none;
+  s.bias = p.bias;
+  return s;
+}
+
+// The current device's compute capability as 10 * major + minor (89, 90), or 0 without one.
+int current_sm() {
+  int device = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return 10 * major + minor;
+}
+
+class CublasGemmOperation final : public Operation {
+ public:
+  CublasGemmOperation(const GemmCase& problem, cudaStream_t stream)
+      : problem_(problem),
+        gemm_(make_vendor_object<backends::CublasLtGemm>("cuBLASLt", cublas_shape(problem.problem()))) {
+    if (problem.problem().groupwise()) repack_block_scales(stream);
+    // The reference's trial call: cuBLASLt may refuse only the launch (an alignment it lacks).
+    try {
+      launch(stream, 0);
+    } catch (const CudaError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw BackendUnavailable(std::string("cuBLASLt: ") + e.what());
+    }
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  void launch(cudaStream_t stream, int copy) override {
+    const GemmOperands o = problem_.operands(copy);
+    backends::CublasGemmOperands call{o.a, o.b, o.out, o.a_scale, o.b_scale, o.bias};
+    if (!a_block_scales_.empty()) {
+      call.a_scale = a_block_scales_[static_cast<std::size_t>(copy)].as<float>();
+      call.b_scale = b_block_scales_[static_cast<std::size_t>(copy)].as<float>();
+    }
+    gemm_->run(call, stream);
+  }
+
+ private:
+  // cuBLASLt reads A's block scales k-block-major ([k/128][m], the reference's MN layout) and B's
+  // n-block-major ([n/128][k/128 padded to 4], its K layout): whatever --scale_major_mode says, one
+  // of the two is in the other layout. Rewritten once per input set here, outside timing, as a
+  // library's weight preparation would be.
+  void repack_block_scales(cudaStream_t stream) {
+    const GemmProblem& p = problem_.problem();
+    const backends::CublasGemmShape shape = gemm_->shape();
+    const int64_t k_blocks = p.k_blocks(), n_blocks = p.n / p.tile;
+    for (int copy = 0; copy < problem_.copies(); ++copy) {
+      const GemmOperands o = problem_.operands(copy);
+      const std::vector<float> a = read_as_floats(o.a_scale, DType::float32, static_cast<std::size_t>(p.a_scale_count()), stream);
+      const std::vector<float> b = read_as_floats(o.b_scale, DType::float32, static_cast<std::size_t>(p.b_scale_count()), stream);
+      std::vector<float> a_cublas(static_cast<std::size_t>(backends::a_block_scale_floats(shape)));
+      std::vector<float> b_cublas(static_cast<std::size_t>(backends::b_block_scale_floats(shape)), 1.0f);
+      for (int64_t kb = 0; kb < k_blocks; ++kb) {
+        for (int64_t row = 0; row < p.m; ++row) {
+          a_cublas[static_cast<std::size_t>(backends::a_block_scale_index(shape, row, kb))] =
+              a[static_cast<std::size_t>(kernels::gemm::a_scale_offset(p.major, p.m, k_blocks, row, kb))];
+        }
+        for (int64_t nb = 0; nb < n_blocks; ++nb) {
+          b_cublas[static_cast<std::size_t>(backends::b_block_scale_index(shape, nb, kb))] =
+              b[static_cast<std::size_t>(kernels::gemm::b_scale_offset(p.major, n_blocks, k_blocks, nb, kb))];
+        }
+      }
+      a_block_scales_.push_back(upload_floats(a_cublas, stream));
+      b_block_scales_.push_back(upload_floats(b_cublas, stream));
+    }
+  }
+
+  static DeviceBuffer upload_floats(const std::vector<float>& host, cudaStream_t stream) {
+    DeviceBuffer device(host.size() * sizeof(float));
+    KBENCH_CUDA_CHECK(cudaMemcpyAsync(device.get(), host.data(), device.bytes(), cudaMemcpyHostToDevice, stream));
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // `host` goes out of scope
+    return device;
+  }
+
+  const GemmCase& problem_;
+  std::unique_ptr<backends::CublasLtGemm> gemm_;
+  std::vector<DeviceBuffer> a_block_scales_;  // per input set, in cuBLASLt's layouts (groupwise only)
+  std::vector<DeviceBuffer> b_block_scales_;
+};
+
+}  // namespace
+
+Support CublasGemmBackend::can_run_on(const DeviceInfo& device) const {
+  if (device.cc_major < 8) return Support::no("kbench runs cuBLASLt's GEMMs on sm_80+");
+  return Support::yes();
+}
+
+Support CublasGemmBackend::implements(const GemmCase& problem) const {
+  const GemmProblem& p = problem.problem();
+  if (p.variant == GemmVariant::group_gemm_fp8_nt_groupwise || p.variant == GemmVariant::mm_fp4) {
+    return Support::no("kbench calls cuBLASLt for neither grouped nor FP4 GEMMs");
+  }
+  if (const auto reason = backends::cublaslt_gemm_unsupported(cublas_shape(p))) return Support::no(*reason);
+  const int sm = current_sm();
+  if ((p.per_tensor() || p.groupwise()) && sm < 89) return Support::no("cuBLASLt's FP8 GEMMs need sm_89+");
+  if (p.groupwise() && sm != 90) {
+    return Support::no("cuBLASLt's 1 x 128 / 128 x 128 block scaling runs on Hopper (sm_90) only");
+  }
+  return Support::yes();
+}
+
+std::unique_ptr<Operation> CublasGemmBackend::bind(GemmCase& problem, cudaStream_t stream) const {
+  return std::make_unique<CublasGemmOperation>(problem, stream);
+}
+
+}  // namespace kbench
