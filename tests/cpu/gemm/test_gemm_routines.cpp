@@ -174,7 +174,7 @@ TEST_F(GemmRoutines, CublasRefusesWhatCublasLtCannotTake) {
   EXPECT_NE(refusal("bmm_fp8", "--m 4 --n 16 --k 32 --input_dtype fp8_e5m2 --mat2_dtype fp8_e5m2", "cublas")
                 .find("no FP8 GEMM with both operands fp8_e5m2"),
             std::string::npos);
-  EXPECT_NE(refusal("mm_bf16", "--m 4 --n 16 --k 32 --bias --out_dtype float16", "cublaslt").find("bias"), std::string::npos);
+  EXPECT_NE(refusal("mm_bf16", "--m 4 --n 16 --k 32 --bias --out_dtype float32", "cublaslt").find("bias"), std::string::npos);
   // Both names reach the one backend.
   EXPECT_EQ(registry.find("mm_bf16")->find_backend("cublas"), registry.find("mm_bf16")->find_backend("cublaslt"));
   EXPECT_EQ(registry.find("bmm_fp8")->find_backend("cublaslt"), registry.find("bmm_fp8")->find_backend("cublas"));
@@ -203,6 +203,16 @@ TEST(CublasLtGemmShape, BlockScaleLayoutsAreTorchScaledMms) {
   EXPECT_FALSE(backends::cublaslt_gemm_unsupported(bf16).has_value());
   bf16.b_dtype = DType::float16;
   EXPECT_TRUE(backends::cublaslt_gemm_unsupported(bf16).has_value());
+  bf16.b_dtype = bf16.a_dtype;
+  bf16.k = 41;  // 82-byte rows: cuBLASLt found no algorithm on the H100
+  EXPECT_NE(backends::cublaslt_gemm_unsupported(bf16).value_or("").find("16-byte aligned"), std::string::npos);
+  bf16.k = 64;
+  bf16.n = 70;
+  bf16.out_dtype = DType::bfloat16;  // 140-byte output rows
+  EXPECT_NE(backends::cublaslt_gemm_unsupported(bf16).value_or("").find("16-byte aligned"), std::string::npos);
+  bf16.n = 64;
+  bf16.out_dtype = DType::float16;  // bf16 in, fp16 out: no cuBLASLt algorithm on the H100
+  EXPECT_NE(backends::cublaslt_gemm_unsupported(bf16).value_or("").find("input type or float32"), std::string::npos);
 }
 #endif
 
