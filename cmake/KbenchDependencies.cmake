@@ -25,6 +25,6 @@ find_path(KBENCH_CUTLASS_INCLUDE_DIR cute/tensor.hpp
 if(NOT KBENCH_CUTLASS_INCLUDE_DIR)
   message(FATAL_ERROR "CUTLASS/CuTe headers not found: run scripts/deps.sh or set KBENCH_CUTLASS_INCLUDE_DIR")
 endif()
-add_library(kbench_cutlass INTERFACE)
+add_library(kbench_cutlass_headers INTERFACE)
 # SYSTEM: CUTLASS's own warnings stay out of kbench's build log.
-target_include_directories(kbench_cutlass SYSTEM INTERFACE "${KBENCH_CUTLASS_INCLUDE_DIR}")
+target_include_directories(kbench_cutlass_headers SYSTEM INTERFACE "${KBENCH_CUTLASS_INCLUDE_DIR}")

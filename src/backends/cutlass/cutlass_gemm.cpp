@@ -1,0 +1,72 @@
+#include "backends/cutlass/cutlass_gemm.hpp"
+
+#include <stdexcept>
+
+#include "backends/cutlass/cutlass_gemm_kernels.hpp"
+
+namespace kbench::backends {
+
+int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape) { return (shape.m + 3) / 4 * 4; }
+
+int64_t cutlass_a_block_scale_index(const CutlassGemmShape& shape, int64_t row, int64_t k_block) {
+  return k_block * cutlass_a_scale_stride(shape) + row;
+}
+
+int64_t cutlass_b_block_scale_index(const CutlassGemmShape& shape, int64_t n_block, int64_t k_block) {
+  return k_block * (shape.n / kCutlassScaleBlock) + n_block;
+}
+
+int64_t cutlass_a_block_scale_floats(const CutlassGemmShape& shape) {
+  return shape.k / kCutlassScaleBlock * cutlass_a_scale_stride(shape);
+}
+
+int64_t cutlass_b_block_scale_floats(const CutlassGemmShape& shape) {
+  return shape.k / kCutlassScaleBlock * (shape.n / kCutlassScaleBlock);
+}
+
+std::optional<std::string> cutlass_gemm_unsupported(const CutlassGemmShape& s) {
+  const bool fp8 = s.kind != CutlassGemmKind::bf16;
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0) return "empty GEMM";
+  // CUTLASS's problem shape holds int extents.
+  constexpr int64_t kIntMax = 2147483647;
+  if (s.m > kIntMax || s.n > kIntMax || s.k > kIntMax || s.batch > kIntMax) return "an extent over 2^31 - 1";
+  if (fp8 && s.out_dtype != DType::bfloat16 && s.out_dtype != DType::float16) {
+    return "kbench's CUTLASS FP8 GEMMs write bfloat16 or float16, not " + std::string(dtype_name(s.out_dtype));
+  }
+  if (!fp8 && s.out_dtype != DType::bfloat16) {
+    return "kbench's CUTLASS BF16 GEMM writes bfloat16 only, not " + std::string(dtype_name(s.out_dtype));
+  }
+  // TMA moves rows of 16-byte multiples: k elements of A and B, n of D.
+  const int64_t k_multiple = fp8 ? 16 : 8;
+  if (s.k % k_multiple != 0) {
+    return "k " + std::to_string(s.k) + " is not a multiple of " + std::to_string(k_multiple) +
+           " (CUTLASS's TMA loads need 16-byte rows)";
+  }
+  if (s.n % 8 != 0) return "n " + std::to_string(s.n) + " is not a multiple of 8 (CUTLASS's TMA stores need 16-byte rows)";
+  if (s.kind == CutlassGemmKind::fp8_blockwise) {
+    if (s.batch != 1) return "kbench's CUTLASS blockwise FP8 GEMM takes one matrix at a time";
+    if (s.n % kCutlassScaleBlock != 0 || s.k % kCutlassScaleBlock != 0) {
+      return "n and k must be multiples of the 128 scale block";
+    }
+  }
+  return std::nullopt;
+}
+
+CutlassGemm::CutlassGemm(const CutlassGemmShape& shape, std::span<const CutlassGemmOperands> input_sets,
+                         cudaStream_t stream)
+    : shape_(shape) {
+  if (const auto reason = cutlass_gemm_unsupported(shape)) throw std::runtime_error(*reason);
+  switch (shape.kind) {
+    case CutlassGemmKind::fp8_blockwise: kernel_ = cutlass_kernels::plan_fp8_blockwise(shape, input_sets, stream); break;
+    case CutlassGemmKind::fp8_per_tensor: kernel_ = cutlass_kernels::plan_fp8_per_tensor(shape, input_sets, stream); break;
+    case CutlassGemmKind::bf16: kernel_ = cutlass_kernels::plan_bf16(shape, input_sets, stream); break;
+  }
+}
+
+CutlassGemm::~CutlassGemm() = default;
+CutlassGemm::CutlassGemm(CutlassGemm&&) noexcept = default;
+CutlassGemm& CutlassGemm::operator=(CutlassGemm&&) noexcept = default;
+
+void CutlassGemm::run(std::size_t input_set, cudaStream_t stream) { kernel_->run(input_set, stream); }
+
+}  // namespace kbench::backends
