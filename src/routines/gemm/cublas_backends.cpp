@@ -1,11 +1,10 @@
 #include "routines/gemm/cublas_backends.hpp"
 
 #include <string>
-#include <vector>
 
 #include "backends/cublas/cublaslt_gemm.hpp"
-#include "core/host_tensor.hpp"
 #include "kbench/cuda_check.hpp"
+#include "routines/gemm/block_scale_layouts.hpp"
 
 namespace kbench {
 namespace {
@@ -59,9 +58,9 @@ class CublasGemmOperation final : public Operation {
   void launch(cudaStream_t stream, int copy) override {
     const GemmOperands o = problem_.operands(copy);
     backends::CublasGemmOperands call{o.a, o.b, o.out, o.a_scale, o.b_scale, o.bias};
-    if (!a_block_scales_.empty()) {
-      call.a_scale = a_block_scales_[static_cast<std::size_t>(copy)].as<float>();
-      call.b_scale = b_block_scales_[static_cast<std::size_t>(copy)].as<float>();
+    if (!block_scales_.a.empty()) {
+      call.a_scale = block_scales_.a[static_cast<std::size_t>(copy)].as<float>();
+      call.b_scale = block_scales_.b[static_cast<std::size_t>(copy)].as<float>();
     }
     gemm_->run(call, stream);
   }
@@ -69,44 +68,19 @@ class CublasGemmOperation final : public Operation {
  private:
   // cuBLASLt reads A's block scales k-block-major ([k/128][m], the reference's MN layout) and B's
   // n-block-major ([n/128][k/128 padded to 4], its K layout): whatever --scale_major_mode says, one
-  // of the two is in the other layout. Rewritten once per input set here, outside timing, as a
-  // library's weight preparation would be.
+  // of the two is in the other layout.
   void repack_block_scales(cudaStream_t stream) {
-    const GemmProblem& p = problem_.problem();
     const backends::CublasGemmShape shape = gemm_->shape();
-    const int64_t k_blocks = p.k_blocks(), n_blocks = p.n / p.tile;
-    for (int copy = 0; copy < problem_.copies(); ++copy) {
-      const GemmOperands o = problem_.operands(copy);
-      const std::vector<float> a = read_as_floats(o.a_scale, DType::float32, static_cast<std::size_t>(p.a_scale_count()), stream);
-      const std::vector<float> b = read_as_floats(o.b_scale, DType::float32, static_cast<std::size_t>(p.b_scale_count()), stream);
-      std::vector<float> a_cublas(static_cast<std::size_t>(backends::a_block_scale_floats(shape)));
-      std::vector<float> b_cublas(static_cast<std::size_t>(backends::b_block_scale_floats(shape)), 1.0f);
-      for (int64_t kb = 0; kb < k_blocks; ++kb) {
-        for (int64_t row = 0; row < p.m; ++row) {
-          a_cublas[static_cast<std::size_t>(backends::a_block_scale_index(shape, row, kb))] =
-              a[static_cast<std::size_t>(kernels::gemm::a_scale_offset(p.major, p.m, k_blocks, row, kb))];
-        }
-        for (int64_t nb = 0; nb < n_blocks; ++nb) {
-          b_cublas[static_cast<std::size_t>(backends::b_block_scale_index(shape, nb, kb))] =
-              b[static_cast<std::size_t>(kernels::gemm::b_scale_offset(p.major, n_blocks, k_blocks, nb, kb))];
-        }
-      }
-      a_block_scales_.push_back(upload_floats(a_cublas, stream));
-      b_block_scales_.push_back(upload_floats(b_cublas, stream));
-    }
-  }
-
-  static DeviceBuffer upload_floats(const std::vector<float>& host, cudaStream_t stream) {
-    DeviceBuffer device(host.size() * sizeof(float));
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(device.get(), host.data(), device.bytes(), cudaMemcpyHostToDevice, stream));
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // `host` goes out of scope
-    return device;
+    const BlockScaleLayout cublas_layout{
+        backends::a_block_scale_floats(shape), backends::b_block_scale_floats(shape),
+        [&](int64_t row, int64_t k_block) { return backends::a_block_scale_index(shape, row, k_block); },
+        [&](int64_t n_block, int64_t k_block) { return backends::b_block_scale_index(shape, n_block, k_block); }};
+    block_scales_ = rewrite_block_scales(problem_, cublas_layout, stream);
   }
 
   const GemmCase& problem_;
   std::unique_ptr<backends::CublasLtGemm> gemm_;
-  std::vector<DeviceBuffer> a_block_scales_;  // per input set, in cuBLASLt's layouts (groupwise only)
-  std::vector<DeviceBuffer> b_block_scales_;
+  RewrittenBlockScales block_scales_;  // per input set, in cuBLASLt's layouts (groupwise only)
 };
 
 }  // namespace
