@@ -17,6 +17,11 @@ struct CublasLibrary {
   static constexpr std::string_view absent_reason = KBENCH_CUBLAS_MISSING;
 };
 
+struct CutlassLibrary {
+  static constexpr bool built = KBENCH_HAVE_CUTLASS;
+  static constexpr std::string_view absent_reason = KBENCH_CUTLASS_MISSING;
+};
+
 struct FlashinferLibrary {
   static constexpr bool built = KBENCH_HAVE_FLASHINFER;
   static constexpr std::string_view absent_reason = KBENCH_FLASHINFER_MISSING;

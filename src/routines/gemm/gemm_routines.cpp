@@ -1,6 +1,7 @@
 #include "routines/gemm/gemm_routines.hpp"
 
 #include "routines/gemm/cublas_backends.hpp"
+#include "routines/gemm/cutlass_backends.hpp"
 #include "routines/gemm/gemm_case.hpp"
 #include "routines/vendor_libraries.hpp"
 
@@ -22,21 +23,22 @@ struct VariantInfo {
   const char* cublas_name;
   // Without one, the reference's default (never a kbench backend: such lines are skipped).
   const char* reference_default;
+  bool cutlass;  // kbench's CUTLASS backend computes it (sm_90a builds)
 };
 
 constexpr VariantInfo kVariants[] = {
     {GemmVariant::bmm_fp8, "bmm_fp8", "testBmmFp8",
-     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn"},
+     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn", true},
     {GemmVariant::gemm_fp8_nt_groupwise, "gemm_fp8_nt_groupwise", "testGemmFp8NtGroupwise",
-     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn"},
+     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true},
     {GemmVariant::group_gemm_fp8_nt_groupwise, "group_gemm_fp8_nt_groupwise", "testGroupGemmFp8NtGroupwise",
-     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass"},
+     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", false},
     {GemmVariant::mm_fp4, "mm_fp4", "testMmFp4", "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", nullptr,
-     "cudnn"},
+     "cudnn", false},
     {GemmVariant::mm_fp8, "mm_fp8", "testMmFp8", "FP8 GEMM with per-tensor scales, bf16 out.", "cublas",
-     "trtllm_low_latency"},
-    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn"},
-    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn"},
+     "trtllm_low_latency", true},
+    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true},
+    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true},
 };
 
 int64_t positive(const CaseArgs& args, const char* flag) {
@@ -65,6 +67,9 @@ class GemmRoutine final : public Routine {
       add_backend(vendor_backend<CublasGemmBackend, CublasLibrary>(
           {name, "cuBLASLt", cublas_gpus(info.variant),
            {{other, other + " is kbench's cuBLASLt backend, which this routine calls " + name}}}));
+    }
+    if (info.cutlass) {
+      add_backend(vendor_backend<CutlassGemmBackend, CutlassLibrary>({"cutlass", "CUTLASS", "sm_90a"}));
     }
   }
 

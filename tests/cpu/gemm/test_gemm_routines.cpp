@@ -1,6 +1,6 @@
 // The GEMM routines without a GPU: the reference's formulas (bmm_fp8's missing batch factor
 // included), flags and their validation (--tile_size refused but for 128), the tensors a case
-// describes, the cosine refcheck rule, and what the cuBLASLt backend refuses and why.
+// describes, the cosine refcheck rule, and what the cuBLASLt and CUTLASS backends refuse and why.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -14,6 +14,9 @@
 
 #if KBENCH_HAVE_CUBLAS
 #include "backends/cublas/cublaslt_gemm.hpp"
+#endif
+#if KBENCH_HAVE_CUTLASS
+#include "backends/cutlass/cutlass_gemm.hpp"
 #endif
 
 namespace kbench {
@@ -213,6 +216,50 @@ TEST(CublasLtGemmShape, BlockScaleLayoutsAreTorchScaledMms) {
   bf16.n = 64;
   bf16.out_dtype = DType::float16;  // bf16 in, fp16 out: no cuBLASLt algorithm on the H100
   EXPECT_NE(backends::cublaslt_gemm_unsupported(bf16).value_or("").find("input type or float32"), std::string::npos);
+}
+#endif
+
+#if KBENCH_HAVE_CUTLASS
+TEST_F(GemmRoutines, CutlassRefusesWhatItsKernelsCannotTake) {
+  EXPECT_EQ(refusal("gemm_fp8_nt_groupwise", "--m 7 --n 256 --k 384 --scale_major_mode K --out_dtype float16", "cutlass"), "");
+  EXPECT_EQ(refusal("bmm_fp8", "--batch_size 3 --m 5 --n 48 --k 64 --out_dtype float16", "cutlass"), "");
+  EXPECT_EQ(refusal("mm_fp8", "--m 37 --n 96 --k 256", "cutlass"), "");
+  EXPECT_EQ(refusal("bmm_bf16", "--batch_size 3 --m 31 --n 40 --k 72", "cutlass"), "");
+  EXPECT_NE(refusal("bmm_fp8", "--m 4 --n 16 --k 32 --input_dtype fp8_e5m2", "cutlass").find("fp8_e4m3 operands only"),
+            std::string::npos);
+  EXPECT_NE(refusal("mm_bf16", "--m 4 --n 16 --k 32 --bias", "cutlass").find("no bias"), std::string::npos);
+  EXPECT_NE(refusal("mm_bf16", "--m 4 --n 16 --k 32 --out_dtype float16", "cutlass").find("bfloat16 only"),
+            std::string::npos);
+  EXPECT_NE(refusal("mm_fp8", "--m 4 --n 16 --k 40", "cutlass").find("k 40 is not a multiple of 16"), std::string::npos);
+  EXPECT_NE(refusal("mm_bf16", "--m 4 --n 36 --k 32", "cutlass").find("n 36 is not a multiple of 8"), std::string::npos);
+  // Registered where the reference lists cutlass and kbench has a kernel: not on the grouped or FP4 GEMMs.
+  EXPECT_EQ(registry.find("group_gemm_fp8_nt_groupwise")->find_backend("cutlass"), nullptr);
+  EXPECT_EQ(registry.find("mm_fp4")->find_backend("cutlass"), nullptr);
+}
+
+TEST(CutlassGemmShape, BlockScaleLayoutsAreMnMajorWithPaddedRows) {
+  backends::CutlassGemmShape s{1, 5, 256, 384, backends::CutlassGemmKind::fp8_blockwise, DType::bfloat16};
+  EXPECT_EQ(backends::cutlass_a_scale_stride(s), 8);  // 5 rows padded to 16 bytes of floats
+  EXPECT_EQ(backends::cutlass_a_block_scale_floats(s), 3 * 8);
+  EXPECT_EQ(backends::cutlass_a_block_scale_index(s, 4, 2), 2 * 8 + 4);  // [k-block][padded m]
+  EXPECT_EQ(backends::cutlass_b_block_scale_floats(s), 3 * 2);
+  EXPECT_EQ(backends::cutlass_b_block_scale_index(s, 1, 2), 2 * 2 + 1);  // [k-block][n-block]
+  // m a multiple of 4: exactly the reference's MN-major layouts, which the backend passes unchanged.
+  s.m = 64;
+  for (const int64_t row : {0, 17, 63}) {
+    for (const int64_t k_block : {0, 2}) {
+      EXPECT_EQ(backends::cutlass_a_block_scale_index(s, row, k_block),
+                kernels::gemm::a_scale_offset(ScaleMajor::mn, s.m, 3, row, k_block));
+      EXPECT_EQ(backends::cutlass_b_block_scale_index(s, 1, k_block),
+                kernels::gemm::b_scale_offset(ScaleMajor::mn, 2, 3, 1, k_block));
+    }
+  }
+  EXPECT_FALSE(backends::cutlass_gemm_unsupported(s).has_value());
+  s.batch = 2;
+  EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("one matrix at a time"), std::string::npos);
+  s.batch = 1;
+  s.n = 200;
+  EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("128 scale block"), std::string::npos);
 }
 #endif
 
