@@ -101,7 +101,8 @@ std::vector<std::string> csv_columns(const RoutineRegistry& registry) {
   std::set<std::string, std::less<>> present(columns.begin(), columns.end());
   for (const auto& routine : registry.all()) {
     for (const FlagSpec& flag : routine->flags()) {
-      if (present.insert(flag.name).second) columns.push_back(flag.name);
+      const std::string column = routine->csv_column(flag);
+      if (present.insert(column).second) columns.push_back(column);
     }
   }
   return columns;

@@ -76,7 +76,7 @@ CsvWriter& CsvReporter::writer(const std::string& path) {
 CsvRow result_row(const BackendResult& r, const DeviceInfo& device) {
   const Statistics& stats = r.timed.stats;
   CsvRow row;
-  for (const FlagSpec& spec : r.routine.flags()) row[spec.name] = r.args.display(spec.name);
+  for (const FlagSpec& spec : r.routine.flags()) row[r.routine.csv_column(spec)] = r.args.display(spec.name);
   for (const char* shared : {"refcheck", "no_cuda_graph", "allow_output_mismatch", "random_seed", "case_tag",
                              "generate_repro_command", "enable_pdl", "baseline"}) {
     row[shared] = r.args.display(shared);

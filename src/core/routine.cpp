@@ -16,6 +16,13 @@ std::vector<Comparison> Case::compare(const std::vector<CheckedOutput>& outputs,
   return comparisons;
 }
 
+std::string Routine::csv_column(const FlagSpec& flag) const {
+  for (const auto& [name, column] : renamed_flag_columns()) {
+    if (name == flag.name) return column;
+  }
+  return flag.name;
+}
+
 const Backend* Routine::find_backend(std::string_view name) const {
   for (const auto& backend : backends_) {
     if (backend->name() == name) return backend.get();

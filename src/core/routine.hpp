@@ -134,6 +134,12 @@ class Routine {
     return {};
   }
 
+  // Flags whose value the reference writes under a CSV column of another name, as {flag, column}
+  // (BatchMLAPagedAttentionWrapper's --mla_is_var_seq fills is_var_seq).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>> renamed_flag_columns() const { return {}; }
+  // The CSV column the value of `flag` fills.
+  [[nodiscard]] std::string csv_column(const FlagSpec& flag) const;
+
   [[nodiscard]] const std::vector<std::unique_ptr<Backend>>& backends() const noexcept { return backends_; }
   // The backend called `name` or answering to it as an alias; null where there is none.
   [[nodiscard]] const Backend* find_backend(std::string_view name) const;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "backends/flashinfer/flashinfer_decode.hpp"
+#include "backends/flashinfer/flashinfer_mla.hpp"
 #include "backends/flashinfer/flashinfer_prefill.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
@@ -62,6 +63,13 @@ class PrefillImpl {
   std::string summary;
 };
 
+class MlaImpl {
+ public:
+  virtual ~MlaImpl() = default;
+  virtual cudaError_t run(const MlaTensors& t, cudaStream_t stream) const = 0;
+  std::string summary;
+};
+
 // One factory per translation unit; each plans (FlashInfer's plan), allocates and synchronises, and
 // throws std::runtime_error on failure. The shape has passed *_unsupported already.
 std::unique_ptr<DecodeImpl> make_decode_cuda_cores_bf16(const DecodeShape& shape, cudaStream_t stream);
@@ -72,6 +80,8 @@ std::unique_ptr<PrefillImpl> make_prefill_fa2_paged_bf16(const PrefillShape& sha
 std::unique_ptr<PrefillImpl> make_prefill_fa2_paged_fp16(const PrefillShape& shape, cudaStream_t stream);
 std::unique_ptr<PrefillImpl> make_prefill_fa3_bf16(const PrefillShape& shape, cudaStream_t stream);
 std::unique_ptr<PrefillImpl> make_prefill_fa3_fp16(const PrefillShape& shape, cudaStream_t stream);
+std::unique_ptr<MlaImpl> make_mla_fa2_bf16(const MlaShape& shape, cudaStream_t stream);
+std::unique_ptr<MlaImpl> make_mla_fa3_bf16(const MlaShape& shape, cudaStream_t stream);
 
 // The kbench paged cache seen as FlashInfer's (K, V, strides): element offsets of V within a page and
 // the strides of the 4-D [page][slot|head][head|slot][dim] view FlashInfer's paged_kv_t takes, in

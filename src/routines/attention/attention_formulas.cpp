@@ -35,4 +35,19 @@ double attention_bytes(const AttentionSizes& s, std::span<const int32_t> q_lens,
          q_total * s.num_qo_heads * s.head_dim_vo * s.out_bytes;
 }
 
+double mla_flops(int num_heads, int head_dim_ckv, int head_dim_kpe, int s_qo, std::span<const int32_t> kv_lens) {
+  double pairs = 0;
+  for (const int32_t k : kv_lens) pairs += s_qo * (2.0 * k - s_qo + 1) / 2;
+  return 2.0 * num_heads * (2.0 * head_dim_ckv + head_dim_kpe) * pairs;
+}
+
+double mla_bytes(int num_heads, int head_dim_ckv, int head_dim_kpe, int s_qo, double q_bytes, double kv_bytes,
+                 std::span<const int32_t> kv_lens) {
+  double kv_total = 0;
+  for (const int32_t k : kv_lens) kv_total += k;
+  const double rows = static_cast<double>(kv_lens.size()) * s_qo * num_heads;
+  return rows * (head_dim_ckv + head_dim_kpe) * q_bytes + kv_total * (head_dim_ckv + head_dim_kpe) * kv_bytes +
+         rows * head_dim_ckv * 2;
+}
+
 }  // namespace kbench

@@ -25,4 +25,15 @@ struct AttentionSizes {
 [[nodiscard]] double attention_bytes(const AttentionSizes& s, std::span<const int32_t> q_lens,
                                      std::span<const int32_t> kv_lens);
 
+// MLA decode (compat.md, mla.md), from the actual KV lengths k_i, s_q query tokens per request:
+// F = 2 H (2 d_ckv + d_kpe) sum_i s_q (2 k_i - s_q + 1) / 2 (QK over d_ckv + d_kpe, PV over d_ckv, the
+// pairs a bottom-right causal mask keeps).
+[[nodiscard]] double mla_flops(int num_heads, int head_dim_ckv, int head_dim_kpe, int s_qo,
+                               std::span<const int32_t> kv_lens);
+
+// Bytes = B s_q H (d_ckv + d_kpe) b_q + sum_i k_i (d_ckv + d_kpe) b_kv + B s_q H d_ckv 2: the output
+// always counted as 2 bytes (bf16), as the reference does whatever the backend writes.
+[[nodiscard]] double mla_bytes(int num_heads, int head_dim_ckv, int head_dim_kpe, int s_qo, double q_bytes,
+                               double kv_bytes, std::span<const int32_t> kv_lens);
+
 }  // namespace kbench

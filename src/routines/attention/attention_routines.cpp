@@ -7,6 +7,7 @@
 #include "routines/attention/decode_case.hpp"
 #include "routines/attention/flashinfer_backends.hpp"
 #include "routines/attention/kbench_backends.hpp"
+#include "routines/attention/mla_case.hpp"
 #include "routines/attention/prefill_case.hpp"
 #include "routines/vendor_libraries.hpp"
 
@@ -258,12 +259,145 @@ class PrefillRoutine final : public Routine {
   bool paged_;
 };
 
+// The reference's attention parser as MLA reads it (mla.md): --head_dim_ckv and --head_dim_kpe
+// required, --head_dim_qk/--head_dim_vo, --causal and --out_dtype ignored, no KV layout (the latent
+// caches have one), and the flags of the trtllm-gen / cute-dsl MLA API.
+std::vector<FlagSpec> mla_flags() {
+  std::vector<FlagSpec> flags;
+  for (FlagSpec f : attention_flags()) {
+    if (f.name == "kv_layout") continue;
+    if (f.name == "head_dim_qk" || f.name == "head_dim_vo") {
+      f.required = false;
+      f.help = "Ignored by MLA (its dims are --head_dim_ckv and --head_dim_kpe).";
+    } else if (f.name == "head_dim_ckv") {
+      f.required = true;
+      f.help = "Latent (compressed KV) dim: the ckv cache rows, q_nope and the output (DeepSeek: 512).";
+    } else if (f.name == "head_dim_kpe") {
+      f.required = true;
+      f.help = "Rope key dim: the kpe cache rows and q_pe (DeepSeek: 64).";
+    } else if (f.name == "s_qo") {
+      f.help = "Query tokens per request (multi-token prediction), causal among themselves.";
+    } else if (f.name == "num_kv_heads") {
+      f.help = "Required by the reference's parser; MLA's latent cache has no heads.";
+    } else if (f.name == "q_dtype" || f.name == "kv_dtype") {
+      f.help = f.name == "q_dtype" ? "Query dtype: bfloat16 or fp8_e4m3 (per-tensor scale)."
+                                   : "Latent cache dtype: bfloat16 or fp8_e4m3 (per-tensor scales).";
+    } else if (f.name == "out_dtype") {
+      f.help = "Ignored by MLA: the output is --q_dtype (bfloat16 for fp8 queries).";
+    } else if (f.name == "causal") {
+      f.help = "Ignored: MLA decode is always causal among the query tokens.";
+    }
+    flags.push_back(std::move(f));
+  }
+  flags.push_back({"mla_is_var_seq", FlagKind::text, std::nullopt,
+                   "trtllm-gen / cute-dsl only (auto: --random_actual_seq_len); accepted for compatibility.",
+                   {"true", "false", "auto"}, false, ""});
+  flags.push_back({"mla_cute_dsl_impl", FlagKind::text, std::nullopt, "cute-dsl only; accepted for compatibility.",
+                   {"auto", "modular", "monolithic"}, false, ""});
+  return flags;
+}
+
+DType mla_dtype(const CaseArgs& args, const char* flag) {
+  const std::string& name = args.text(flag);
+  if (name != "bfloat16" && name != "fp8_e4m3") {
+    throw CaseError(std::string("--") + flag + " " + name + " is not supported by MLA: bfloat16 or fp8_e4m3");
+  }
+  return *parse_dtype(name);
+}
+
+// The reference kernel keeps a query row's latent accumulator in shared memory.
+constexpr int kMaxMlaHeadDimCkv = 2048;
+constexpr int kMaxMlaHeadDimKpe = 512;
+constexpr int kMaxMlaHeads = 65535;  // the reference kernel's gridDim.y
+
+class MlaRoutine final : public Routine {
+ public:
+  MlaRoutine() {
+    add_backend(vendor_backend<FlashinferMlaBackend, FlashinferLibrary>(
+        {"flashinfer_fa3",
+         "FlashInfer",
+         kFlashinferGpus,
+         {{"flashinfer", "flashinfer is FlashInfer's Hopper MLA kernel (flashinfer_fa3), what its MLA wrapper's "
+                         "backend=\"auto\" picks on an H100; flashinfer_fa2 is its generic MLA kernel"}}}));
+    add_backend(vendor_backend<FlashinferMlaBackend, FlashinferLibrary>(
+        {"flashinfer_fa2", "FlashInfer", kFlashinferGpus}));
+  }
+  [[nodiscard]] std::string_view name() const override { return "BatchMLAPagedAttentionWrapper"; }
+  [[nodiscard]] std::string_view family() const override { return "attention"; }
+  [[nodiscard]] std::string_view description() const override {
+    return "Multi-head latent attention decode (DeepSeek MLA: 1+ query tokens per request) on a paged latent cache.";
+  }
+  [[nodiscard]] std::string_view test_name() const override { return "testBatchMLAPagedAttentionWrapper"; }
+  [[nodiscard]] std::vector<FlagSpec> flags() const override { return mla_flags(); }
+  [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
+  // mla.md: written to the reference's columns, and only when given (the flags have no default).
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> renamed_flag_columns() const override {
+    return {{"mla_is_var_seq", "is_var_seq"}, {"mla_cute_dsl_impl", "cute_dsl_impl"}};
+  }
+
+  [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
+    MlaProblem p;
+    p.batch = positive(args, "batch_size");
+    p.s_qo = positive(args, "s_qo");
+    p.max_len = positive(args, "s_kv");
+    p.num_heads = positive(args, "num_qo_heads");
+    (void)positive(args, "num_kv_heads");  // the reference's parser requires it; MLA has no KV heads
+    if (p.num_heads > kMaxMlaHeads) {
+      throw CaseError("--num_qo_heads " + std::to_string(p.num_heads) + " is over MLA's " +
+                      std::to_string(kMaxMlaHeads));
+    }
+    p.head_dim_ckv = positive(args, "head_dim_ckv");
+    p.head_dim_kpe = positive(args, "head_dim_kpe");
+    if (p.head_dim_ckv > kMaxMlaHeadDimCkv) {
+      throw CaseError("--head_dim_ckv " + std::to_string(p.head_dim_ckv) + " is over " +
+                      std::to_string(kMaxMlaHeadDimCkv));
+    }
+    if (p.head_dim_kpe > kMaxMlaHeadDimKpe) {
+      throw CaseError("--head_dim_kpe " + std::to_string(p.head_dim_kpe) + " is over " +
+                      std::to_string(kMaxMlaHeadDimKpe));
+    }
+    if (args.integer("page_size") < 1) {
+      throw CaseError("--page_size is required for MLA's paged latent cache (got " + args.display("page_size") + ")");
+    }
+    p.page_size = positive(args, "page_size");
+    if (p.s_qo > p.max_len) {
+      throw CaseError("--s_qo " + std::to_string(p.s_qo) + " is larger than --s_kv " + std::to_string(p.max_len) +
+                      ": the query tokens are the last tokens of their KV sequence");
+    }
+    p.q_dtype = mla_dtype(args, "q_dtype");
+    p.kv_dtype = mla_dtype(args, "kv_dtype");
+    p.out_dtype = is_fp8(p.q_dtype) ? DType::bfloat16 : p.q_dtype;
+
+    // Cache rows are addressed in 32 bits by the kernels (page * page_size + slot); every tensor stays
+    // under 2^40 elements.
+    const double cache_tokens = static_cast<double>(p.batch) * ((p.max_len + p.page_size - 1) / p.page_size) * p.page_size;
+    if (cache_tokens > static_cast<double>(std::numeric_limits<int32_t>::max())) {
+      throw CaseError("the latent cache of --batch_size " + std::to_string(p.batch) + " x --s_kv " +
+                      std::to_string(p.max_len) + " is over 2^31 - 1 tokens");
+    }
+    const double q_elements = static_cast<double>(p.batch) * p.s_qo * p.num_heads * p.head_dim_ckv;
+    if (std::max(cache_tokens * p.head_dim_ckv, q_elements) > static_cast<double>(kMaxCacheElements)) {
+      throw CaseError("the tensors of --batch_size " + std::to_string(p.batch) + " x --s_kv " +
+                      std::to_string(p.max_len) + " are over 2^40 elements");
+    }
+
+    // mla.md: lengths as decode's, then raised to at least s_qo (every query token has its key).
+    const auto seed = static_cast<uint64_t>(args.integer("random_seed"));
+    auto lens = make_sequence_lengths(p.batch, p.max_len, args.flag("random_actual_seq_len"), seed);
+    for (auto& len : lens) len = std::max(len, static_cast<int32_t>(p.s_qo));
+    p.qo_indptr = token_offsets(std::vector<int32_t>(static_cast<std::size_t>(p.batch), p.s_qo));
+    p.pages = make_paged_kv_layout(lens, p.max_len, p.page_size, seed);
+    return std::make_unique<MlaCase>(std::move(p));
+  }
+};
+
 }  // namespace
 
 void register_attention_routines(RoutineRegistry& registry) {
   registry.add(std::make_unique<DecodeRoutine>());
   registry.add(std::make_unique<PrefillRoutine>(false));
   registry.add(std::make_unique<PrefillRoutine>(true));
+  registry.add(std::make_unique<MlaRoutine>());
 }
 
 }  // namespace kbench

@@ -1,6 +1,7 @@
 #include "routines/attention/flashinfer_backends.hpp"
 
 #include "backends/flashinfer/flashinfer_decode.hpp"
+#include "backends/flashinfer/flashinfer_mla.hpp"
 #include "backends/flashinfer/flashinfer_prefill.hpp"
 #include "kbench/cuda_check.hpp"
 
@@ -66,6 +67,28 @@ fi::PrefillShape prefill_shape(const PrefillCase& problem) {
   return s;
 }
 
+fi::MlaPath mla_path(bool fa3) { return fa3 ? fi::MlaPath::fa3 : fi::MlaPath::fa2; }
+
+fi::MlaShape mla_shape(const MlaCase& problem) {
+  const MlaProblem& p = problem.problem();
+  fi::MlaShape s;
+  s.batch = p.batch;
+  s.s_qo = p.s_qo;
+  s.num_heads = p.num_heads;
+  s.head_dim_ckv = p.head_dim_ckv;
+  s.head_dim_kpe = p.head_dim_kpe;
+  s.page_size = p.page_size;
+  s.num_pages = p.pages.total_pages;
+  s.q_dtype = p.q_dtype;
+  s.kv_dtype = p.kv_dtype;
+  s.out_dtype = p.out_dtype;
+  s.sm_scale = MlaCase::sm_scale();
+  s.qo_indptr = p.qo_indptr;
+  s.kv_indptr = p.pages.indptr;
+  s.kv_len = p.pages.seq_lens;
+  return s;
+}
+
 class FlashinferDecodeOperation final : public Operation {
  public:
   FlashinferDecodeOperation(bool tensor_cores, const DecodeCase& problem, cudaStream_t stream)
@@ -111,6 +134,20 @@ class FlashinferPrefillOperation final : public Operation {
   std::unique_ptr<fi::Prefill> prefill_;
 };
 
+class FlashinferMlaOperation final : public Operation {
+ public:
+  FlashinferMlaOperation(bool fa3, const MlaCase& problem, cudaStream_t stream)
+      : problem_(problem), mla_(make_vendor_object<fi::Mla>("FlashInfer", mla_path(fa3), mla_shape(problem), stream)) {}
+  void launch(cudaStream_t stream, int copy) override {
+    const kernels::MlaParams k = problem_.params(copy);
+    KBENCH_CUDA_CHECK(mla_->run({k.q_nope, k.q_pe, k.ckv, k.kpe, k.kv_indices, problem_.out(copy)}, stream));
+  }
+
+ private:
+  const MlaCase& problem_;
+  std::unique_ptr<fi::Mla> mla_;
+};
+
 }  // namespace
 
 FlashinferDecodeBackend::FlashinferDecodeBackend(BackendInfo info)
@@ -140,6 +177,20 @@ Support FlashinferPrefillBackend::implements(const PrefillCase& problem) const {
 
 std::unique_ptr<Operation> FlashinferPrefillBackend::bind(PrefillCase& problem, cudaStream_t stream) const {
   return std::make_unique<FlashinferPrefillOperation>(fa3_, problem, stream);
+}
+
+FlashinferMlaBackend::FlashinferMlaBackend(BackendInfo info)
+    : BackendFor(std::move(info)), fa3_(name() == "flashinfer_fa3") {}
+
+Support FlashinferMlaBackend::can_run_on(const DeviceInfo& device) const { return sm90(device); }
+
+Support FlashinferMlaBackend::implements(const MlaCase& problem) const {
+  if (const auto why = fi::mla_unsupported(mla_path(fa3_), mla_shape(problem))) return Support::no(*why);
+  return Support::yes();
+}
+
+std::unique_ptr<Operation> FlashinferMlaBackend::bind(MlaCase& problem, cudaStream_t stream) const {
+  return std::make_unique<FlashinferMlaOperation>(fa3_, problem, stream);
 }
 
 }  // namespace kbench

@@ -72,8 +72,9 @@ TEST(Backends, EveryBuiltinBackendOfAMissingLibraryNamesTheLibrary) {
     }
   }
   // rmsnorm and its nine variants (the FP4 norms and fused_rmsnorm_silu refuse with a reason), decode
-  // (two paths), both prefills (two paths each), the 15 sampling routines, the three FP8 RoPE routines.
-  EXPECT_EQ(flashinfer_backends, 10 + 2 + 2 * 2 + 15 + 3);
+  // (two paths), both prefills (two paths each), MLA decode (two kernels), the 15 sampling routines, the
+  // three FP8 RoPE routines.
+  EXPECT_EQ(flashinfer_backends, 10 + 2 + 2 * 2 + 2 + 15 + 3);
 }
 
 TEST(Backends, AcceptedNamesComeFromTheBackendObjects) {

@@ -1,0 +1,54 @@
+// MLA decode through kbench, on a GPU: FlashInfer's fa2 and Hopper MLA kernels pass kbench's
+// refcheck (against the fp32 reference) on bench/attention/mla/mla_refcheck.txt (ragged lengths,
+// page sizes 1 / 16 / 64, one and two query tokens, 16 and 128 heads, split KV), or, in a build
+// without FlashInfer, are skipped with the build's reason; the reference's sample line 19 runs
+// unchanged, its backends skipped with their reasons.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gpu_test_support.hpp"
+#include "run_command.hpp"
+
+namespace kbench {
+namespace {
+
+using testing::run_kbench;
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+const std::string kTestlist = std::string(KBENCH_SOURCE_DIR) + "/bench/attention/mla/mla_refcheck.txt";
+constexpr int kBackendRuns = 5 * 2;  // five lines, flashinfer_fa2 and flashinfer_fa3 on each
+
+TEST(MlaRefcheck, FlashinferKernelsPassTheRefcheckTestlist) {
+  KBENCH_REQUIRE_GPU();
+#if KBENCH_HAVE_FLASHINFER
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  if (prop.major != 9 || prop.minor != 0) GTEST_SKIP() << "kbench builds FlashInfer's kernels for sm_90a";
+  testing::expect_testlist_passes(kTestlist, "-n 3 -d 1", kBackendRuns);
+#else
+  const auto r = run_kbench("--testlist " + kTestlist + " -n 3 -d 1");
+  EXPECT_TRUE(has(r.output, "[WARNING] flashinfer_fa3 for routine BatchMLAPagedAttentionWrapper")) << r.output;
+  EXPECT_TRUE(has(r.output, "kbench was built without FlashInfer's kernels")) << r.output;
+#endif
+}
+
+TEST(MlaRefcheck, TheReferenceSampleLineRunsUnchanged) {
+  KBENCH_REQUIRE_GPU();
+  const auto r = run_kbench(
+      "--routine BatchMLAPagedAttentionWrapper --backends trtllm-gen-native fa2 fa3 --page_size 32 --batch_size 16 "
+      "--s_qo 1 --s_kv 1024 --num_qo_heads 128 --num_kv_heads 128 --head_dim_ckv 512 --head_dim_kpe 64 "
+      "--random_actual_seq_len -vv --refcheck --q_dtype bfloat16 --kv_dtype bfloat16 --generate_repro_command "
+      "--case_tag DeepSeek-R1");
+  EXPECT_FALSE(has(r.output, "[ERROR]")) << r.output;
+  EXPECT_TRUE(has(r.output, "[WARNING] trtllm-gen-native for routine BatchMLAPagedAttentionWrapper")) << r.output;
+  EXPECT_TRUE(has(r.output, "[WARNING] fa2 for routine BatchMLAPagedAttentionWrapper")) << r.output;
+  // No backend of the line is kbench's yet: the case is skipped before it is built, and the run goes on.
+  EXPECT_TRUE(has(r.output, "No backends to test. Skipping.")) << r.output;
+  EXPECT_EQ(r.exit_status, 0) << r.output;
+}
+
+}  // namespace
+}  // namespace kbench
