@@ -204,6 +204,20 @@ __device__ __forceinline__ void load8_global(const void* p, int dtype, float (&f
 }
 
 // One element of a runtime dtype, as float (the reference's loads).
+// The maximum of every thread's v over a block of kThreads threads, for every thread (`red` holds
+// kThreads floats): the fp32 reference kernels' first pass.
+template <int kThreads>
+__device__ __forceinline__ float block_max(float v, float* red) {
+  const int tid = static_cast<int>(threadIdx.x);
+  red[tid] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (tid < s) red[tid] = fmaxf(red[tid], red[tid + s]);
+    __syncthreads();
+  }
+  return red[0];
+}
+
 __device__ __forceinline__ float load1_global(const void* base, int64_t index, int dtype) {
   switch (dtype) {
     case kBf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[index]);

@@ -17,6 +17,7 @@ namespace kbench::kernels {
 
 namespace {
 
+using decode_detail::fa2::block_max;
 using decode_detail::fa2::load1_global;
 
 struct RefArgs {
@@ -81,13 +82,7 @@ __global__ void __launch_bounds__(kThreads) decode_reference_kernel(const RefArg
   // Pass 1: the max logit.
   float mx = -INFINITY;
   for (int t = tid; t < len; t += kThreads) mx = fmaxf(mx, logit(t));
-  red[tid] = mx;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (tid < s) red[tid] = fmaxf(red[tid], red[tid + s]);
-    __syncthreads();
-  }
-  const double m = red[0];
+  const double m = block_max<kThreads>(mx, red);
 
   // Pass 2: p in double, chunk by chunk; one thread per dimension sums p and p * V.
   double acc = 0.0;

@@ -19,6 +19,7 @@ namespace kbench::kernels {
 
 namespace {
 
+using decode_detail::fa2::block_max;
 using decode_detail::fa2::elem_of;
 using decode_detail::fa2::load1_global;
 
@@ -91,13 +92,7 @@ __global__ void __launch_bounds__(kThreads) mla_reference_kernel(const RefArgs a
   // Pass 1: the max logit.
   float mx = -INFINITY;
   for (int t = tid; t < visible; t += kThreads) mx = fmaxf(mx, logit(t));
-  red[tid] = mx;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (tid < s) red[tid] = fmaxf(red[tid], red[tid + s]);
-    __syncthreads();
-  }
-  const double m = red[0];
+  const double m = block_max<kThreads>(mx, red);
 
   // Pass 2: p in double, chunk by chunk; each thread owns the dimensions tid, tid + 256, ...
   double sum = 0.0;
