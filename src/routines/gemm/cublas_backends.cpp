@@ -1,5 +1,6 @@
 #include "routines/gemm/cublas_backends.hpp"
 
+#include <optional>
 #include <string>
 
 #include "backends/cublas/cublaslt_gemm.hpp"
@@ -29,13 +30,8 @@ backends::CublasGemmShape cublas_shape(const GemmProblem& p) {
 
 // The current device's compute capability as 10 * major + minor (89, 90), or 0 without one.
 int current_sm() {
-  int device = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return 10 * major + minor;
+  const std::optional<DeviceInfo> device = query_device(nullptr);
+  return device ? 10 * device->cc_major + device->cc_minor : 0;
 }
 
 class CublasGemmOperation final : public Operation {
