@@ -4,3 +4,4 @@
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/operand_quantize.cu
   ${CMAKE_CURRENT_LIST_DIR}/reference_gemm.cu)
+include(${CMAKE_CURRENT_LIST_DIR}/sm90/sources.cmake)

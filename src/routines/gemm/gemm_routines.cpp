@@ -3,6 +3,7 @@
 #include "routines/gemm/cublas_backends.hpp"
 #include "routines/gemm/cutlass_backends.hpp"
 #include "routines/gemm/gemm_case.hpp"
+#include "routines/gemm/kbench_backends.hpp"
 #include "routines/vendor_libraries.hpp"
 
 namespace kbench {
@@ -24,21 +25,23 @@ struct VariantInfo {
   // Without one, the reference's default (never a kbench backend: such lines are skipped).
   const char* reference_default;
   bool cutlass;  // kbench's CUTLASS backend computes it (sm_90a builds)
+  bool kbench_kernel;   // kbench's own kernel computes it (backend `cuda`, sm_90a)
+  bool kbench_default;  // ... and is the default backend (where cuBLASLt refuses the routine on Hopper)
 };
 
 constexpr VariantInfo kVariants[] = {
     {GemmVariant::bmm_fp8, "bmm_fp8", "testBmmFp8",
-     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn", true},
+     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn", true, true, false},
     {GemmVariant::gemm_fp8_nt_groupwise, "gemm_fp8_nt_groupwise", "testGemmFp8NtGroupwise",
-     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true},
+     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true, true, true},
     {GemmVariant::group_gemm_fp8_nt_groupwise, "group_gemm_fp8_nt_groupwise", "testGroupGemmFp8NtGroupwise",
-     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", false},
+     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", false, true, false},
     {GemmVariant::mm_fp4, "mm_fp4", "testMmFp4", "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", nullptr,
-     "cudnn", false},
+     "cudnn", false, false, false},
     {GemmVariant::mm_fp8, "mm_fp8", "testMmFp8", "FP8 GEMM with per-tensor scales, bf16 out.", "cublas",
-     "trtllm_low_latency", true},
-    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true},
-    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true},
+     "trtllm_low_latency", true, true, false},
+    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true, false, false},
+    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true, false, false},
 };
 
 int64_t positive(const CaseArgs& args, const char* flag) {
@@ -61,6 +64,7 @@ DType dtype_flag(const CaseArgs& args, const char* flag, std::initializer_list<D
 class GemmRoutine final : public Routine {
  public:
   explicit GemmRoutine(const VariantInfo& info) : info_(info) {
+    if (info.kbench_kernel) add_backend(make_kbench_gemm_backend());
     if (info.cublas_name != nullptr) {
       const std::string name = info.cublas_name;
       const std::string other = name == "cublas" ? "cublaslt" : "cublas";
@@ -99,6 +103,7 @@ class GemmRoutine final : public Routine {
   }
 
   [[nodiscard]] std::vector<std::string> default_backends() const override {
+    if (info_.kbench_default) return {"cuda"};
     return {info_.cublas_name != nullptr ? info_.cublas_name : info_.reference_default};
   }
 

@@ -13,27 +13,13 @@
 
 #include "kernels/attention/prefill/prefill_internal.hpp"
 #include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
+#include "kernels/common/tensor_map.hpp"
 
 namespace kbench::kernels {
 
 namespace prefill_fa3 {
 
 namespace {
-
-// cuTensorMapEncodeTiled from the driver the runtime uses (no link against libcuda).
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 encoder = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &query) !=
-            cudaSuccess ||
-        query != cudaDriverEntryPointSuccess) {
-      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
-  }();
-  return encoder;
-}
 
 // Multiprocessors of the current device (cached per device).
 cudaError_t sm_count(int* count) {

@@ -1,0 +1,87 @@
+// kbench's own FP8 GEMM for Hopper (sm_90a, issue 18): D = A B^T with A [rows][k] and B [groups][n][k]
+// both k-contiguous, D [rows][n] row-major, in one of two scalings:
+//   groupwise:  DeepSeek-style fp32 block scales, A 1 x 128 and B 128 x 128, promoted into the fp32
+//               accumulators every 128 of k (each 128-deep slice is accumulated by wgmma alone, then
+//               added times its two scales);
+//   per_tensor: one fp32 scale for all of A and one for all of B, applied in the epilogue.
+// A's and D's rows are split into groups (contiguous layout: group g owns rows
+// [row_offsets[g], row_offsets[g + 1])), group g multiplying B's matrix g: one matrix (groups 1), a
+// batch (equal groups) or an MoE grouped GEMM whose group sizes live on the device (graph-safe: no
+// host read of them). The kernel: TMA loads, a producer warp and one or two consumer warpgroups of
+// wgmma, persistent CTAs over an L2-banded tile order (fp8_gemm_kernel.cuh).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kbench/dtype.hpp"
+
+namespace kbench::kernels::gemm::sm90 {
+
+enum class Fp8Scaling { per_tensor, groupwise };
+
+// Groups whose sizes are read on the device: at most this many (their offsets and tile counts are
+// staged in shared memory).
+inline constexpr int kMaxDeviceGroups = 256;
+
+struct Fp8GemmParams {
+  Fp8Scaling scaling = Fp8Scaling::groupwise;
+  int groups = 1;
+  // Rows of every group where all are equal (group g starts at row g * rows_per_group), or 0: the
+  // groups' offsets are `row_offsets` on the device (int32 [groups + 1], non-decreasing, the last at
+  // most `rows`).
+  int64_t rows_per_group = 0;
+  const int32_t* row_offsets = nullptr;
+  int64_t rows = 0;  // rows of A and D (all groups)
+  int64_t n = 0;
+  int64_t k = 0;     // a multiple of 128 (groupwise) / 16 (per-tensor: TMA's 16-byte rows)
+  const void* a = nullptr;
+  DType a_dtype = DType::fp8_e4m3;
+  const void* b = nullptr;
+  DType b_dtype = DType::fp8_e4m3;
+  void* d = nullptr;
+  DType d_dtype = DType::bfloat16;  // bfloat16 or float16
+  // per_tensor: device pointers to A's and B's one dequantization scale each.
+  // groupwise: A's scale of (row, k-block) at a_scale[row * a_scale_row_stride + kb * a_scale_k_stride];
+  // B's of (group, n-block, k-block) at b_scale[g * b_scale_group_stride + nb * b_scale_n_stride +
+  // kb * b_scale_k_stride] (n-blocks of 128: the last may be partial).
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  int64_t a_scale_row_stride = 0;
+  int64_t a_scale_k_stride = 0;
+  int64_t b_scale_group_stride = 0;
+  int64_t b_scale_n_stride = 0;
+  int64_t b_scale_k_stride = 0;
+  bool enable_pdl = false;
+};
+
+// Why the kernel cannot take a problem of these dtypes and sizes, or nullopt (pointers unexamined:
+// the constructor checks them).
+[[nodiscard]] std::optional<std::string> fp8_gemm_unsupported(const Fp8GemmParams& params);
+
+// The kernel's tile configuration the heuristic picks for these parameters ("128x256", ...), for
+// logs.
+[[nodiscard]] std::string fp8_gemm_config_name(const Fp8GemmParams& params);
+
+// A planned GEMM: the tensor maps and launch shape made once (outside timing); run() is one
+// kernel launch, no allocation, no host synchronisation (capturable in a CUDA graph).
+class Fp8Gemm {
+ public:
+  // Throws std::runtime_error where fp8_gemm_unsupported says why, or a tensor map cannot be made.
+  explicit Fp8Gemm(const Fp8GemmParams& params);
+  [[nodiscard]] cudaError_t run(cudaStream_t stream) const;
+
+  struct Plan;  // fp8_gemm_launch.cu
+
+ private:
+  std::shared_ptr<const Plan> plan_;
+};
+
+// Whether this build holds the sm_90a kernel (else run() would trap: the backend says why instead).
+[[nodiscard]] bool fp8_gemm_built_for_sm90a();
+
+}  // namespace kbench::kernels::gemm::sm90

@@ -1,0 +1,378 @@
+// kbench's FP8 GEMM kernel for sm_90a (fp8_gemm.hpp says what it computes). One instantiation per
+// translation unit (fp8_gemm_<scaling>_<tile>.cu); the launch and the tile heuristic are in
+// fp8_gemm_launch.cu.
+//
+// CTA: warpgroup 0 is the producer (one thread issues TMA loads of A's and B's k-slices into a ring
+// of stages), warpgroups 1..kConsumers the consumers, 64 rows of the tile each. Tiles are
+// kBlockM x kBlockN, walked by persistent CTAs (tile = blockIdx.x + i * gridDim.x) in bands of
+// kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
+// deep: one 128-byte swizzled row per tile row, and (groupwise) one block scale.
+//   per_tensor: wgmma accumulates every slice into the fp32 accumulators; a slice's stage is released
+//               once the next slice's wgmmas are issued and its own are done (one group in flight);
+//               the epilogue multiplies by a_scale * b_scale.
+//   groupwise:  each 128-wide column sub-tile of the slice is accumulated by 4 wgmmas into a
+//               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
+//               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
+//               one slice). The other consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+// The epilogue converts to bf16 / fp16 and stores from registers (rows past the group's end and
+// columns past n are not stored), while the producer already loads the next tile.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdint>
+#include <utility>
+
+#include <cute/arch/mma_sm90.hpp>
+
+#include "kernels/common/launch.hpp"
+#include "kernels/common/pdl.cuh"
+#include "kernels/common/hopper.cuh"
+#include "kernels/gemm/sm90/fp8_gemm.hpp"
+
+namespace kbench::kernels::gemm::sm90 {
+
+// The kernel's parameters (tensor maps first: 64-byte aligned).
+struct Fp8GemmArgs {
+  CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle
+  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1
+  int groups;
+  int rows_per_group;  // > 0: equal groups; 0: row_offsets on the device
+  const int32_t* row_offsets;
+  int rows;
+  int n;
+  int k_blocks;
+  int n_blocks;
+  int a_box_rows;  // rows A's TMA box loads (fewer than kBlockM where every group is shorter)
+  void* d;
+  bool d_bf16;
+  const float* a_scale;
+  const float* b_scale;
+  int64_t a_scale_row_stride;
+  int64_t a_scale_k_stride;
+  int64_t b_scale_group_stride;
+  int64_t b_scale_n_stride;
+  int64_t b_scale_k_stride;
+};
+
+template <class ElemA, class ElemB, Fp8Scaling kScaling, int kBlockN_, int kConsumers_>
+struct Fp8GemmConfig {
+  using A = ElemA;  // cute::float_e4m3_t or cute::float_e5m2_t
+  using B = ElemB;
+  static constexpr bool kGroupwise = kScaling == Fp8Scaling::groupwise;
+  static constexpr int kConsumers = kConsumers_;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kBlockM = 64 * kConsumers;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kBlockK = 128;                          // elements = bytes = one swizzled row
+  static constexpr int kSubN = kBlockN < 128 ? kBlockN : 128;  // N of one wgmma (and of one B scale)
+  static constexpr int kSubTiles = kBlockN / kSubN;
+  static constexpr int kSubRegs = kSubN / 2;  // fp32 accumulators per thread of one sub-tile
+  static constexpr int kABytes = kBlockM * kBlockK;
+  static constexpr int kBBytes = kBlockN * kBlockK;
+  static constexpr int kStageBytes = kABytes + kBBytes;
+  // Barriers, then the device groups' row offsets and m-block prefix (kMaxDeviceGroups + 1 each).
+  static constexpr int kAuxBytes = 1024 + 2 * 4 * (kMaxDeviceGroups + 1);
+  static constexpr int kSmemLimit = 227 * 1024;
+  static constexpr int kStages = (kSmemLimit - kAuxBytes) / kStageBytes < 8 ? (kSmemLimit - kAuxBytes) / kStageBytes : 8;
+  static constexpr int kFullOffset = kStages * kStageBytes;  // barriers after the stages
+  static constexpr int kEmptyOffset = kFullOffset + 8 * kStages;
+  static constexpr int kGroupOffset = kFullOffset + 1024;
+  static constexpr int kSmemBytes = kStages * kStageBytes + kAuxBytes;
+  // setmaxnreg with two consumer warpgroups (168 x 384 at launch): the producer gives up what the
+  // consumers take (their accumulators and the groupwise temporary need ~200).
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = 232;
+  static constexpr int kBand = 8;  // m-blocks per raster band
+  static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
+  static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
+  static_assert(16 * kStages <= 1024, "barriers");
+  static_assert(kStages >= 3 && kSmemBytes <= kSmemLimit, "shared memory per block");
+  static_assert(kConsumers == 1 || 128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "register pool");
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// One tile: the group, its rows of A / D and the tile's first column.
+struct Fp8Tile {
+  int group;
+  int row_begin;  // the tile's first row
+  int row_end;    // the group's end: rows at or past it are not stored
+  int col_begin;
+};
+
+// The tile order: bands of kBand m-blocks (over all groups' m-blocks, in order), each walked
+// column-block by column-block, so the CTAs running together cover few A rows and B columns.
+template <class Cfg>
+struct Fp8TileMap {
+  const Fp8GemmArgs& args;
+  const int* group_rows;    // device groups: row offsets [groups + 1] (shared memory)
+  const int* group_blocks;  // device groups: m-blocks before each group [groups + 1]
+  int m_blocks;             // all groups' m-blocks
+
+  __device__ int tiles() const { return m_blocks * args.n_blocks; }
+
+  __device__ Fp8Tile at(int t) const {
+    const int band_tiles = Cfg::kBand * args.n_blocks;
+    const int band = t / band_tiles;
+    const int first = band * Cfg::kBand;
+    const int size = min(Cfg::kBand, m_blocks - first);
+    const int local = t - band * band_tiles;
+    const int m_block = first + local % size;
+    Fp8Tile tile;
+    tile.col_begin = (local / size) * Cfg::kBlockN;
+    if (args.rows_per_group > 0) {
+      const int blocks_per_group = (args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM;
+      tile.group = m_block / blocks_per_group;
+      const int group_row = tile.group * args.rows_per_group;
+      tile.row_begin = group_row + (m_block - tile.group * blocks_per_group) * Cfg::kBlockM;
+      tile.row_end = group_row + args.rows_per_group;
+    } else {
+      // The last group with no more m-blocks before it than m_block (empty groups share their
+      // successor's prefix and are skipped).
+      int lo = 0, hi = args.groups - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (group_blocks[mid] <= m_block) lo = mid; else hi = mid - 1;
+      }
+      tile.group = lo;
+      tile.row_begin = group_rows[lo] + (m_block - group_blocks[lo]) * Cfg::kBlockM;
+      tile.row_end = group_rows[lo + 1];
+    }
+    return tile;
+  }
+};
+
+// Device groups: their row offsets and m-block prefix into shared memory (warp 0 scans, every
+// lane a run of groups), and the total of m-blocks.
+template <class Cfg>
+__device__ int stage_device_groups(const Fp8GemmArgs& args, int* group_rows, int* group_blocks, int tid) {
+  for (int g = tid; g <= args.groups; g += Cfg::kThreads) group_rows[g] = args.row_offsets[g];
+  __syncthreads();
+  if (tid < 32) {
+    const int per_lane = (args.groups + 31) / 32;
+    const int begin = min(tid * per_lane, args.groups);
+    const int end = min(begin + per_lane, args.groups);
+    int sum = 0;
+    for (int g = begin; g < end; ++g) sum += (group_rows[g + 1] - group_rows[g] + Cfg::kBlockM - 1) / Cfg::kBlockM;
+    int inclusive = sum;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
+      if (tid >= offset) inclusive += v;
+    }
+    int before = inclusive - sum;
+    for (int g = begin; g < end; ++g) {
+      group_blocks[g] = before;
+      before += (group_rows[g + 1] - group_rows[g] + Cfg::kBlockM - 1) / Cfg::kBlockM;
+    }
+    if (tid == 31) group_blocks[args.groups] = inclusive;
+  }
+  __syncthreads();
+  return group_blocks[args.groups];
+}
+
+template <class Cfg>
+struct Fp8Mma {
+  using Op = decltype(cute::SM90::GMMA::ss_op_selector<typename Cfg::A, typename Cfg::B, float,
+                                                        cute::Shape<cute::_64, cute::Int<Cfg::kSubN>, cute::_32>,
+                                                        cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
+
+  // acc (+)= the 64 rows of A at a_rows times the kSubN rows of B at b_rows, over one 128-deep
+  // slice: 4 k-steps of 32 bytes inside the swizzled rows.
+  __device__ static __forceinline__ void slice(uint32_t a_rows, uint32_t b_rows, float (&acc)[Cfg::kSubRegs],
+                                               bool accumulate) {
+    const uint64_t a_desc = hopper::smem_desc(a_rows, 16, 1024);
+    const uint64_t b_desc = hopper::smem_desc(b_rows, 16, 1024);
+#pragma unroll
+    for (int step = 0; step < 4; ++step) {
+      hopper::gmma_ss<Op>(a_desc + 2 * step, b_desc + 2 * step, acc, accumulate || step > 0,
+                        std::make_index_sequence<Cfg::kSubRegs>{});
+    }
+  }
+};
+
+template <class Cfg>
+__device__ void run_producer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, uint32_t smem) {
+  const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
+  uint32_t it = 0;
+  for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
+    const Fp8Tile tile = map.at(t);
+    for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
+      const uint32_t stage = it % Cfg::kStages;
+      const uint32_t phase = (it / Cfg::kStages) & 1;
+      const uint32_t full = smem + Cfg::kFullOffset + 8 * stage;
+      hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, phase ^ 1);
+      hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kBBytes);
+      const uint32_t a_dst = smem + stage * Cfg::kStageBytes;
+      hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kBlockK, tile.row_begin);
+      hopper::tma_load_3d(a_dst + Cfg::kABytes, &args.tma_b, full, kb * Cfg::kBlockK, tile.col_begin, tile.group);
+    }
+  }
+}
+
+template <class Cfg>
+__device__ void store_tile(const Fp8GemmArgs& args, const Fp8Tile& tile, const float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs],
+                           int row0, int lane, float scale) {
+  const int col0 = tile.col_begin + (lane % 4) * 2;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = row0 + 8 * half;
+    if (row >= tile.row_end) continue;
+    uint8_t* out_row = static_cast<uint8_t*>(args.d) + static_cast<int64_t>(row) * args.n * 2;
+#pragma unroll
+    for (int h = 0; h < Cfg::kSubTiles; ++h) {
+#pragma unroll
+      for (int j = 0; j < Cfg::kSubN / 8; ++j) {
+        const int col = col0 + h * Cfg::kSubN + j * 8;
+        if (col >= args.n) continue;
+        const float lo = acc[h][4 * j + 2 * half] * scale, hi = acc[h][4 * j + 2 * half + 1] * scale;
+        const uint32_t packed = args.d_bf16 ? hopper::pack2<true>(lo, hi) : hopper::pack2<false>(lo, hi);
+        *reinterpret_cast<uint32_t*>(out_row + col * 2) = packed;
+      }
+    }
+  }
+}
+
+template <class Cfg>
+__device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, uint32_t smem, int consumer,
+                             int thread) {
+  const int warp = thread / 32, lane = thread % 32;
+  const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
+  float acc[Cfg::kSubTiles][Cfg::kSubRegs];
+  uint32_t it = 0;
+  for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
+    const Fp8Tile tile = map.at(t);
+    const int row0 = tile.row_begin + tile_row;
+    if constexpr (Cfg::kGroupwise) {
+#pragma unroll
+      for (int h = 0; h < Cfg::kSubTiles; ++h)
+#pragma unroll
+        for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] = 0.0f;
+      // Rows past the group's end take its last row's scales (their results are not stored).
+      const float* a_scale0 = args.a_scale + min(row0, tile.row_end - 1) * args.a_scale_row_stride;
+      const float* a_scale1 = args.a_scale + min(row0 + 8, tile.row_end - 1) * args.a_scale_row_stride;
+      const float* b_scale = args.b_scale + tile.group * args.b_scale_group_stride;
+      float tmp[Cfg::kSubRegs];
+      for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
+        const float sa0 = __ldg(a_scale0 + kb * args.a_scale_k_stride);
+        const float sa1 = __ldg(a_scale1 + kb * args.a_scale_k_stride);
+        float sb[Cfg::kSubTiles];
+#pragma unroll
+        for (int h = 0; h < Cfg::kSubTiles; ++h) {
+          const int n_block = (tile.col_begin + h * Cfg::kSubN) / 128;
+          sb[h] = __ldg(b_scale + n_block * args.b_scale_n_stride + kb * args.b_scale_k_stride);
+        }
+        const uint32_t stage = it % Cfg::kStages;
+        hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
+        const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
+        const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
+#pragma unroll
+        for (int h = 0; h < Cfg::kSubTiles; ++h) {
+          hopper::wgmma_fence();
+          Fp8Mma<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, tmp, false);
+          hopper::wgmma_commit();
+          hopper::wgmma_wait<0>();
+          hopper::fence_regs(tmp);
+          if (h == Cfg::kSubTiles - 1 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
+          const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
+#pragma unroll
+          for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
+        }
+      }
+      store_tile<Cfg>(args, tile, acc, row0, lane, 1.0f);
+    } else {
+      uint32_t previous = 0;
+      for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
+        const uint32_t stage = it % Cfg::kStages;
+        hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
+        const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
+        const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
+        hopper::wgmma_fence();
+#pragma unroll
+        for (int h = 0; h < Cfg::kSubTiles; ++h) {
+          Fp8Mma<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > 0);
+        }
+        hopper::wgmma_commit();
+        hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage is free
+        if (kb > 0 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
+        previous = stage;
+      }
+      hopper::wgmma_wait<0>();
+#pragma unroll
+      for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
+      if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
+      store_tile<Cfg>(args, tile, acc, row0, lane, __ldg(args.a_scale) * __ldg(args.b_scale));
+    }
+  }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid_constant__ Fp8GemmArgs args) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = hopper::smem_addr(smem_raw);
+  if ((smem & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
+  const int tid = static_cast<int>(threadIdx.x);
+  if (tid == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, 1);
+      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  pdl_wait();
+  int* group_rows = reinterpret_cast<int*>(smem_raw + Cfg::kGroupOffset);
+  int* group_blocks = group_rows + kMaxDeviceGroups + 1;
+  int m_blocks = 0;
+  if (args.rows_per_group > 0) {
+    __syncthreads();
+    m_blocks = args.groups * ((args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM);
+  } else {
+    m_blocks = stage_device_groups<Cfg>(args, group_rows, group_blocks, tid);
+  }
+  const Fp8TileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
+  const int warpgroup = tid / 128;
+  if (warpgroup == 0) {
+    if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
+    if (tid == 0) run_producer<Cfg>(args, map, smem);
+  } else {
+    if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
+    run_consumer<Cfg>(args, map, smem, warpgroup - 1, tid % 128);
+  }
+  pdl_launch_dependents();
+#else
+  (void)args;
+  __trap();  // sm_90a only (wgmma, setmaxnreg); fp8_gemm_built_for_sm90a tells the host
+#endif
+}
+
+// The launch of one instantiation (explicitly instantiated by its translation unit).
+template <class Cfg>
+cudaError_t launch_fp8_gemm(const Fp8GemmArgs& args, int grid, cudaStream_t stream, bool pdl) {
+  void (*kernel)(Fp8GemmArgs) = fp8_gemm_kernel<Cfg>;
+  static std::atomic<uint64_t> smem_done{0};
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaSuccess) status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
+  if (status != cudaSuccess) return status;
+  return launch_kernel(kernel, dim3(grid), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, pdl, args);
+}
+
+// The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where
+// there are tiles for every SM, 64 x 128 (one) for decode-sized m.
+using E4m3 = cute::float_e4m3_t;
+using GroupwiseTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 256, 2>;
+using GroupwiseTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 128, 1>;
+using PerTensorTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 256, 2>;
+using PerTensorTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 128, 1>;
+extern template cudaError_t launch_fp8_gemm<GroupwiseTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_fp8_gemm<GroupwiseTile64x128>(const Fp8GemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_fp8_gemm<PerTensorTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_fp8_gemm<PerTensorTile64x128>(const Fp8GemmArgs&, int, cudaStream_t, bool);
+
+}  // namespace kbench::kernels::gemm::sm90

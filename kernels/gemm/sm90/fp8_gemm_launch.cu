@@ -1,0 +1,153 @@
+// kbench's FP8 GEMM on sm_90a: what it takes, the tile heuristic, the tensor maps and the launch
+// (the kernel: fp8_gemm_kernel.cuh).
+//
+// Heuristic: 128 x 256 tiles (two consumer warpgroups, the B slice of a stage shared by 128 rows,
+// A's by 256 columns: the least L2 traffic per FLOP) wherever they give every SM a tile; otherwise
+// (decode-sized m) 64 x 128 tiles, twice to four times the CTAs, each reading its share of B (these
+// shapes are bound by reading B once from memory, not by the tensor cores).
+#include <stdexcept>
+
+#include "kernels/common/tensor_map.hpp"
+#include "kernels/gemm/sm90/fp8_gemm_kernel.cuh"
+
+namespace kbench::kernels::gemm::sm90 {
+
+struct Fp8Gemm::Plan {
+  Fp8GemmArgs args;
+  int grid = 0;
+  bool pdl = false;
+  cudaError_t (*launch)(const Fp8GemmArgs&, int, cudaStream_t, bool) = nullptr;
+};
+
+namespace {
+
+struct TileChoice {
+  const char* name;
+  int block_m;
+  int block_n;
+  cudaError_t (*groupwise)(const Fp8GemmArgs&, int, cudaStream_t, bool);
+  cudaError_t (*per_tensor)(const Fp8GemmArgs&, int, cudaStream_t, bool);
+};
+
+constexpr TileChoice kLargeTiles{"128x256", GroupwiseTile128x256::kBlockM, GroupwiseTile128x256::kBlockN,
+                                 launch_fp8_gemm<GroupwiseTile128x256>, launch_fp8_gemm<PerTensorTile128x256>};
+constexpr TileChoice kSmallTiles{"64x128", GroupwiseTile64x128::kBlockM, GroupwiseTile64x128::kBlockN,
+                                 launch_fp8_gemm<GroupwiseTile64x128>, launch_fp8_gemm<PerTensorTile64x128>};
+static_assert(PerTensorTile128x256::kBlockM == kLargeTiles.block_m && PerTensorTile64x128::kBlockN == kSmallTiles.block_n);
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// m-blocks of all groups (device groups: at most one partial block each beyond the rows' own).
+int64_t m_blocks(const Fp8GemmParams& p, int block_m) {
+  return p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, block_m) : ceil_div(p.rows, block_m) + p.groups;
+}
+
+const TileChoice& choose_tiles(const Fp8GemmParams& p) {
+  const int64_t large = m_blocks(p, kLargeTiles.block_m) * ceil_div(p.n, kLargeTiles.block_n);
+  return large >= current_sm_count() ? kLargeTiles : kSmallTiles;
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
+            const cuuint32_t* box) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encoder = tensor_map_encoder();
+  if (encoder == nullptr) throw std::runtime_error("kbench FP8 GEMM: the driver has no cuTensorMapEncodeTiled");
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult result = encoder(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, static_cast<cuuint32_t>(rank),
+                                  const_cast<void*>(base), dims, strides, box, element_strides,
+                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw std::runtime_error("kbench FP8 GEMM: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) + ")");
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> fp8_gemm_unsupported(const Fp8GemmParams& p) {
+  if (p.a_dtype != DType::fp8_e4m3 || p.b_dtype != DType::fp8_e4m3) {
+    return "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
+  }
+  if (p.d_dtype != DType::bfloat16 && p.d_dtype != DType::float16) return "kbench's FP8 GEMM writes bfloat16 or float16";
+  const bool groupwise = p.scaling == Fp8Scaling::groupwise;
+  if (groupwise ? p.k % 128 != 0 : p.k % 16 != 0) {
+    return groupwise ? "k must be a multiple of 128 (whole scale blocks)"
+                     : "k must be a multiple of 16 (TMA loads rows of 16-byte multiples)";
+  }
+  if (p.n % 2 != 0) return "n must be even (the epilogue stores column pairs)";
+  if (p.groups < 1) return "at least one group";
+  if (p.rows_per_group <= 0 && p.groups > kMaxDeviceGroups) {
+    return "at most " + std::to_string(kMaxDeviceGroups) + " groups whose sizes are on the device";
+  }
+  constexpr int64_t kIntMax = 0x7fffffff;
+  if (p.rows > kIntMax || p.n > kIntMax || p.k > kIntMax || m_blocks(p, kSmallTiles.block_m) * ceil_div(p.n, 64) > kIntMax) {
+    return "rows, n and k must fit 32-bit coordinates";
+  }
+  return std::nullopt;
+}
+
+std::string fp8_gemm_config_name(const Fp8GemmParams& params) { return choose_tiles(params).name; }
+
+Fp8Gemm::Fp8Gemm(const Fp8GemmParams& p) {
+  if (const auto reason = fp8_gemm_unsupported(p)) throw std::runtime_error("kbench FP8 GEMM: " + *reason);
+  if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d)) {
+    throw std::runtime_error("kbench FP8 GEMM: A, B and D must be 16-byte aligned (TMA)");
+  }
+  if (p.a_scale == nullptr || p.b_scale == nullptr || (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
+    throw std::runtime_error("kbench FP8 GEMM: scales or the device groups' row offsets missing");
+  }
+  const TileChoice& tiles = choose_tiles(p);
+  auto plan = std::make_shared<Plan>();
+  Fp8GemmArgs& a = plan->args;
+  a = Fp8GemmArgs{};
+  a.groups = p.groups;
+  a.rows_per_group = static_cast<int>(p.rows_per_group > 0 ? p.rows_per_group : 0);
+  a.row_offsets = p.row_offsets;
+  a.rows = static_cast<int>(p.rows);
+  a.n = static_cast<int>(p.n);
+  a.k_blocks = static_cast<int>(ceil_div(p.k, 128));
+  a.n_blocks = static_cast<int>(ceil_div(p.n, tiles.block_n));
+  // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
+  // tile's rows are never stored.
+  a.a_box_rows = a.rows_per_group > 0 && a.rows_per_group < tiles.block_m
+                     ? static_cast<int>(std::min<int64_t>(tiles.block_m, ceil_div(a.rows_per_group, 8) * 8))
+                     : tiles.block_m;
+  a.d = p.d;
+  a.d_bf16 = p.d_dtype == DType::bfloat16;
+  a.a_scale = p.a_scale;
+  a.b_scale = p.b_scale;
+  a.a_scale_row_stride = p.a_scale_row_stride;
+  a.a_scale_k_stride = p.a_scale_k_stride;
+  a.b_scale_group_stride = p.b_scale_group_stride;
+  a.b_scale_n_stride = p.b_scale_n_stride;
+  a.b_scale_k_stride = p.b_scale_k_stride;
+  const auto k = static_cast<cuuint64_t>(p.k);
+  const cuuint64_t a_dims[2] = {k, static_cast<cuuint64_t>(p.rows)};
+  const cuuint64_t a_strides[1] = {k};
+  const cuuint32_t a_box[2] = {128, static_cast<cuuint32_t>(a.a_box_rows)};
+  encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box);
+  const cuuint64_t b_dims[3] = {k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
+  const cuuint64_t b_strides[2] = {k, k * static_cast<cuuint64_t>(p.n)};
+  const cuuint32_t b_box[3] = {128, static_cast<cuuint32_t>(tiles.block_n), 1};
+  encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box);
+  const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
+  plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tile_bound, current_sm_count())));
+  plan->pdl = p.enable_pdl;
+  plan->launch = p.scaling == Fp8Scaling::groupwise ? tiles.groupwise : tiles.per_tensor;
+  plan_ = std::move(plan);
+}
+
+cudaError_t Fp8Gemm::run(cudaStream_t stream) const {
+  return plan_->launch(plan_->args, plan_->grid, stream, plan_->pdl);
+}
+
+bool fp8_gemm_built_for_sm90a() {
+#if defined(KBENCH_GEMM_BUILT_FOR_SM90A)
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace kbench::kernels::gemm::sm90

@@ -1,0 +1,110 @@
+#include "routines/gemm/kbench_backends.hpp"
+
+#include <optional>
+#include <vector>
+
+#include "kbench/cuda_check.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kernels/gemm/sm90/fp8_gemm.hpp"
+#include "routines/device_tensors.hpp"
+#include "routines/gemm/gemm_case.hpp"
+
+namespace kbench {
+namespace {
+
+namespace fp8 = kernels::gemm::sm90;
+using kernels::gemm::ScaleMajor;
+
+bool fp8_routine(GemmVariant v) {
+  return v == GemmVariant::gemm_fp8_nt_groupwise || v == GemmVariant::group_gemm_fp8_nt_groupwise ||
+         v == GemmVariant::bmm_fp8 || v == GemmVariant::mm_fp8;
+}
+
+// The kernel's view of one input set. The group GEMM's groups are read on the device (the MoE
+// form: row_offsets), a batch's are equal rows.
+fp8::Fp8GemmParams kernel_params(const GemmProblem& p, const GemmOperands& o, const int32_t* row_offsets) {
+  fp8::Fp8GemmParams k;
+  k.scaling = p.groupwise() ? fp8::Fp8Scaling::groupwise : fp8::Fp8Scaling::per_tensor;
+  k.groups = static_cast<int>(p.batch);
+  const bool device_groups = p.variant == GemmVariant::group_gemm_fp8_nt_groupwise;
+  k.rows_per_group = device_groups ? 0 : p.m;
+  k.row_offsets = row_offsets;
+  k.rows = p.batch * p.m;
+  k.n = p.n;
+  k.k = p.k;
+  k.a = o.a;
+  k.a_dtype = p.a_dtype;
+  k.b = o.b;
+  k.b_dtype = p.b_dtype;
+  k.d = o.out;
+  k.d_dtype = p.out_dtype;
+  k.a_scale = o.a_scale;
+  k.b_scale = o.b_scale;
+  k.enable_pdl = p.enable_pdl;
+  if (p.groupwise()) {
+    // The reference's layouts (groupwise_fp8.hpp): A's over all groups' rows, B's one per group.
+    const int64_t k_blocks = p.k_blocks();
+    const int64_t n_blocks = (p.n + p.tile - 1) / p.tile;
+    const bool mn = p.major == ScaleMajor::mn;
+    k.a_scale_row_stride = mn ? 1 : k_blocks;
+    k.a_scale_k_stride = mn ? k.rows : 1;
+    k.b_scale_group_stride = n_blocks * k_blocks;
+    k.b_scale_n_stride = mn ? 1 : k_blocks;
+    k.b_scale_k_stride = mn ? n_blocks : 1;
+  }
+  return k;
+}
+
+class Fp8GemmOperation final : public Operation {
+ public:
+  Fp8GemmOperation(const GemmCase& problem, cudaStream_t stream) {
+    const GemmProblem& p = problem.problem();
+    if (p.variant == GemmVariant::group_gemm_fp8_nt_groupwise) {
+      std::vector<int32_t> offsets(static_cast<std::size_t>(p.batch) + 1);
+      for (std::size_t g = 0; g < offsets.size(); ++g) offsets[g] = static_cast<int32_t>(static_cast<int64_t>(g) * p.m);
+      row_offsets_ = upload(offsets, stream);
+      KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    for (int copy = 0; copy < problem.copies(); ++copy) {
+      gemms_.emplace_back(kernel_params(p, problem.operands(copy), row_offsets_.as<int32_t>()));
+    }
+  }
+
+  void launch(cudaStream_t stream, int copy) override {
+    KBENCH_CUDA_CHECK(gemms_[static_cast<std::size_t>(copy)].run(stream));
+  }
+
+ private:
+  DeviceBuffer row_offsets_;
+  std::vector<fp8::Fp8Gemm> gemms_;
+};
+
+class KbenchGemmBackend final : public BackendFor<GemmCase> {
+ public:
+  KbenchGemmBackend() : BackendFor({"cuda", "kbench", "sm_90a"}) {}
+
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
+    if (device.cc_major != 9 || device.cc_minor != 0) {
+      return Support::no("kbench's GEMM kernel is Hopper's (TMA, wgmma): sm_90a only");
+    }
+    if (!fp8::fp8_gemm_built_for_sm90a()) return Support::no("this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES)");
+    return Support::yes();
+  }
+
+ protected:
+  [[nodiscard]] Support implements(const GemmCase& problem) const override {
+    const GemmProblem& p = problem.problem();
+    if (!fp8_routine(p.variant)) return Support::no("kbench's own GEMM kernel is FP8 only so far (no BF16 or FP4)");
+    if (const auto reason = fp8::fp8_gemm_unsupported(kernel_params(p, {}, nullptr))) return Support::no(*reason);
+    return Support::yes();
+  }
+  [[nodiscard]] std::unique_ptr<Operation> bind(GemmCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<Fp8GemmOperation>(problem, stream);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_kbench_gemm_backend() { return std::make_unique<KbenchGemmBackend>(); }
+
+}  // namespace kbench

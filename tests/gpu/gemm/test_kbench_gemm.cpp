@@ -1,0 +1,178 @@
+// GPU tests of kbench's own FP8 GEMM kernel (backend `cuda`, kernels/gemm/sm90): through kbench's
+// refcheck (gemm_backend_check.hpp: the fp32 reference, poisoned output, a second input set, a
+// CUDA-graph replay) over odd m (1, 7, 100, 1000), both scale layouts, both output dtypes, both tile
+// configurations, the group GEMM and the per-tensor routines; then the kernel alone on groups of
+// unequal sizes, empty ones included, read on the device: one plan run on two sets of group sizes
+// against the host's double GEMM. Each test skips itself without a CUDA device; off Hopper the
+// backend says why and the lines are not run.
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gemm/gemm_backend_check.hpp"
+#include "gpu_test_support.hpp"
+#include "kbench/cuda_check.hpp"
+#include "kbench/cuda_stream.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kernels/gemm/gemm_kernels.hpp"
+#include "kernels/gemm/sm90/fp8_gemm.hpp"
+#include "routines/gemm/gemm_reference.hpp"
+
+namespace {
+
+using kbench::DeviceBuffer;
+using kbench::DType;
+using kbench::testing::GemmLine;
+using kbench::testing::to_host;
+namespace kg = kbench::kernels::gemm;
+namespace fp8 = kbench::kernels::gemm::sm90;
+namespace ref = kbench::gemm_reference;
+
+void expect_kbench_passes(const GemmLine& line) { kbench::testing::expect_gemm_backend_passes("cuda", line); }
+
+TEST(KbenchGemm, GroupwiseFp8) {
+  KBENCH_REQUIRE_GPU();
+  for (const GemmLine& line : {
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 1 --n 128 --k 128"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 7 --n 384 --k 384 --scale_major_mode K"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 100 --n 640 --k 1152 --out_dtype float16"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 1000 --n 1536 --k 7168 --scale_major_mode K"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 1000 --n 4096 --k 512"},  // 128 x 256 tiles, n-tail tiles
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 2048 --n 2304 --k 1024 --scale_major_mode K --out_dtype float16"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 128 --n 7168 --k 2048 --mma_sm 2"},
+       }) {
+    expect_kbench_passes(line);
+  }
+}
+
+TEST(KbenchGemm, GroupGemmFp8) {
+  KBENCH_REQUIRE_GPU();
+  for (const GemmLine& line : {
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 16 --n 1024 --k 7168 --group_size 2"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 7 --n 256 --k 512 --group_size 8 --scale_major_mode K"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 300 --n 1024 --k 1024 --group_size 3 --out_dtype float16"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 512 --n 4096 --k 1024 --group_size 4"},
+       }) {
+    expect_kbench_passes(line);
+  }
+}
+
+TEST(KbenchGemm, PerTensorFp8) {
+  KBENCH_REQUIRE_GPU();
+  for (const GemmLine& line : {
+           GemmLine{"bmm_fp8", "--batch_size 3 --m 5 --n 48 --k 64"},
+           GemmLine{"bmm_fp8", "--batch_size 2 --m 37 --n 96 --k 160 --out_dtype float16"},
+           GemmLine{"bmm_fp8", "--batch_size 64 --m 4 --n 1024 --k 7168"},
+           GemmLine{"bmm_fp8", "--batch_size 2 --m 5 --n 64 --k 64 --input_dtype fp8_e5m2"},  // refused: e4m3 only
+           GemmLine{"mm_fp8", "--m 37 --n 96 --k 256"},
+           GemmLine{"mm_fp8", "--m 1000 --n 4096 --k 2048"},
+       }) {
+    expect_kbench_passes(line);
+  }
+}
+
+std::vector<float> normals(std::size_t count, float stddev, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, stddev);
+  std::vector<float> v(count);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// The rows [begin, end) of a groupwise A, their scales rewritten into a layout of their own.
+ref::GroupwiseOperand a_rows(const ref::GroupwiseOperand& a, int64_t rows, int64_t begin, int64_t end, int64_t k,
+                             kg::ScaleMajor major) {
+  const int64_t kb = k / 128, count = end - begin;
+  ref::GroupwiseOperand out;
+  out.bytes.assign(a.bytes.begin() + begin * k, a.bytes.begin() + end * k);
+  out.scales.resize(static_cast<std::size_t>(count * kb));
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t c = 0; c < kb; ++c) {
+      out.scales[static_cast<std::size_t>(kg::a_scale_offset(major, count, kb, i, c))] =
+          a.scales[static_cast<std::size_t>(kg::a_scale_offset(major, rows, kb, begin + i, c))];
+    }
+  }
+  return out;
+}
+
+TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
+  KBENCH_REQUIRE_GPU();
+  int device = 0, major_cc = 0, minor_cc = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major_cc, cudaDevAttrComputeCapabilityMajor, device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor_cc, cudaDevAttrComputeCapabilityMinor, device));
+  if (major_cc != 9 || minor_cc != 0 || !fp8::fp8_gemm_built_for_sm90a()) GTEST_SKIP() << "kbench's GEMM kernel is sm_90a";
+  kbench::CudaStream stream;
+  const int64_t groups = 7, rows = 432, n = 384, k = 512, kb = k / 128, nb = n / 128;
+  // Two partitions of the same 432 rows: empty groups, a single row, groups across tile edges.
+  const std::vector<std::vector<int32_t>> partitions = {{0, 37, 37, 167, 168, 168, 368, 432},
+                                                        {0, 0, 300, 301, 301, 429, 432, 432}};
+  for (const kg::ScaleMajor major : {kg::ScaleMajor::mn, kg::ScaleMajor::k}) {
+    const std::vector<float> a = normals(static_cast<std::size_t>(rows * k), 1.0f, 11);
+    const std::vector<float> b = normals(static_cast<std::size_t>(groups * n * k), 1.0f / std::sqrt(512.0f), 12);
+    const ref::GroupwiseOperand ha = ref::quantize_a(a, rows, k, 128, major);
+    std::vector<ref::GroupwiseOperand> hb;
+    std::vector<uint8_t> b_bytes;
+    std::vector<float> b_scales;
+    for (int64_t g = 0; g < groups; ++g) {
+      const std::vector<float> b_group(b.begin() + g * n * k, b.begin() + (g + 1) * n * k);
+      hb.push_back(ref::quantize_b(b_group, n, k, 128, major));
+      b_bytes.insert(b_bytes.end(), hb.back().bytes.begin(), hb.back().bytes.end());
+      b_scales.insert(b_scales.end(), hb.back().scales.begin(), hb.back().scales.end());
+    }
+    DeviceBuffer da(ha.bytes.size()), dsa(ha.scales.size() * sizeof(float)), db(b_bytes.size()),
+        dsb(b_scales.size() * sizeof(float)), dd(static_cast<std::size_t>(rows * n) * 2),
+        offsets(static_cast<std::size_t>(groups + 1) * sizeof(int32_t));
+    KBENCH_CUDA_CHECK(cudaMemcpy(da.get(), ha.bytes.data(), da.bytes(), cudaMemcpyHostToDevice));
+    KBENCH_CUDA_CHECK(cudaMemcpy(dsa.get(), ha.scales.data(), dsa.bytes(), cudaMemcpyHostToDevice));
+    KBENCH_CUDA_CHECK(cudaMemcpy(db.get(), b_bytes.data(), db.bytes(), cudaMemcpyHostToDevice));
+    KBENCH_CUDA_CHECK(cudaMemcpy(dsb.get(), b_scales.data(), dsb.bytes(), cudaMemcpyHostToDevice));
+    fp8::Fp8GemmParams p;
+    p.scaling = fp8::Fp8Scaling::groupwise;
+    p.groups = static_cast<int>(groups);
+    p.row_offsets = offsets.as<int32_t>();
+    p.rows = rows;
+    p.n = n;
+    p.k = k;
+    p.a = da.get();
+    p.b = db.get();
+    p.d = dd.get();
+    p.a_scale = dsa.as<float>();
+    p.b_scale = dsb.as<float>();
+    const bool mn = major == kg::ScaleMajor::mn;
+    p.a_scale_row_stride = mn ? 1 : kb;
+    p.a_scale_k_stride = mn ? rows : 1;
+    p.b_scale_group_stride = nb * kb;
+    p.b_scale_n_stride = mn ? 1 : kb;
+    p.b_scale_k_stride = mn ? nb : 1;
+    KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), partitions[0].data(), offsets.bytes(), cudaMemcpyHostToDevice));
+    const fp8::Fp8Gemm gemm(p);  // planned on the first partition, run on both
+    for (const std::vector<int32_t>& bounds : partitions) {
+      KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice));
+      KBENCH_CUDA_CHECK(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // NaN: a row left unstored fails
+      KBENCH_CUDA_CHECK(gemm.run(stream.get()));
+      const std::vector<uint16_t> got = to_host<uint16_t>(dd.get(), rows * n, stream.get());
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t begin = bounds[static_cast<std::size_t>(g)], end = bounds[static_cast<std::size_t>(g) + 1];
+        if (begin == end) continue;
+        const std::vector<float> expected =
+            ref::groupwise_gemm(a_rows(ha, rows, begin, end, k, major), hb[static_cast<std::size_t>(g)], end - begin, n, k,
+                                128, major);
+        for (int64_t i = 0; i < (end - begin) * n; ++i) {
+          const uint16_t bits = got[static_cast<std::size_t>(begin * n + i)];
+          const float value = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&bits));
+          const float e = expected[static_cast<std::size_t>(i)];
+          ASSERT_NEAR(value, e, 1e-2f + 1e-2f * std::fabs(e))
+              << "group " << g << " row " << begin + i / n << " column " << i % n << " major " << static_cast<int>(major);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
