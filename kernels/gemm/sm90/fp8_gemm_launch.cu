@@ -1,11 +1,14 @@
 // kbench's FP8 GEMM on sm_90a: what it takes, the tile heuristic, the tensor maps and the launch
 // (the kernel: fp8_gemm_kernel.cuh).
 //
-// Heuristic: 128 x 256 tiles (two consumer warpgroups, the B slice of a stage shared by 128 rows,
-// A's by 256 columns: the least L2 traffic per FLOP) wherever they give every SM a tile; otherwise
-// (decode-sized m) 64 x 128 tiles, twice to four times the CTAs, each reading its share of B (these
-// shapes are bound by reading B once from memory, not by the tensor cores).
+// Heuristic: the largest tiles (two consumer warpgroups: 128 x 256, the least L2 traffic per FLOP,
+// then 128 x 192) that give every SM a tile; otherwise (decode-sized m) 64 x 128 tiles, twice to four
+// times the CTAs, each reading its share of B (these shapes are bound by reading B once from memory,
+// not by the tensor cores).
+#include <cstdlib>
+#include <span>
 #include <stdexcept>
+#include <string_view>
 
 #include "kernels/common/tensor_map.hpp"
 #include "kernels/gemm/sm90/fp8_gemm_kernel.cuh"
@@ -21,19 +24,26 @@ struct Fp8Gemm::Plan {
 
 namespace {
 
+using Launch = cudaError_t (*)(const Fp8GemmArgs&, int, cudaStream_t, bool);
+
 struct TileChoice {
   const char* name;
   int block_m;
   int block_n;
-  cudaError_t (*groupwise)(const Fp8GemmArgs&, int, cudaStream_t, bool);
-  cudaError_t (*per_tensor)(const Fp8GemmArgs&, int, cudaStream_t, bool);
+  Launch launch;
 };
 
-constexpr TileChoice kLargeTiles{"128x256", GroupwiseTile128x256::kBlockM, GroupwiseTile128x256::kBlockN,
-                                 launch_fp8_gemm<GroupwiseTile128x256>, launch_fp8_gemm<PerTensorTile128x256>};
-constexpr TileChoice kSmallTiles{"64x128", GroupwiseTile64x128::kBlockM, GroupwiseTile64x128::kBlockN,
-                                 launch_fp8_gemm<GroupwiseTile64x128>, launch_fp8_gemm<PerTensorTile64x128>};
-static_assert(PerTensorTile128x256::kBlockM == kLargeTiles.block_m && PerTensorTile64x128::kBlockN == kSmallTiles.block_n);
+template <class Cfg>
+constexpr TileChoice tile_choice(const char* name) {
+  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_fp8_gemm<Cfg>};
+}
+
+// Large tiles first: the heuristic takes the first whose tiles give every SM one.
+constexpr TileChoice kGroupwiseTiles[] = {tile_choice<GroupwiseTile128x256>("128x256"),
+                                          tile_choice<GroupwiseTile128x192>("128x192"),
+                                          tile_choice<GroupwiseTile64x128>("64x128")};
+constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128x256"),
+                                          tile_choice<PerTensorTile64x128>("64x128")};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -42,9 +52,19 @@ int64_t m_blocks(const Fp8GemmParams& p, int block_m) {
   return p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, block_m) : ceil_div(p.rows, block_m) + p.groups;
 }
 
+// KBENCH_FP8_GEMM_TILES=<name> (e.g. 128x192) overrides the heuristic, for tuning.
 const TileChoice& choose_tiles(const Fp8GemmParams& p) {
-  const int64_t large = m_blocks(p, kLargeTiles.block_m) * ceil_div(p.n, kLargeTiles.block_n);
-  return large >= current_sm_count() ? kLargeTiles : kSmallTiles;
+  const std::span<const TileChoice> tiles =
+      p.scaling == Fp8Scaling::groupwise ? std::span<const TileChoice>(kGroupwiseTiles) : std::span<const TileChoice>(kPerTensorTiles);
+  if (const char* forced = std::getenv("KBENCH_FP8_GEMM_TILES")) {
+    for (const TileChoice& t : tiles) {
+      if (std::string_view(forced) == t.name) return t;
+    }
+  }
+  for (const TileChoice& t : tiles.first(tiles.size() - 1)) {
+    if (m_blocks(p, t.block_m) * ceil_div(p.n, t.block_n) >= current_sm_count()) return t;
+  }
+  return tiles.back();
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
@@ -81,7 +101,7 @@ std::optional<std::string> fp8_gemm_unsupported(const Fp8GemmParams& p) {
     return "at most " + std::to_string(kMaxDeviceGroups) + " groups whose sizes are on the device";
   }
   constexpr int64_t kIntMax = 0x7fffffff;
-  if (p.rows > kIntMax || p.n > kIntMax || p.k > kIntMax || m_blocks(p, kSmallTiles.block_m) * ceil_div(p.n, 64) > kIntMax) {
+  if (p.rows > kIntMax || p.n > kIntMax || p.k > kIntMax || m_blocks(p, 64) * ceil_div(p.n, 64) > kIntMax) {
     return "rows, n and k must fit 32-bit coordinates";
   }
   return std::nullopt;
@@ -134,7 +154,7 @@ Fp8Gemm::Fp8Gemm(const Fp8GemmParams& p) {
   const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
   plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tile_bound, current_sm_count())));
   plan->pdl = p.enable_pdl;
-  plan->launch = p.scaling == Fp8Scaling::groupwise ? tiles.groupwise : tiles.per_tensor;
+  plan->launch = tiles.launch;
   plan_ = std::move(plan);
 }
 

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -48,6 +49,25 @@ TEST(KbenchGemm, GroupwiseFp8) {
        }) {
     expect_kbench_passes(line);
   }
+}
+
+// The heuristic picks one tile shape per problem: every one is run here on shapes with partial
+// tiles in m and n, and B's scale blocks straddling 192-wide tiles.
+TEST(KbenchGemm, EveryTileShape) {
+  KBENCH_REQUIRE_GPU();
+  for (const char* tiles : {"128x256", "128x192", "64x128"}) {
+    SCOPED_TRACE(tiles);
+    ASSERT_EQ(setenv("KBENCH_FP8_GEMM_TILES", tiles, 1), 0);
+    for (const GemmLine& line : {
+             GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
+             GemmLine{"gemm_fp8_nt_groupwise", "--m 129 --n 640 --k 384 --scale_major_mode K"},
+             GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
+             GemmLine{"mm_fp8", "--m 129 --n 520 --k 272"},
+         }) {
+      expect_kbench_passes(line);
+    }
+  }
+  ASSERT_EQ(unsetenv("KBENCH_FP8_GEMM_TILES"), 0);
 }
 
 TEST(KbenchGemm, GroupGemmFp8) {
