@@ -67,13 +67,10 @@ struct Fp8GemmConfig {
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = kBlockN_;
   static constexpr int kBlockK = 128;                          // elements = bytes = one swizzled row
-  // N of one wgmma: the whole tile up to 192 columns, else 128-column sub-tiles (the groupwise
-  // temporary of a 256-wide tile would not fit beside the accumulators).
-  static constexpr int kSubN = kBlockN <= 192 ? kBlockN : 128;
+  // N of one wgmma and of one B scale block at most: 128-column sub-tiles (the groupwise temporary
+  // of a whole 256-wide tile would not fit beside the accumulators).
+  static constexpr int kSubN = kBlockN < 128 ? kBlockN : 128;
   static constexpr int kSubTiles = kBlockN / kSubN;
-  // Sub-tiles not aligned to B's 128-column scale blocks span two of them (192 wide: columns
-  // [0, 64) or [0, 128) in one block, the rest in the next).
-  static constexpr bool kTwoScaleBlocks = kSubN % 128 != 0 && kSubN > 64;
   static constexpr int kSubRegs = kSubN / 2;  // fp32 accumulators per thread of one sub-tile
   static constexpr int kABytes = kBlockM * kBlockK;
   static constexpr int kBBytes = kBlockN * kBlockK;
@@ -91,7 +88,7 @@ struct Fp8GemmConfig {
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
   static constexpr int kBand = 8;  // m-blocks per raster band
-  static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128 || kSubN == 192), "wgmma N");
+  static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * kStages <= 1024, "barriers");
   static_assert(kStages >= 3 && kSmemBytes <= kSmemLimit, "shared memory per block");
@@ -241,56 +238,38 @@ __device__ void store_tile(const Fp8GemmArgs& args, const Fp8Tile& tile, const f
   }
 }
 
-// The block scales of one 128-deep slice for this thread's two rows and the tile's sub-tiles (the
-// second B block only where a sub-tile spans two).
+// The block scales of one 128-deep slice: A's for this thread's two rows, B's for each sub-tile.
 template <class Cfg>
 struct GroupwiseScales {
   float a[2];
-  float b[Cfg::kSubTiles][Cfg::kTwoScaleBlocks ? 2 : 1];
+  float b[Cfg::kSubTiles];
 
-  // acc += tmp times the scales of each element's row and column block.
-  __device__ __forceinline__ void promote(float (&acc)[Cfg::kSubRegs], const float (&tmp)[Cfg::kSubRegs], int h,
-                                          int second_block_column) const {
-    float s[2][2];
+  // acc += tmp times the scales of each element's row and the sub-tile's column block.
+  __device__ __forceinline__ void promote(float (&acc)[Cfg::kSubRegs], const float (&tmp)[Cfg::kSubRegs], int h) const {
+    const float s0 = a[0] * b[h], s1 = a[1] * b[h];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      s[r][0] = a[r] * b[h][0];
-      s[r][1] = Cfg::kTwoScaleBlocks ? a[r] * b[h][Cfg::kTwoScaleBlocks ? 1 : 0] : s[r][0];
-    }
-#pragma unroll
-    for (int i = 0; i < Cfg::kSubRegs; ++i) {
-      const int second = Cfg::kTwoScaleBlocks && (i / 4) * 8 >= second_block_column ? 1 : 0;
-      acc[i] += tmp[i] * s[(i >> 1) & 1][second];
-    }
+    for (int i = 0; i < Cfg::kSubRegs; ++i) acc[i] += tmp[i] * ((i & 2) ? s1 : s0);
   }
 };
 
 // Where this thread's scales are: A's for its two rows (rows past the group's end read its last
-// row's: their results are not stored), B's for the tile's column blocks (clamped to the last).
+// row's: their results are not stored), B's for the tile's column blocks.
 template <class Cfg>
 struct GroupwiseScaleReader {
   const float* a_row[2];
-  const float* b_block[Cfg::kSubTiles][Cfg::kTwoScaleBlocks ? 2 : 1];
+  const float* b_block[Cfg::kSubTiles];
   int64_t a_k_stride;
   int64_t b_k_stride;
   int last_k_block;
-  int second_block_column[Cfg::kSubTiles];  // the sub-tile's first column in its second B block
 
   __device__ GroupwiseScaleReader(const Fp8GemmArgs& args, const Fp8Tile& tile, int row0)
       : a_k_stride(args.a_scale_k_stride), b_k_stride(args.b_scale_k_stride), last_k_block(args.k_blocks - 1) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) a_row[r] = args.a_scale + min(row0 + 8 * r, tile.row_end - 1) * args.a_scale_row_stride;
-    const int last_n_block = (args.n - 1) / 128;
     const float* b_group = args.b_scale + tile.group * args.b_scale_group_stride;
 #pragma unroll
     for (int h = 0; h < Cfg::kSubTiles; ++h) {
-      const int first_column = tile.col_begin + h * Cfg::kSubN;
-      const int n_block = first_column / 128;
-      second_block_column[h] = 128 - first_column % 128;
-#pragma unroll
-      for (int j = 0; j < (Cfg::kTwoScaleBlocks ? 2 : 1); ++j) {
-        b_block[h][j] = b_group + min(n_block + j, last_n_block) * args.b_scale_n_stride;
-      }
+      b_block[h] = b_group + ((tile.col_begin + h * Cfg::kSubN) / 128) * args.b_scale_n_stride;
     }
   }
 
@@ -301,9 +280,7 @@ struct GroupwiseScaleReader {
 #pragma unroll
     for (int r = 0; r < 2; ++r) s.a[r] = __ldg(a_row[r] + kb * a_k_stride);
 #pragma unroll
-    for (int h = 0; h < Cfg::kSubTiles; ++h)
-#pragma unroll
-      for (int j = 0; j < (Cfg::kTwoScaleBlocks ? 2 : 1); ++j) s.b[h][j] = __ldg(b_block[h][j] + kb * b_k_stride);
+    for (int h = 0; h < Cfg::kSubTiles; ++h) s.b[h] = __ldg(b_block[h] + kb * b_k_stride);
     return s;
   }
 };
@@ -341,7 +318,7 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
           if (h == Cfg::kSubTiles - 1 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
-          current.promote(acc[h], tmp, h, reader.second_block_column[h]);
+          current.promote(acc[h], tmp, h);
         }
         current = next;
         next = ahead;
@@ -431,12 +408,10 @@ cudaError_t launch_fp8_gemm(const Fp8GemmArgs& args, int grid, cudaStream_t stre
 // there are tiles for every SM, 64 x 128 (one) for decode-sized m.
 using E4m3 = cute::float_e4m3_t;
 using GroupwiseTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 256, 2>;
-using GroupwiseTile128x192 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 192, 2>;
 using GroupwiseTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 128, 1>;
 using PerTensorTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 256, 2>;
 using PerTensorTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 128, 1>;
 extern template cudaError_t launch_fp8_gemm<GroupwiseTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
-extern template cudaError_t launch_fp8_gemm<GroupwiseTile128x192>(const Fp8GemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_fp8_gemm<GroupwiseTile64x128>(const Fp8GemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_fp8_gemm<PerTensorTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_fp8_gemm<PerTensorTile64x128>(const Fp8GemmArgs&, int, cudaStream_t, bool);

@@ -1,8 +1,8 @@
 // kbench's FP8 GEMM on sm_90a: what it takes, the tile heuristic, the tensor maps and the launch
 // (the kernel: fp8_gemm_kernel.cuh).
 //
-// Heuristic: the largest tiles (two consumer warpgroups: 128 x 256, the least L2 traffic per FLOP,
-// then 128 x 192) that give every SM a tile; otherwise (decode-sized m) 64 x 128 tiles, twice to four
+// Heuristic: the largest tiles (two consumer warpgroups: 128 x 256, the least L2 traffic per FLOP)
+// that give every SM a tile; otherwise (decode-sized m) 64 x 128 tiles, twice to four
 // times the CTAs, each reading its share of B (these shapes are bound by reading B once from memory,
 // not by the tensor cores).
 #include <cstdlib>
@@ -40,7 +40,6 @@ constexpr TileChoice tile_choice(const char* name) {
 
 // Large tiles first: the heuristic takes the first whose tiles give every SM one.
 constexpr TileChoice kGroupwiseTiles[] = {tile_choice<GroupwiseTile128x256>("128x256"),
-                                          tile_choice<GroupwiseTile128x192>("128x192"),
                                           tile_choice<GroupwiseTile64x128>("64x128")};
 constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128x256"),
                                           tile_choice<PerTensorTile64x128>("64x128")};
@@ -52,7 +51,7 @@ int64_t m_blocks(const Fp8GemmParams& p, int block_m) {
   return p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, block_m) : ceil_div(p.rows, block_m) + p.groups;
 }
 
-// KBENCH_FP8_GEMM_TILES=<name> (e.g. 128x192) overrides the heuristic, for tuning.
+// KBENCH_FP8_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
 const TileChoice& choose_tiles(const Fp8GemmParams& p) {
   const std::span<const TileChoice> tiles =
       p.scaling == Fp8Scaling::groupwise ? std::span<const TileChoice>(kGroupwiseTiles) : std::span<const TileChoice>(kPerTensorTiles);

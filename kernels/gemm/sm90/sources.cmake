@@ -1,9 +1,8 @@
 # kbench's FP8 GEMM (TMA + wgmma, sm_90a): its launch and tile heuristic, and one translation unit
-# per instantiation (groupwise and per-tensor scaling, 128 x 256, 128 x 192 (groupwise) and 64 x 128 tiles, e4m3).
+# per instantiation (groupwise and per-tensor scaling, 128 x 256 and 64 x 128 tiles, e4m3).
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_launch.cu
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_groupwise_128x256.cu
-  ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_groupwise_128x192.cu
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_groupwise_64x128.cu
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_per_tensor_128x256.cu
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_per_tensor_64x128.cu)
