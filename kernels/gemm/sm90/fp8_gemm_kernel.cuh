@@ -2,8 +2,9 @@
 // translation unit (fp8_gemm_<scaling>_<tile>.cu); the launch and the tile heuristic are in
 // fp8_gemm_launch.cu.
 //
-// CTA: warpgroup 0 is the producer (one thread issues TMA loads of A's and B's k-slices into a ring
-// of stages), warpgroups 1..kConsumers the consumers, 64 rows of the tile each. Tiles are
+// CTA: warpgroup 0 is the producer (its warp 0: one lane issues TMA loads of A's and B's k-slices
+// into a ring of stages, all lanes copy the slices' block scales beside them), warpgroups
+// 1..kConsumers the consumers, 64 rows of the tile each. Tiles are
 // kBlockM x kBlockN, walked by persistent CTAs (tile = blockIdx.x + i * gridDim.x) in bands of
 // kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
 // deep: one 128-byte swizzled row per tile row, and (groupwise) one block scale.
@@ -75,14 +76,23 @@ struct Fp8GemmConfig {
   static constexpr int kABytes = kBlockM * kBlockK;
   static constexpr int kBBytes = kBlockN * kBlockK;
   static constexpr int kStageBytes = kABytes + kBBytes;
-  // Barriers, then the device groups' row offsets and m-block prefix (kMaxDeviceGroups + 1 each).
-  static constexpr int kAuxBytes = 1024 + 2 * 4 * (kMaxDeviceGroups + 1);
+  // Groupwise: each stage's block scales (A's of the tile's rows, then B's of its sub-tiles), copied
+  // by the producer warp beside the TMA loads, so the consumers read them from shared memory.
+  static constexpr int kScaleBytes = kGroupwise ? (kBlockM + kSubTiles) * 4 : 0;
+  static constexpr int kScaleStageBytes = (kScaleBytes + 15) / 16 * 16;
+  // Barriers, the stages' scales, then the device groups' row offsets and m-block prefix
+  // (kMaxDeviceGroups + 1 each).
+  static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kStages = (kSmemLimit - kAuxBytes) / kStageBytes < 8 ? (kSmemLimit - kAuxBytes) / kStageBytes : 8;
   static constexpr int kFullOffset = kStages * kStageBytes;  // barriers after the stages
   static constexpr int kEmptyOffset = kFullOffset + 8 * kStages;
-  static constexpr int kGroupOffset = kFullOffset + 1024;
+  static constexpr int kScaleOffset = kFullOffset + 1024;
+  static constexpr int kGroupOffset = kScaleOffset + 8 * kScaleStageBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + kAuxBytes;
+  // Arrivals that complete a stage: the TMA issuer's (with the transaction bytes), and groupwise
+  // every producer lane's once its scale copies have landed.
+  static constexpr int kFullArrivals = kGroupwise ? 1 + 32 : 1;
   // setmaxnreg with two consumer warpgroups (168 x 384 at launch): the producer gives up what the
   // consumers take (their accumulators and the groupwise temporary need ~200).
   static constexpr int kProducerRegs = 40;
@@ -196,21 +206,49 @@ struct Fp8Mma {
   }
 };
 
+// Warp 0 of the producer warpgroup: lane 0 issues the TMA loads of each slice; groupwise, every lane
+// copies a share of the slice's block scales (cp.async, completing on the stage's full barrier).
 template <class Cfg>
-__device__ void run_producer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, uint32_t smem) {
+__device__ void run_producer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, uint32_t smem, int lane) {
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
   for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
     const Fp8Tile tile = map.at(t);
+    // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
+    // end read its last row's: their results are not stored), then B's block of sub-tile `lane`.
+    constexpr int kRowsPerLane = Cfg::kBlockM / 32;
+    const float* a_src[kRowsPerLane];
+    const float* b_src = nullptr;
+    if constexpr (Cfg::kGroupwise) {
+#pragma unroll
+      for (int i = 0; i < kRowsPerLane; ++i) {
+        a_src[i] = args.a_scale + min(tile.row_begin + lane + 32 * i, tile.row_end - 1) * args.a_scale_row_stride;
+      }
+      if (lane < Cfg::kSubTiles) {
+        b_src = args.b_scale + tile.group * args.b_scale_group_stride +
+                ((tile.col_begin + lane * Cfg::kSubN) / 128) * args.b_scale_n_stride;
+      }
+    }
     for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
       const uint32_t stage = it % Cfg::kStages;
       const uint32_t phase = (it / Cfg::kStages) & 1;
       const uint32_t full = smem + Cfg::kFullOffset + 8 * stage;
       hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, phase ^ 1);
-      hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kBBytes);
-      const uint32_t a_dst = smem + stage * Cfg::kStageBytes;
-      hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kBlockK, tile.row_begin);
-      hopper::tma_load_3d(a_dst + Cfg::kABytes, &args.tma_b, full, kb * Cfg::kBlockK, tile.col_begin, tile.group);
+      if (lane == 0) {
+        hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kBBytes);
+        const uint32_t a_dst = smem + stage * Cfg::kStageBytes;
+        hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kBlockK, tile.row_begin);
+        hopper::tma_load_3d(a_dst + Cfg::kABytes, &args.tma_b, full, kb * Cfg::kBlockK, tile.col_begin, tile.group);
+      }
+      if constexpr (Cfg::kGroupwise) {
+        const uint32_t scales = smem + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes;
+#pragma unroll
+        for (int i = 0; i < kRowsPerLane; ++i) {
+          hopper::cp_async_4(scales + 4 * (lane + 32 * i), a_src[i] + kb * args.a_scale_k_stride);
+        }
+        if (b_src != nullptr) hopper::cp_async_4(scales + 4 * (Cfg::kBlockM + lane), b_src + kb * args.b_scale_k_stride);
+        hopper::cp_async_arrive_noinc(full);
+      }
     }
   }
 }
@@ -238,56 +276,9 @@ __device__ void store_tile(const Fp8GemmArgs& args, const Fp8Tile& tile, const f
   }
 }
 
-// The block scales of one 128-deep slice: A's for this thread's two rows, B's for each sub-tile.
 template <class Cfg>
-struct GroupwiseScales {
-  float a[2];
-  float b[Cfg::kSubTiles];
-
-  // acc += tmp times the scales of each element's row and the sub-tile's column block.
-  __device__ __forceinline__ void promote(float (&acc)[Cfg::kSubRegs], const float (&tmp)[Cfg::kSubRegs], int h) const {
-    const float s0 = a[0] * b[h], s1 = a[1] * b[h];
-#pragma unroll
-    for (int i = 0; i < Cfg::kSubRegs; ++i) acc[i] += tmp[i] * ((i & 2) ? s1 : s0);
-  }
-};
-
-// Where this thread's scales are: A's for its two rows (rows past the group's end read its last
-// row's: their results are not stored), B's for the tile's column blocks.
-template <class Cfg>
-struct GroupwiseScaleReader {
-  const float* a_row[2];
-  const float* b_block[Cfg::kSubTiles];
-  int64_t a_k_stride;
-  int64_t b_k_stride;
-  int last_k_block;
-
-  __device__ GroupwiseScaleReader(const Fp8GemmArgs& args, const Fp8Tile& tile, int row0)
-      : a_k_stride(args.a_scale_k_stride), b_k_stride(args.b_scale_k_stride), last_k_block(args.k_blocks - 1) {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) a_row[r] = args.a_scale + min(row0 + 8 * r, tile.row_end - 1) * args.a_scale_row_stride;
-    const float* b_group = args.b_scale + tile.group * args.b_scale_group_stride;
-#pragma unroll
-    for (int h = 0; h < Cfg::kSubTiles; ++h) {
-      b_block[h] = b_group + ((tile.col_begin + h * Cfg::kSubN) / 128) * args.b_scale_n_stride;
-    }
-  }
-
-  // The scales of slice kb (past the last slice: the last one's, never used).
-  __device__ __forceinline__ GroupwiseScales<Cfg> load(int kb) const {
-    kb = min(kb, last_k_block);
-    GroupwiseScales<Cfg> s;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) s.a[r] = __ldg(a_row[r] + kb * a_k_stride);
-#pragma unroll
-    for (int h = 0; h < Cfg::kSubTiles; ++h) s.b[h] = __ldg(b_block[h] + kb * b_k_stride);
-    return s;
-  }
-};
-
-template <class Cfg>
-__device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, uint32_t smem, int consumer,
-                             int thread) {
+__device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, const uint8_t* smem_raw,
+                             uint32_t smem, int consumer, int thread) {
   const int warp = thread / 32, lane = thread % 32;
   const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
   float acc[Cfg::kSubTiles][Cfg::kSubRegs];
@@ -300,14 +291,15 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
       for (int h = 0; h < Cfg::kSubTiles; ++h)
 #pragma unroll
         for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] = 0.0f;
-      const GroupwiseScaleReader<Cfg> reader(args, tile, row0);
-      // Scales are read two slices ahead: an L2 round trip outlasts one slice's wgmmas.
-      GroupwiseScales<Cfg> current = reader.load(0), next = reader.load(1);
       float tmp[Cfg::kSubRegs];
       for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
-        const GroupwiseScales<Cfg> ahead = reader.load(kb + 2);
         const uint32_t stage = it % Cfg::kStages;
         hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
+        const float* scales = reinterpret_cast<const float*>(smem_raw + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes);
+        const float sa0 = scales[tile_row], sa1 = scales[tile_row + 8];
+        float sb[Cfg::kSubTiles];
+#pragma unroll
+        for (int h = 0; h < Cfg::kSubTiles; ++h) sb[h] = scales[Cfg::kBlockM + h];
         const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
         const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
 #pragma unroll
@@ -318,10 +310,10 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
           if (h == Cfg::kSubTiles - 1 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
-          current.promote(acc[h], tmp, h);
+          const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
+#pragma unroll
+          for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
         }
-        current = next;
-        next = ahead;
       }
       store_tile<Cfg>(args, tile, acc, row0, lane, 1.0f);
     } else {
@@ -361,7 +353,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, 1);
+      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kFullArrivals);
       hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -380,10 +372,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
     if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
-    if (tid == 0) run_producer<Cfg>(args, map, smem);
+    if (tid < 32) run_producer<Cfg>(args, map, smem, tid);
   } else {
     if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
-    run_consumer<Cfg>(args, map, smem, warpgroup - 1, tid % 128);
+    run_consumer<Cfg>(args, map, smem_raw, smem, warpgroup - 1, tid % 128);
   }
   pdl_launch_dependents();
 #else
