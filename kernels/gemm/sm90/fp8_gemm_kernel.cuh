@@ -14,7 +14,8 @@
 //   groupwise:  each 128-wide column sub-tile of the slice is accumulated by 4 wgmmas into a
 //               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
-//               one slice). The other consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+//               one slice). The two consumer warpgroups take turns issuing, so that the tensor
+//               cores run one's wgmmas while the other promotes.
 // The epilogue converts to bf16 / fp16 and stores from registers (rows past the group's end and
 // columns past n are not stored), while the producer already loads the next tile.
 #pragma once
@@ -98,6 +99,12 @@ struct Fp8GemmConfig {
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
   static constexpr int kBand = 8;  // m-blocks per raster band
+  // Groupwise with two consumer warpgroups: they take turns issuing their wgmmas (named barriers
+  // kTurnBarrier + warpgroup), so that one promotes while the tensor cores run the other's. Issued
+  // together, the tensor cores interleave them, both finish together and both promote while the
+  // tensor cores idle.
+  static constexpr bool kTakeTurns = kGroupwise && kConsumers == 2;
+  static constexpr int kTurnBarrier = 1;
   static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * kStages <= 1024, "barriers");
@@ -283,6 +290,9 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
   const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
   float acc[Cfg::kSubTiles][Cfg::kSubRegs];
   uint32_t it = 0;
+  if constexpr (Cfg::kTakeTurns) {
+    if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
+  }
   for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
     const Fp8Tile tile = map.at(t);
     const int row0 = tile.row_begin + tile_row;
@@ -304,9 +314,11 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
         const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
+          if constexpr (Cfg::kTakeTurns) hopper::named_sync(Cfg::kTurnBarrier + consumer, 256);
           hopper::wgmma_fence();
           Fp8Mma<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, tmp, false);
           hopper::wgmma_commit();
+          if constexpr (Cfg::kTakeTurns) hopper::named_arrive(Cfg::kTurnBarrier + (consumer ^ 1), 256);
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
           if (h == Cfg::kSubTiles - 1 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
