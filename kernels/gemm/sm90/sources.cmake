@@ -1,6 +1,5 @@
 # kbench's FP8 GEMM (TMA + wgmma, sm_90a): its launch and tile heuristic, and one translation unit
-# per instantiation (groupwise and per-tensor scaling, 128 x 256 and 64 x 128 tiles (groupwise: split
-# k over its two consumer warpgroups), e4m3).
+# per instantiation (groupwise and per-tensor scaling, 128 x 256 and 64 x 128 tiles, e4m3).
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_launch.cu
   ${CMAKE_CURRENT_LIST_DIR}/fp8_gemm_groupwise_128x256.cu
