@@ -4,8 +4,7 @@
 //
 // CTA: warpgroup 0 is the producer (its warp 0: one lane issues TMA loads of A's and B's k-slices
 // into a ring of stages, all lanes copy the slices' block scales beside them), warpgroups
-// 1..kConsumers the consumers, 64 rows of the tile each (or, split-K, every other slice of the same
-// 64 rows). Tiles are
+// 1..kConsumers the consumers, 64 rows of the tile each. Tiles are
 // kBlockM x kBlockN, walked by persistent CTAs (tile = blockIdx.x + i * gridDim.x) in bands of
 // kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
 // deep: one 128-byte swizzled row per tile row, and (groupwise) one block scale.
@@ -60,19 +59,14 @@ struct Fp8GemmArgs {
   int64_t b_scale_k_stride;
 };
 
-template <class ElemA, class ElemB, Fp8Scaling kScaling, int kBlockN_, int kConsumers_, bool kSplitK_ = false>
+template <class ElemA, class ElemB, Fp8Scaling kScaling, int kBlockN_, int kConsumers_>
 struct Fp8GemmConfig {
   using A = ElemA;  // cute::float_e4m3_t or cute::float_e5m2_t
   using B = ElemB;
   static constexpr bool kGroupwise = kScaling == Fp8Scaling::groupwise;
   static constexpr int kConsumers = kConsumers_;
   static constexpr int kThreads = 128 * (1 + kConsumers);
-  // Split-K (groupwise, decode-sized m): the two consumer warpgroups share the tile's 64 rows, each
-  // taking every other slice, and add their accumulators at the end (through shared memory): the
-  // promotion that follows each slice's wgmmas is then two chains, not one.
-  static constexpr bool kSplitK = kSplitK_;
-  static constexpr int kBlockM = kSplitK ? 64 : 64 * kConsumers;
-  static constexpr int kSliceConsumers = kSplitK ? 1 : kConsumers;  // warpgroups reading each slice
+  static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = kBlockN_;
   static constexpr int kBlockK = 128;                          // elements = bytes = one swizzled row
   // N of one wgmma and of one B scale block at most: 128-column sub-tiles (the groupwise temporary
@@ -89,16 +83,13 @@ struct Fp8GemmConfig {
   static constexpr int kScaleStageBytes = (kScaleBytes + 15) / 16 * 16;
   // Barriers, the stages' scales, then the device groups' row offsets and m-block prefix
   // (kMaxDeviceGroups + 1 each).
-  // Split-K: the second warpgroup's accumulators, for the first to add (thread-major: no conflicts).
-  static constexpr int kReduceBytes = kSplitK ? 64 * kBlockN * 4 : 0;
-  static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1) + kReduceBytes;
+  static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemLimit = 227 * 1024;
   static constexpr int kStages = (kSmemLimit - kAuxBytes) / kStageBytes < 8 ? (kSmemLimit - kAuxBytes) / kStageBytes : 8;
   static constexpr int kFullOffset = kStages * kStageBytes;  // barriers after the stages
   static constexpr int kEmptyOffset = kFullOffset + 8 * kStages;
   static constexpr int kScaleOffset = kFullOffset + 1024;
   static constexpr int kGroupOffset = kScaleOffset + 8 * kScaleStageBytes;
-  static constexpr int kReduceOffset = kGroupOffset + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemBytes = kStages * kStageBytes + kAuxBytes;
   // Arrivals that complete a stage: the TMA issuer's (with the transaction bytes), and groupwise
   // every producer lane's once its scale copies have landed.
@@ -112,11 +103,8 @@ struct Fp8GemmConfig {
   // kTurnBarrier + warpgroup), so that one promotes while the tensor cores run the other's. Issued
   // together, the tensor cores interleave them, both finish together and both promote while the
   // tensor cores idle.
-  static constexpr bool kTakeTurns = kGroupwise && kConsumers == 2 && !kSplitK;
+  static constexpr bool kTakeTurns = kGroupwise && kConsumers == 2;
   static constexpr int kTurnBarrier = 1;
-  static constexpr int kReduceFullBarrier = 3;  // split-K: the second warpgroup's sums are in place
-  static constexpr int kReduceFreeBarrier = 4;  // ... and have been read
-  static_assert(!kSplitK || (kGroupwise && kConsumers == 2), "split-K: groupwise, two warpgroups");
   static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * kStages <= 1024, "barriers");
@@ -299,11 +287,9 @@ template <class Cfg>
 __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, const uint8_t* smem_raw,
                              uint32_t smem, int consumer, int thread) {
   const int warp = thread / 32, lane = thread % 32;
-  const int tile_row = (Cfg::kSplitK ? 0 : consumer * 64) + warp * 16 + lane / 4;  // and + 8
-  const uint32_t a_offset = (Cfg::kSplitK ? 0 : consumer * 64) * Cfg::kBlockK;
+  const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
   float acc[Cfg::kSubTiles][Cfg::kSubRegs];
   uint32_t it = 0;
-  bool first_tile = true;  // split-K: the reduction buffer has not been used yet
   if constexpr (Cfg::kTakeTurns) {
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
   }
@@ -317,7 +303,6 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
         for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] = 0.0f;
       float tmp[Cfg::kSubRegs];
       for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
-        if (Cfg::kSplitK && kb % 2 != consumer) continue;
         const uint32_t stage = it % Cfg::kStages;
         hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
         const float* scales = reinterpret_cast<const float*>(smem_raw + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes);
@@ -325,7 +310,7 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
         float sb[Cfg::kSubTiles];
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) sb[h] = scales[Cfg::kBlockM + h];
-        const uint32_t a_rows = smem + stage * Cfg::kStageBytes + a_offset;
+        const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
         const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
@@ -342,32 +327,13 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
         }
       }
-      if constexpr (Cfg::kSplitK) {
-        float* partial = reinterpret_cast<float*>(const_cast<uint8_t*>(smem_raw) + Cfg::kReduceOffset);
-        if (consumer == 1) {
-          if (!first_tile) hopper::named_sync(Cfg::kReduceFreeBarrier, 256);
-#pragma unroll
-          for (int h = 0; h < Cfg::kSubTiles; ++h)
-#pragma unroll
-            for (int i = 0; i < Cfg::kSubRegs; ++i) partial[(h * Cfg::kSubRegs + i) * 128 + thread] = acc[h][i];
-          hopper::named_arrive(Cfg::kReduceFullBarrier, 256);
-          first_tile = false;
-          continue;
-        }
-        hopper::named_sync(Cfg::kReduceFullBarrier, 256);
-#pragma unroll
-        for (int h = 0; h < Cfg::kSubTiles; ++h)
-#pragma unroll
-          for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += partial[(h * Cfg::kSubRegs + i) * 128 + thread];
-        hopper::named_arrive(Cfg::kReduceFreeBarrier, 256);
-      }
       store_tile<Cfg>(args, tile, acc, row0, lane, 1.0f);
     } else {
       uint32_t previous = 0;
       for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
         const uint32_t stage = it % Cfg::kStages;
         hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
-        const uint32_t a_rows = smem + stage * Cfg::kStageBytes + a_offset;
+        const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
         const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
         hopper::wgmma_fence();
 #pragma unroll
@@ -400,7 +366,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kFullArrivals);
-      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kSliceConsumers);  // lane 0 of each reading warp
+      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -446,7 +412,7 @@ cudaError_t launch_fp8_gemm(const Fp8GemmArgs& args, int grid, cudaStream_t stre
 // there are tiles for every SM, 64 x 128 (one) for decode-sized m.
 using E4m3 = cute::float_e4m3_t;
 using GroupwiseTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 256, 2>;
-using GroupwiseTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 128, 2, true>;  // split-K
+using GroupwiseTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 128, 1>;
 using PerTensorTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 256, 2>;
 using PerTensorTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 128, 1>;
 extern template cudaError_t launch_fp8_gemm<GroupwiseTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
