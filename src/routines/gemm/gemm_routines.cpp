@@ -40,8 +40,8 @@ constexpr VariantInfo kVariants[] = {
      "cudnn", false, false, false},
     {GemmVariant::mm_fp8, "mm_fp8", "testMmFp8", "FP8 GEMM with per-tensor scales, bf16 out.", "cublas",
      "trtllm_low_latency", true, true, false},
-    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true, false, false},
-    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true, false, false},
+    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true, true, false},
+    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true, true, false},
 };
 
 int64_t positive(const CaseArgs& args, const char* flag) {

@@ -5,26 +5,28 @@
 
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
-#include "kernels/gemm/sm90/fp8_gemm.hpp"
+#include "kernels/gemm/sm90/wgmma_gemm.hpp"
 #include "routines/device_tensors.hpp"
 #include "routines/gemm/gemm_case.hpp"
 
 namespace kbench {
 namespace {
 
-namespace fp8 = kernels::gemm::sm90;
+namespace wgmma = kernels::gemm::sm90;
 using kernels::gemm::ScaleMajor;
 
-bool fp8_routine(GemmVariant v) {
-  return v == GemmVariant::gemm_fp8_nt_groupwise || v == GemmVariant::group_gemm_fp8_nt_groupwise ||
-         v == GemmVariant::bmm_fp8 || v == GemmVariant::mm_fp8;
+bool kernel_routine(GemmVariant v) { return v != GemmVariant::mm_fp4; }
+
+wgmma::GemmScaling scaling(const GemmProblem& p) {
+  if (p.groupwise()) return wgmma::GemmScaling::groupwise;
+  return p.per_tensor() ? wgmma::GemmScaling::per_tensor : wgmma::GemmScaling::none;
 }
 
 // The kernel's view of one input set. The group GEMM's groups are read on the device (the MoE
 // form: row_offsets), a batch's are equal rows.
-fp8::Fp8GemmParams kernel_params(const GemmProblem& p, const GemmOperands& o, const int32_t* row_offsets) {
-  fp8::Fp8GemmParams k;
-  k.scaling = p.groupwise() ? fp8::Fp8Scaling::groupwise : fp8::Fp8Scaling::per_tensor;
+wgmma::WgmmaGemmParams kernel_params(const GemmProblem& p, const GemmOperands& o, const int32_t* row_offsets) {
+  wgmma::WgmmaGemmParams k;
+  k.scaling = scaling(p);
   k.groups = static_cast<int>(p.batch);
   const bool device_groups = p.variant == GemmVariant::group_gemm_fp8_nt_groupwise;
   k.rows_per_group = device_groups ? 0 : p.m;
@@ -55,9 +57,9 @@ fp8::Fp8GemmParams kernel_params(const GemmProblem& p, const GemmOperands& o, co
   return k;
 }
 
-class Fp8GemmOperation final : public Operation {
+class WgmmaGemmOperation final : public Operation {
  public:
-  Fp8GemmOperation(const GemmCase& problem, cudaStream_t stream) {
+  WgmmaGemmOperation(const GemmCase& problem, cudaStream_t stream) {
     const GemmProblem& p = problem.problem();
     if (p.variant == GemmVariant::group_gemm_fp8_nt_groupwise) {
       std::vector<int32_t> offsets(static_cast<std::size_t>(p.batch) + 1);
@@ -76,7 +78,7 @@ class Fp8GemmOperation final : public Operation {
 
  private:
   DeviceBuffer row_offsets_;
-  std::vector<fp8::Fp8Gemm> gemms_;
+  std::vector<wgmma::WgmmaGemm> gemms_;
 };
 
 class KbenchGemmBackend final : public BackendFor<GemmCase> {
@@ -87,19 +89,20 @@ class KbenchGemmBackend final : public BackendFor<GemmCase> {
     if (device.cc_major != 9 || device.cc_minor != 0) {
       return Support::no("kbench's GEMM kernel is Hopper's (TMA, wgmma): sm_90a only");
     }
-    if (!fp8::fp8_gemm_built_for_sm90a()) return Support::no("this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES)");
+    if (!wgmma::wgmma_gemm_built_for_sm90a()) return Support::no("this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES)");
     return Support::yes();
   }
 
  protected:
   [[nodiscard]] Support implements(const GemmCase& problem) const override {
     const GemmProblem& p = problem.problem();
-    if (!fp8_routine(p.variant)) return Support::no("kbench's own GEMM kernel is FP8 only so far (no BF16 or FP4)");
-    if (const auto reason = fp8::fp8_gemm_unsupported(kernel_params(p, {}, nullptr))) return Support::no(*reason);
+    if (!kernel_routine(p.variant)) return Support::no("kbench's own GEMM kernel has no FP4 path yet");
+    if (p.bias) return Support::no("kbench's GEMM kernel adds no bias yet");
+    if (const auto reason = wgmma::wgmma_gemm_unsupported(kernel_params(p, {}, nullptr))) return Support::no(*reason);
     return Support::yes();
   }
   [[nodiscard]] std::unique_ptr<Operation> bind(GemmCase& problem, cudaStream_t stream) const override {
-    return std::make_unique<Fp8GemmOperation>(problem, stream);
+    return std::make_unique<WgmmaGemmOperation>(problem, stream);
   }
 };
 

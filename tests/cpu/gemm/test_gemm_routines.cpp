@@ -100,10 +100,11 @@ TEST_F(GemmRoutines, FlagsAndDefaults) {
   EXPECT_TRUE(registry.find("mm_fp4")->backends().empty());
   // kbench's own FP8 kernel: the default where cuBLASLt refuses the routine on Hopper.
   EXPECT_EQ(registry.find("gemm_fp8_nt_groupwise")->default_backends(), (std::vector<std::string>{"cuda"}));
-  for (const char* routine : {"bmm_fp8", "mm_fp8", "gemm_fp8_nt_groupwise", "group_gemm_fp8_nt_groupwise"}) {
+  for (const char* routine :
+       {"bmm_fp8", "mm_fp8", "gemm_fp8_nt_groupwise", "group_gemm_fp8_nt_groupwise", "mm_bf16", "bmm_bf16"}) {
     EXPECT_NE(registry.find(routine)->find_backend("cuda"), nullptr) << routine;
   }
-  EXPECT_EQ(registry.find("mm_bf16")->find_backend("cuda"), nullptr);
+  EXPECT_EQ(registry.find("mm_fp4")->find_backend("cuda"), nullptr);
 }
 
 TEST_F(GemmRoutines, TileSizeOtherThan128IsRefusedWithTheReason) {

@@ -1,7 +1,7 @@
 // GPU tests of kbench's own FP8 GEMM kernel (backend `cuda`, kernels/gemm/sm90): through kbench's
 // refcheck (gemm_backend_check.hpp: the fp32 reference, poisoned output, a second input set, a
 // CUDA-graph replay) over odd m (1, 7, 100, 1000), both scale layouts, both output dtypes, both tile
-// configurations, the group GEMM and the per-tensor routines; then the kernel alone on groups of
+// configurations, the group GEMM, the per-tensor routines and the BF16 ones; then the kernel alone on groups of
 // unequal sizes, empty ones included, read on the device: one plan run on two sets of group sizes
 // against the host's double GEMM. Each test skips itself without a CUDA device; off Hopper the
 // backend says why and the lines are not run.
@@ -21,7 +21,7 @@
 #include "kbench/cuda_stream.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/gemm/gemm_kernels.hpp"
-#include "kernels/gemm/sm90/fp8_gemm.hpp"
+#include "kernels/gemm/sm90/wgmma_gemm.hpp"
 #include "routines/gemm/gemm_reference.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ using kbench::DType;
 using kbench::testing::GemmLine;
 using kbench::testing::to_host;
 namespace kg = kbench::kernels::gemm;
-namespace fp8 = kbench::kernels::gemm::sm90;
+namespace wg = kbench::kernels::gemm::sm90;
 namespace ref = kbench::gemm_reference;
 
 void expect_kbench_passes(const GemmLine& line) { kbench::testing::expect_gemm_backend_passes("cuda", line); }
@@ -57,17 +57,18 @@ TEST(KbenchGemm, EveryTileShape) {
   KBENCH_REQUIRE_GPU();
   for (const char* tiles : {"128x256", "64x128"}) {
     SCOPED_TRACE(tiles);
-    ASSERT_EQ(setenv("KBENCH_FP8_GEMM_TILES", tiles, 1), 0);
+    ASSERT_EQ(setenv("KBENCH_WGMMA_GEMM_TILES", tiles, 1), 0);
     for (const GemmLine& line : {
              GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
              GemmLine{"gemm_fp8_nt_groupwise", "--m 129 --n 640 --k 384 --scale_major_mode K"},
              GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
              GemmLine{"mm_fp8", "--m 129 --n 520 --k 272"},
+             GemmLine{"mm_bf16", "--m 129 --n 520 --k 264"},
          }) {
       expect_kbench_passes(line);
     }
   }
-  ASSERT_EQ(unsetenv("KBENCH_FP8_GEMM_TILES"), 0);
+  ASSERT_EQ(unsetenv("KBENCH_WGMMA_GEMM_TILES"), 0);
 }
 
 TEST(KbenchGemm, GroupGemmFp8) {
@@ -91,6 +92,21 @@ TEST(KbenchGemm, PerTensorFp8) {
            GemmLine{"bmm_fp8", "--batch_size 2 --m 5 --n 64 --k 64 --input_dtype fp8_e5m2"},  // refused: e4m3 only
            GemmLine{"mm_fp8", "--m 37 --n 96 --k 256"},
            GemmLine{"mm_fp8", "--m 1000 --n 4096 --k 2048"},
+       }) {
+    expect_kbench_passes(line);
+  }
+}
+
+TEST(KbenchGemm, Bf16) {
+  KBENCH_REQUIRE_GPU();
+  for (const GemmLine& line : {
+           GemmLine{"mm_bf16", "--m 33 --n 72 --k 40"},
+           GemmLine{"mm_bf16", "--m 300 --n 512 --k 1000 --out_dtype float16"},
+           GemmLine{"mm_bf16", "--m 1000 --n 4096 --k 1024"},
+           GemmLine{"mm_bf16", "--m 64 --n 64 --k 64 --bias"},          // refused: no bias
+           GemmLine{"mm_bf16", "--m 64 --n 64 --k 64 --out_dtype float32"},  // refused: bf16 / fp16 out
+           GemmLine{"bmm_bf16", "--batch_size 3 --m 31 --n 40 --k 72"},
+           GemmLine{"bmm_bf16", "--batch_size 4 --m 300 --n 1024 --k 512"},
        }) {
     expect_kbench_passes(line);
   }
@@ -126,7 +142,7 @@ TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
   KBENCH_CUDA_CHECK(cudaGetDevice(&device));
   KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major_cc, cudaDevAttrComputeCapabilityMajor, device));
   KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor_cc, cudaDevAttrComputeCapabilityMinor, device));
-  if (major_cc != 9 || minor_cc != 0 || !fp8::fp8_gemm_built_for_sm90a()) GTEST_SKIP() << "kbench's GEMM kernel is sm_90a";
+  if (major_cc != 9 || minor_cc != 0 || !wg::wgmma_gemm_built_for_sm90a()) GTEST_SKIP() << "kbench's GEMM kernel is sm_90a";
   kbench::CudaStream stream;
   const int64_t groups = 7, rows = 432, n = 384, k = 512, kb = k / 128, nb = n / 128;
   // Two partitions of the same 432 rows: empty groups, a single row, groups across tile edges.
@@ -152,8 +168,8 @@ TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
     KBENCH_CUDA_CHECK(cudaMemcpy(dsa.get(), ha.scales.data(), dsa.bytes(), cudaMemcpyHostToDevice));
     KBENCH_CUDA_CHECK(cudaMemcpy(db.get(), b_bytes.data(), db.bytes(), cudaMemcpyHostToDevice));
     KBENCH_CUDA_CHECK(cudaMemcpy(dsb.get(), b_scales.data(), dsb.bytes(), cudaMemcpyHostToDevice));
-    fp8::Fp8GemmParams p;
-    p.scaling = fp8::Fp8Scaling::groupwise;
+    wg::WgmmaGemmParams p;
+    p.scaling = wg::GemmScaling::groupwise;
     p.groups = static_cast<int>(groups);
     p.row_offsets = offsets.as<int32_t>();
     p.rows = rows;
@@ -171,7 +187,7 @@ TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
     p.b_scale_n_stride = mn ? 1 : kb;
     p.b_scale_k_stride = mn ? nb : 1;
     KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), partitions[0].data(), offsets.bytes(), cudaMemcpyHostToDevice));
-    const fp8::Fp8Gemm gemm(p);  // planned on the first partition, run on both
+    const wg::WgmmaGemm gemm(p);  // planned on the first partition, run on both
     for (const std::vector<int32_t>& bounds : partitions) {
       KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice));
       KBENCH_CUDA_CHECK(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // NaN: a row left unstored fails

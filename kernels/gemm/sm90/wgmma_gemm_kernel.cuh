@@ -1,16 +1,17 @@
-// kbench's FP8 GEMM kernel for sm_90a (fp8_gemm.hpp says what it computes). One instantiation per
-// translation unit (fp8_gemm_<scaling>_<tile>.cu); the launch and the tile heuristic are in
-// fp8_gemm_launch.cu.
+// kbench's wgmma GEMM kernel for sm_90a (wgmma_gemm.hpp says what it computes). One instantiation per
+// translation unit (wgmma_gemm_<scaling>_<tile>.cu); the launch and the tile heuristic are in
+// wgmma_gemm_launch.cu.
 //
 // CTA: warpgroup 0 is the producer (its warp 0: one lane issues TMA loads of A's and B's k-slices
 // into a ring of stages, all lanes copy the slices' block scales beside them), warpgroups
 // 1..kConsumers the consumers, 64 rows of the tile each. Tiles are
 // kBlockM x kBlockN, walked by persistent CTAs (tile = blockIdx.x + i * gridDim.x) in bands of
 // kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
-// deep: one 128-byte swizzled row per tile row, and (groupwise) one block scale.
-//   per_tensor: wgmma accumulates every slice into the fp32 accumulators; a slice's stage is released
+// bytes deep (128 fp8 or 64 bf16 elements): one 128-byte swizzled row per tile row, and
+// (groupwise) one block scale.
+//   per_tensor (and none, bf16): wgmma accumulates every slice into the fp32 accumulators; a slice's stage is released
 //               once the next slice's wgmmas are issued and its own are done (one group in flight);
-//               the epilogue multiplies by a_scale * b_scale.
+//               the epilogue multiplies by a_scale * b_scale (per_tensor).
 //   groupwise:  each 128-wide column sub-tile of the slice is accumulated by 4 wgmmas into a
 //               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
@@ -32,12 +33,12 @@
 #include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/hopper.cuh"
-#include "kernels/gemm/sm90/fp8_gemm.hpp"
+#include "kernels/gemm/sm90/wgmma_gemm.hpp"
 
 namespace kbench::kernels::gemm::sm90 {
 
 // The kernel's parameters (tensor maps first: 64-byte aligned).
-struct Fp8GemmArgs {
+struct WgmmaGemmArgs {
   CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle
   CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1
   int groups;
@@ -59,16 +60,20 @@ struct Fp8GemmArgs {
   int64_t b_scale_k_stride;
 };
 
-template <class ElemA, class ElemB, Fp8Scaling kScaling, int kBlockN_, int kConsumers_>
-struct Fp8GemmConfig {
-  using A = ElemA;  // cute::float_e4m3_t or cute::float_e5m2_t
+template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_>
+struct WgmmaGemmConfig {
+  using A = ElemA;  // cute::float_e4m3_t, cute::float_e5m2_t or cute::bfloat16_t
   using B = ElemB;
-  static constexpr bool kGroupwise = kScaling == Fp8Scaling::groupwise;
+  static constexpr bool kGroupwise = kScaling == GemmScaling::groupwise;
+  static constexpr bool kPerTensor = kScaling == GemmScaling::per_tensor;
   static constexpr int kConsumers = kConsumers_;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = kBlockN_;
-  static constexpr int kBlockK = 128;                          // elements = bytes = one swizzled row
+  static constexpr int kElemBytes = static_cast<int>(sizeof(ElemA));
+  static_assert(sizeof(ElemA) == sizeof(ElemB), "A and B of one width");
+  static constexpr int kBlockK = 128;  // bytes of k per slice: one swizzled row (128 fp8, 64 bf16)
+  static constexpr int kStepK = 32 / kElemBytes;  // k of one wgmma (32 bytes)
   // N of one wgmma and of one B scale block at most: 128-column sub-tiles (the groupwise temporary
   // of a whole 256-wide tile would not fit beside the accumulators).
   static constexpr int kSubN = kBlockN < 128 ? kBlockN : 128;
@@ -115,7 +120,7 @@ struct Fp8GemmConfig {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // One tile: the group, its rows of A / D and the tile's first column.
-struct Fp8Tile {
+struct GemmTile {
   int group;
   int row_begin;  // the tile's first row
   int row_end;    // the group's end: rows at or past it are not stored
@@ -125,22 +130,22 @@ struct Fp8Tile {
 // The tile order: bands of kBand m-blocks (over all groups' m-blocks, in order), each walked
 // column-block by column-block, so the CTAs running together cover few A rows and B columns.
 template <class Cfg>
-struct Fp8TileMap {
-  const Fp8GemmArgs& args;
+struct GemmTileMap {
+  const WgmmaGemmArgs& args;
   const int* group_rows;    // device groups: row offsets [groups + 1] (shared memory)
   const int* group_blocks;  // device groups: m-blocks before each group [groups + 1]
   int m_blocks;             // all groups' m-blocks
 
   __device__ int tiles() const { return m_blocks * args.n_blocks; }
 
-  __device__ Fp8Tile at(int t) const {
+  __device__ GemmTile at(int t) const {
     const int band_tiles = Cfg::kBand * args.n_blocks;
     const int band = t / band_tiles;
     const int first = band * Cfg::kBand;
     const int size = min(Cfg::kBand, m_blocks - first);
     const int local = t - band * band_tiles;
     const int m_block = first + local % size;
-    Fp8Tile tile;
+    GemmTile tile;
     tile.col_begin = (local / size) * Cfg::kBlockN;
     if (args.rows_per_group > 0) {
       const int blocks_per_group = (args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM;
@@ -167,7 +172,7 @@ struct Fp8TileMap {
 // Device groups: their row offsets and m-block prefix into shared memory (warp 0 scans, every
 // lane a run of groups), and the total of m-blocks.
 template <class Cfg>
-__device__ int stage_device_groups(const Fp8GemmArgs& args, int* group_rows, int* group_blocks, int tid) {
+__device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, int* group_blocks, int tid) {
   for (int g = tid; g <= args.groups; g += Cfg::kThreads) group_rows[g] = args.row_offsets[g];
   __syncthreads();
   if (tid < 32) {
@@ -194,9 +199,9 @@ __device__ int stage_device_groups(const Fp8GemmArgs& args, int* group_rows, int
 }
 
 template <class Cfg>
-struct Fp8Mma {
+struct WgmmaSlice {
   using Op = decltype(cute::SM90::GMMA::ss_op_selector<typename Cfg::A, typename Cfg::B, float,
-                                                        cute::Shape<cute::_64, cute::Int<Cfg::kSubN>, cute::_32>,
+                                                        cute::Shape<cute::_64, cute::Int<Cfg::kSubN>, cute::Int<Cfg::kStepK>>,
                                                         cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
 
   // acc (+)= the 64 rows of A at a_rows times the kSubN rows of B at b_rows, over one 128-deep
@@ -216,11 +221,11 @@ struct Fp8Mma {
 // Warp 0 of the producer warpgroup: lane 0 issues the TMA loads of each slice; groupwise, every lane
 // copies a share of the slice's block scales (cp.async, completing on the stage's full barrier).
 template <class Cfg>
-__device__ void run_producer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, uint32_t smem, int lane) {
+__device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int lane) {
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
   for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
-    const Fp8Tile tile = map.at(t);
+    const GemmTile tile = map.at(t);
     // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
     // end read its last row's: their results are not stored), then B's block of sub-tile `lane`.
     constexpr int kRowsPerLane = Cfg::kBlockM / 32;
@@ -261,7 +266,7 @@ __device__ void run_producer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
 }
 
 template <class Cfg>
-__device__ void store_tile(const Fp8GemmArgs& args, const Fp8Tile& tile, const float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs],
+__device__ void store_tile(const WgmmaGemmArgs& args, const GemmTile& tile, const float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs],
                            int row0, int lane, float scale) {
   const int col0 = tile.col_begin + (lane % 4) * 2;
 #pragma unroll
@@ -284,7 +289,7 @@ __device__ void store_tile(const Fp8GemmArgs& args, const Fp8Tile& tile, const f
 }
 
 template <class Cfg>
-__device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map, const uint8_t* smem_raw,
+__device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const uint8_t* smem_raw,
                              uint32_t smem, int consumer, int thread) {
   const int warp = thread / 32, lane = thread % 32;
   const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
@@ -294,7 +299,7 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
   }
   for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
-    const Fp8Tile tile = map.at(t);
+    const GemmTile tile = map.at(t);
     const int row0 = tile.row_begin + tile_row;
     if constexpr (Cfg::kGroupwise) {
 #pragma unroll
@@ -316,7 +321,7 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
           if constexpr (Cfg::kTakeTurns) hopper::named_sync(Cfg::kTurnBarrier + consumer, 256);
           hopper::wgmma_fence();
-          Fp8Mma<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, tmp, false);
+          WgmmaSlice<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, tmp, false);
           hopper::wgmma_commit();
           if constexpr (Cfg::kTakeTurns) hopper::named_arrive(Cfg::kTurnBarrier + (consumer ^ 1), 256);
           hopper::wgmma_wait<0>();
@@ -338,7 +343,7 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
         hopper::wgmma_fence();
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
-          Fp8Mma<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > 0);
+          WgmmaSlice<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > 0);
         }
         hopper::wgmma_commit();
         hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage is free
@@ -349,7 +354,8 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
       if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
-      store_tile<Cfg>(args, tile, acc, row0, lane, __ldg(args.a_scale) * __ldg(args.b_scale));
+      const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale) : 1.0f;
+      store_tile<Cfg>(args, tile, acc, row0, lane, scale);
     }
   }
 }
@@ -357,7 +363,7 @@ __device__ void run_consumer(const Fp8GemmArgs& args, const Fp8TileMap<Cfg>& map
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid_constant__ Fp8GemmArgs args) {
+__global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __grid_constant__ WgmmaGemmArgs args) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = hopper::smem_addr(smem_raw);
@@ -380,7 +386,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid
   } else {
     m_blocks = stage_device_groups<Cfg>(args, group_rows, group_blocks, tid);
   }
-  const Fp8TileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
+  const GemmTileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
     if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
@@ -392,14 +398,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) fp8_gemm_kernel(const __grid
   pdl_launch_dependents();
 #else
   (void)args;
-  __trap();  // sm_90a only (wgmma, setmaxnreg); fp8_gemm_built_for_sm90a tells the host
+  __trap();  // sm_90a only (wgmma, setmaxnreg); wgmma_gemm_built_for_sm90a tells the host
 #endif
 }
 
 // The launch of one instantiation (explicitly instantiated by its translation unit).
 template <class Cfg>
-cudaError_t launch_fp8_gemm(const Fp8GemmArgs& args, int grid, cudaStream_t stream, bool pdl) {
-  void (*kernel)(Fp8GemmArgs) = fp8_gemm_kernel<Cfg>;
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int grid, cudaStream_t stream, bool pdl) {
+  void (*kernel)(WgmmaGemmArgs) = wgmma_gemm_kernel<Cfg>;
   static std::atomic<uint64_t> smem_done{0};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
@@ -411,13 +417,18 @@ cudaError_t launch_fp8_gemm(const Fp8GemmArgs& args, int grid, cudaStream_t stre
 // The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where
 // there are tiles for every SM, 64 x 128 (one) for decode-sized m.
 using E4m3 = cute::float_e4m3_t;
-using GroupwiseTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 256, 2>;
-using GroupwiseTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::groupwise, 128, 1>;
-using PerTensorTile128x256 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 256, 2>;
-using PerTensorTile64x128 = Fp8GemmConfig<E4m3, E4m3, Fp8Scaling::per_tensor, 128, 1>;
-extern template cudaError_t launch_fp8_gemm<GroupwiseTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
-extern template cudaError_t launch_fp8_gemm<GroupwiseTile64x128>(const Fp8GemmArgs&, int, cudaStream_t, bool);
-extern template cudaError_t launch_fp8_gemm<PerTensorTile128x256>(const Fp8GemmArgs&, int, cudaStream_t, bool);
-extern template cudaError_t launch_fp8_gemm<PerTensorTile64x128>(const Fp8GemmArgs&, int, cudaStream_t, bool);
+using GroupwiseTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 256, 2>;
+using GroupwiseTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 1>;
+using PerTensorTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor, 256, 2>;
+using PerTensorTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor, 128, 1>;
+using Bf16 = cute::bfloat16_t;
+using Bf16Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 256, 2>;
+using Bf16Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 128, 1>;
+extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Bf16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Bf16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 }  // namespace kbench::kernels::gemm::sm90

@@ -1,5 +1,5 @@
-// kbench's FP8 GEMM on sm_90a: what it takes, the tile heuristic, the tensor maps and the launch
-// (the kernel: fp8_gemm_kernel.cuh).
+// kbench's wgmma GEMM on sm_90a: what it takes, the tile heuristic, the tensor maps and the launch
+// (the kernel: wgmma_gemm_kernel.cuh).
 //
 // Heuristic: the largest tiles (two consumer warpgroups: 128 x 256, the least L2 traffic per FLOP)
 // that give every SM a tile; otherwise (decode-sized m) 64 x 128 tiles, twice to four
@@ -11,20 +11,20 @@
 #include <string_view>
 
 #include "kernels/common/tensor_map.hpp"
-#include "kernels/gemm/sm90/fp8_gemm_kernel.cuh"
+#include "kernels/gemm/sm90/wgmma_gemm_kernel.cuh"
 
 namespace kbench::kernels::gemm::sm90 {
 
-struct Fp8Gemm::Plan {
-  Fp8GemmArgs args;
+struct WgmmaGemm::Plan {
+  WgmmaGemmArgs args;
   int grid = 0;
   bool pdl = false;
-  cudaError_t (*launch)(const Fp8GemmArgs&, int, cudaStream_t, bool) = nullptr;
+  cudaError_t (*launch)(const WgmmaGemmArgs&, int, cudaStream_t, bool) = nullptr;
 };
 
 namespace {
 
-using Launch = cudaError_t (*)(const Fp8GemmArgs&, int, cudaStream_t, bool);
+using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 struct TileChoice {
   const char* name;
@@ -35,7 +35,7 @@ struct TileChoice {
 
 template <class Cfg>
 constexpr TileChoice tile_choice(const char* name) {
-  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_fp8_gemm<Cfg>};
+  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_wgmma_gemm<Cfg>};
 }
 
 // Large tiles first: the heuristic takes the first whose tiles give every SM one.
@@ -43,19 +43,21 @@ constexpr TileChoice kGroupwiseTiles[] = {tile_choice<GroupwiseTile128x256>("128
                                           tile_choice<GroupwiseTile64x128>("64x128")};
 constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128x256"),
                                           tile_choice<PerTensorTile64x128>("64x128")};
+constexpr TileChoice kBf16Tiles[] = {tile_choice<Bf16Tile128x256>("128x256"), tile_choice<Bf16Tile64x128>("64x128")};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // m-blocks of all groups (device groups: at most one partial block each beyond the rows' own).
-int64_t m_blocks(const Fp8GemmParams& p, int block_m) {
+int64_t m_blocks(const WgmmaGemmParams& p, int block_m) {
   return p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, block_m) : ceil_div(p.rows, block_m) + p.groups;
 }
 
-// KBENCH_FP8_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
-const TileChoice& choose_tiles(const Fp8GemmParams& p) {
-  const std::span<const TileChoice> tiles =
-      p.scaling == Fp8Scaling::groupwise ? std::span<const TileChoice>(kGroupwiseTiles) : std::span<const TileChoice>(kPerTensorTiles);
-  if (const char* forced = std::getenv("KBENCH_FP8_GEMM_TILES")) {
+// KBENCH_WGMMA_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
+const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
+  const std::span<const TileChoice> tiles = p.scaling == GemmScaling::groupwise    ? std::span<const TileChoice>(kGroupwiseTiles)
+                                            : p.scaling == GemmScaling::per_tensor ? std::span<const TileChoice>(kPerTensorTiles)
+                                                                                   : std::span<const TileChoice>(kBf16Tiles);
+  if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
     for (const TileChoice& t : tiles) {
       if (std::string_view(forced) == t.name) return t;
     }
@@ -71,28 +73,29 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
             const cuuint32_t* box) {
   const PFN_cuTensorMapEncodeTiled_v12000 encoder = tensor_map_encoder();
-  if (encoder == nullptr) throw std::runtime_error("kbench FP8 GEMM: the driver has no cuTensorMapEncodeTiled");
+  if (encoder == nullptr) throw std::runtime_error("kbench wgmma GEMM: the driver has no cuTensorMapEncodeTiled");
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult result = encoder(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, static_cast<cuuint32_t>(rank),
                                   const_cast<void*>(base), dims, strides, box, element_strides,
                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
-    throw std::runtime_error("kbench FP8 GEMM: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) + ")");
+    throw std::runtime_error("kbench wgmma GEMM: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) + ")");
   }
 }
 
 }  // namespace
 
-std::optional<std::string> fp8_gemm_unsupported(const Fp8GemmParams& p) {
-  if (p.a_dtype != DType::fp8_e4m3 || p.b_dtype != DType::fp8_e4m3) {
-    return "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
+std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
+  const DType operands = p.scaling == GemmScaling::none ? DType::bfloat16 : DType::fp8_e4m3;
+  if (p.a_dtype != operands || p.b_dtype != operands) {
+    return p.scaling == GemmScaling::none ? "kbench's unscaled GEMM is instantiated for bfloat16 operands"
+                                          : "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
   }
-  if (p.d_dtype != DType::bfloat16 && p.d_dtype != DType::float16) return "kbench's FP8 GEMM writes bfloat16 or float16";
-  const bool groupwise = p.scaling == Fp8Scaling::groupwise;
-  if (groupwise ? p.k % 128 != 0 : p.k % 16 != 0) {
-    return groupwise ? "k must be a multiple of 128 (whole scale blocks)"
-                     : "k must be a multiple of 16 (TMA loads rows of 16-byte multiples)";
+  if (p.d_dtype != DType::bfloat16 && p.d_dtype != DType::float16) return "kbench's GEMM writes bfloat16 or float16";
+  if (p.scaling == GemmScaling::groupwise && p.k % 128 != 0) return "k must be a multiple of 128 (whole scale blocks)";
+  if (p.k * static_cast<int64_t>(dtype_size(operands)) % 16 != 0) {
+    return "rows of k must be multiples of 16 bytes (TMA): k a multiple of " + std::to_string(16 / dtype_size(operands));
   }
   if (p.n % 2 != 0) return "n must be even (the epilogue stores column pairs)";
   if (p.groups < 1) return "at least one group";
@@ -106,26 +109,28 @@ std::optional<std::string> fp8_gemm_unsupported(const Fp8GemmParams& p) {
   return std::nullopt;
 }
 
-std::string fp8_gemm_config_name(const Fp8GemmParams& params) { return choose_tiles(params).name; }
+std::string wgmma_gemm_config_name(const WgmmaGemmParams& params) { return choose_tiles(params).name; }
 
-Fp8Gemm::Fp8Gemm(const Fp8GemmParams& p) {
-  if (const auto reason = fp8_gemm_unsupported(p)) throw std::runtime_error("kbench FP8 GEMM: " + *reason);
+WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
+  if (const auto reason = wgmma_gemm_unsupported(p)) throw std::runtime_error("kbench wgmma GEMM: " + *reason);
   if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d)) {
-    throw std::runtime_error("kbench FP8 GEMM: A, B and D must be 16-byte aligned (TMA)");
+    throw std::runtime_error("kbench wgmma GEMM: A, B and D must be 16-byte aligned (TMA)");
   }
-  if (p.a_scale == nullptr || p.b_scale == nullptr || (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
-    throw std::runtime_error("kbench FP8 GEMM: scales or the device groups' row offsets missing");
+  const bool scaled = p.scaling != GemmScaling::none;
+  if ((scaled && (p.a_scale == nullptr || p.b_scale == nullptr)) || (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
+    throw std::runtime_error("kbench wgmma GEMM: scales or the device groups' row offsets missing");
   }
   const TileChoice& tiles = choose_tiles(p);
   auto plan = std::make_shared<Plan>();
-  Fp8GemmArgs& a = plan->args;
-  a = Fp8GemmArgs{};
+  WgmmaGemmArgs& a = plan->args;
+  a = WgmmaGemmArgs{};
   a.groups = p.groups;
   a.rows_per_group = static_cast<int>(p.rows_per_group > 0 ? p.rows_per_group : 0);
   a.row_offsets = p.row_offsets;
   a.rows = static_cast<int>(p.rows);
   a.n = static_cast<int>(p.n);
-  a.k_blocks = static_cast<int>(ceil_div(p.k, 128));
+  const int64_t row_bytes = p.k * static_cast<int64_t>(dtype_size(p.a_dtype));
+  a.k_blocks = static_cast<int>(ceil_div(row_bytes, 128));
   a.n_blocks = static_cast<int>(ceil_div(p.n, tiles.block_n));
   // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
   // tile's rows are never stored.
@@ -141,7 +146,7 @@ Fp8Gemm::Fp8Gemm(const Fp8GemmParams& p) {
   a.b_scale_group_stride = p.b_scale_group_stride;
   a.b_scale_n_stride = p.b_scale_n_stride;
   a.b_scale_k_stride = p.b_scale_k_stride;
-  const auto k = static_cast<cuuint64_t>(p.k);
+  const auto k = static_cast<cuuint64_t>(row_bytes);  // the maps address bytes
   const cuuint64_t a_dims[2] = {k, static_cast<cuuint64_t>(p.rows)};
   const cuuint64_t a_strides[1] = {k};
   const cuuint32_t a_box[2] = {128, static_cast<cuuint32_t>(a.a_box_rows)};
@@ -157,11 +162,11 @@ Fp8Gemm::Fp8Gemm(const Fp8GemmParams& p) {
   plan_ = std::move(plan);
 }
 
-cudaError_t Fp8Gemm::run(cudaStream_t stream) const {
+cudaError_t WgmmaGemm::run(cudaStream_t stream) const {
   return plan_->launch(plan_->args, plan_->grid, stream, plan_->pdl);
 }
 
-bool fp8_gemm_built_for_sm90a() {
+bool wgmma_gemm_built_for_sm90a() {
 #if defined(KBENCH_GEMM_BUILT_FOR_SM90A)
   return true;
 #else

@@ -1,14 +1,15 @@
-// kbench's own FP8 GEMM for Hopper (sm_90a, issue 18): D = A B^T with A [rows][k] and B [groups][n][k]
-// both k-contiguous, D [rows][n] row-major, in one of two scalings:
+// kbench's own GEMM for Hopper (sm_90a, issue 18): D = A B^T with A [rows][k] and B [groups][n][k]
+// both k-contiguous, D [rows][n] row-major: e4m3 operands in one of two scalings, or bf16 (none):
 //   groupwise:  DeepSeek-style fp32 block scales, A 1 x 128 and B 128 x 128, promoted into the fp32
 //               accumulators every 128 of k (each 128-deep slice is accumulated by wgmma alone, then
 //               added times its two scales);
-//   per_tensor: one fp32 scale for all of A and one for all of B, applied in the epilogue.
+//   per_tensor: one fp32 scale for all of A and one for all of B, applied in the epilogue;
+//   none:       bf16 A and B, D = A B^T.
 // A's and D's rows are split into groups (contiguous layout: group g owns rows
 // [row_offsets[g], row_offsets[g + 1])), group g multiplying B's matrix g: one matrix (groups 1), a
 // batch (equal groups) or an MoE grouped GEMM whose group sizes live on the device (graph-safe: no
 // host read of them). The kernel: TMA loads, a producer warp and one or two consumer warpgroups of
-// wgmma, persistent CTAs over an L2-banded tile order (fp8_gemm_kernel.cuh).
+// wgmma, persistent CTAs over an L2-banded tile order (wgmma_gemm_kernel.cuh).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,14 +23,14 @@
 
 namespace kbench::kernels::gemm::sm90 {
 
-enum class Fp8Scaling { per_tensor, groupwise };
+enum class GemmScaling { per_tensor, groupwise, none };
 
 // Groups whose sizes are read on the device: at most this many (their offsets and tile counts are
 // staged in shared memory).
 inline constexpr int kMaxDeviceGroups = 256;
 
-struct Fp8GemmParams {
-  Fp8Scaling scaling = Fp8Scaling::groupwise;
+struct WgmmaGemmParams {
+  GemmScaling scaling = GemmScaling::groupwise;
   int groups = 1;
   // Rows of every group where all are equal (group g starts at row g * rows_per_group), or 0: the
   // groups' offsets are `row_offsets` on the device (int32 [groups + 1], non-decreasing, the last at
@@ -38,9 +39,9 @@ struct Fp8GemmParams {
   const int32_t* row_offsets = nullptr;
   int64_t rows = 0;  // rows of A and D (all groups)
   int64_t n = 0;
-  int64_t k = 0;     // a multiple of 128 (groupwise) / 16 (per-tensor: TMA's 16-byte rows)
+  int64_t k = 0;     // a multiple of 128 (groupwise); rows of 16-byte multiples (TMA)
   const void* a = nullptr;
-  DType a_dtype = DType::fp8_e4m3;
+  DType a_dtype = DType::fp8_e4m3;  // fp8_e4m3 (scaled) or bfloat16 (none)
   const void* b = nullptr;
   DType b_dtype = DType::fp8_e4m3;
   void* d = nullptr;
@@ -61,27 +62,27 @@ struct Fp8GemmParams {
 
 // Why the kernel cannot take a problem of these dtypes and sizes, or nullopt (pointers unexamined:
 // the constructor checks them).
-[[nodiscard]] std::optional<std::string> fp8_gemm_unsupported(const Fp8GemmParams& params);
+[[nodiscard]] std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& params);
 
 // The kernel's tile configuration the heuristic picks for these parameters ("128x256", ...), for
 // logs.
-[[nodiscard]] std::string fp8_gemm_config_name(const Fp8GemmParams& params);
+[[nodiscard]] std::string wgmma_gemm_config_name(const WgmmaGemmParams& params);
 
 // A planned GEMM: the tensor maps and launch shape made once (outside timing); run() is one
 // kernel launch, no allocation, no host synchronisation (capturable in a CUDA graph).
-class Fp8Gemm {
+class WgmmaGemm {
  public:
-  // Throws std::runtime_error where fp8_gemm_unsupported says why, or a tensor map cannot be made.
-  explicit Fp8Gemm(const Fp8GemmParams& params);
+  // Throws std::runtime_error where wgmma_gemm_unsupported says why, or a tensor map cannot be made.
+  explicit WgmmaGemm(const WgmmaGemmParams& params);
   [[nodiscard]] cudaError_t run(cudaStream_t stream) const;
 
-  struct Plan;  // fp8_gemm_launch.cu
+  struct Plan;  // wgmma_gemm_launch.cu
 
  private:
   std::shared_ptr<const Plan> plan_;
 };
 
 // Whether this build holds the sm_90a kernel (else run() would trap: the backend says why instead).
-[[nodiscard]] bool fp8_gemm_built_for_sm90a();
+[[nodiscard]] bool wgmma_gemm_built_for_sm90a();
 
 }  // namespace kbench::kernels::gemm::sm90
