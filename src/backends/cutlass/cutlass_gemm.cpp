@@ -6,7 +6,9 @@
 
 namespace kbench::backends {
 
-int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape) { return (shape.m + 3) / 4 * 4; }
+int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape) {
+  return shape.kind == CutlassGemmKind::fp8_blockwise_grouped ? shape.m : (shape.m + 3) / 4 * 4;
+}
 
 int64_t cutlass_a_block_scale_index(const CutlassGemmShape& shape, int64_t row, int64_t k_block) {
   return k_block * cutlass_a_scale_stride(shape) + row;
@@ -43,8 +45,10 @@ std::optional<std::string> cutlass_gemm_unsupported(const CutlassGemmShape& s) {
            " (CUTLASS's TMA loads need 16-byte rows)";
   }
   if (s.n % 8 != 0) return "n " + std::to_string(s.n) + " is not a multiple of 8 (CUTLASS's TMA stores need 16-byte rows)";
-  if (s.kind == CutlassGemmKind::fp8_blockwise) {
-    if (s.batch != 1) return "kbench's CUTLASS blockwise FP8 GEMM takes one matrix at a time";
+  if (s.kind == CutlassGemmKind::fp8_blockwise && s.batch != 1) {
+    return "kbench's CUTLASS blockwise FP8 GEMM takes one matrix at a time";
+  }
+  if (s.kind == CutlassGemmKind::fp8_blockwise || s.kind == CutlassGemmKind::fp8_blockwise_grouped) {
     if (s.n % kCutlassScaleBlock != 0 || s.k % kCutlassScaleBlock != 0) {
       return "n and k must be multiples of the 128 scale block";
     }
@@ -58,6 +62,9 @@ CutlassGemm::CutlassGemm(const CutlassGemmShape& shape, std::span<const CutlassG
   if (const auto reason = cutlass_gemm_unsupported(shape)) throw std::runtime_error(*reason);
   switch (shape.kind) {
     case CutlassGemmKind::fp8_blockwise: kernel_ = cutlass_kernels::plan_fp8_blockwise(shape, input_sets, stream); break;
+    case CutlassGemmKind::fp8_blockwise_grouped:
+      kernel_ = cutlass_kernels::plan_fp8_blockwise_grouped(shape, input_sets, stream);
+      break;
     case CutlassGemmKind::fp8_per_tensor: kernel_ = cutlass_kernels::plan_fp8_per_tensor(shape, input_sets, stream); break;
     case CutlassGemmKind::bf16: kernel_ = cutlass_kernels::plan_bf16(shape, input_sets, stream); break;
   }

@@ -3,6 +3,9 @@
 // D [m][n] row-major, optionally batched (strided), on the TMA warp-specialized cooperative kernels:
 //   fp8_blockwise:  e4m3 operands with fp32 block scales (A 1 x 128, B 128 x 128) promoted into the
 //                   fp32 accumulators every 128 of k (CUTLASS's FP8 blockwise mainloop);
+//   fp8_blockwise_grouped: the same GEMM over `batch` groups of m rows (A [batch * m][k], B
+//                   [batch][n][k], D [batch * m][n]) in one launch of CUTLASS's grouped (ptr-array)
+//                   kernel, each group found through device arrays of pointers built at plan time;
 //   fp8_per_tensor: e4m3 operands, D = (a_scale * b_scale) * acc, the two scales read on the device
 //                   by the epilogue (a graph replays whatever scales the inputs hold);
 //   bf16:           bf16 operands, D = acc.
@@ -22,10 +25,10 @@
 
 namespace kbench::backends {
 
-enum class CutlassGemmKind { fp8_blockwise, fp8_per_tensor, bf16 };
+enum class CutlassGemmKind { fp8_blockwise, fp8_blockwise_grouped, fp8_per_tensor, bf16 };
 
 struct CutlassGemmShape {
-  int64_t batch = 1;  // matrices, each pointer advancing by its matrix per batch
+  int64_t batch = 1;  // matrices (groups), each pointer advancing by its matrix per batch
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
@@ -33,12 +36,15 @@ struct CutlassGemmShape {
   DType out_dtype = DType::bfloat16;
 };
 
-// The k (and B's n) extent of one block scale of fp8_blockwise.
+// The k (and B's n) extent of one block scale of the fp8_blockwise kinds.
 inline constexpr int64_t kCutlassScaleBlock = 128;
 
-// The block scale layouts the fp8_blockwise kernel reads (its "MN-major" configuration, K = k / 128
-// blocks): A's scales [K][round_up(m, 4)] (a k-block's row scales contiguous, the row stride padded
-// to the 16 bytes its TMA load needs), B's scales [K][n / 128]. One matrix (batch 1).
+// The block scale layouts the fp8_blockwise kernels read (their "MN-major" configuration, K = k / 128
+// blocks) for one matrix: A's scales [K][stride] (a k-block's row scales contiguous), B's scales
+// [K][n / 128]. fp8_blockwise loads A's scales by TMA, so its stride is m padded to the 16 bytes TMA
+// needs (round_up(m, 4)); fp8_blockwise_grouped loads scales float by float (cp.async) and derives
+// each group's layouts from m on the device, so its stride is m, and group g's scales follow the g
+// groups before it (at g * cutlass_a_block_scale_floats and g * cutlass_b_block_scale_floats).
 [[nodiscard]] int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape);
 [[nodiscard]] int64_t cutlass_a_block_scale_index(const CutlassGemmShape& shape, int64_t row, int64_t k_block);
 [[nodiscard]] int64_t cutlass_b_block_scale_index(const CutlassGemmShape& shape, int64_t n_block, int64_t k_block);
@@ -54,7 +60,7 @@ struct CutlassGemmOperands {
   const void* a = nullptr;
   const void* b = nullptr;
   void* d = nullptr;
-  const float* a_scale = nullptr;  // fp8_blockwise: in cutlass_a_block_scale_index's layout
+  const float* a_scale = nullptr;  // fp8_blockwise kinds: in cutlass_a_block_scale_index's layout
   const float* b_scale = nullptr;
 };
 

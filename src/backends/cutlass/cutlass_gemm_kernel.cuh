@@ -1,7 +1,8 @@
 // What the CUTLASS GEMM translation units share: the sm90 kernel assembled from CUTLASS's collective
 // builders (TMA warp-specialized cooperative mainloop and epilogue, persistent tile scheduler), the
-// stride and hardware arguments every configuration passes, and the planned kernel that turns one
-// set of arguments per input set into kernel parameters once and then only launches.
+// batched GEMM's stride and hardware arguments, the blockwise kinds' scale layouts, and the planned
+// kernel that turns one set of arguments per input set into kernel parameters once and then only
+// launches.
 // Included by the .cu files of src/backends/cutlass alone (it brings in CUTLASS's headers).
 #pragma once
 
@@ -15,6 +16,7 @@
 
 #include "cute/tensor.hpp"
 #include "cutlass/cutlass.h"
+#include "cutlass/detail/blockwise_scale_layout.hpp"
 #include "cutlass/epilogue/collective/collective_builder.hpp"
 #include "cutlass/gemm/collective/collective_builder.hpp"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
@@ -32,27 +34,41 @@ namespace kbench::backends::cutlass_kernels {
 template <class T>
 inline constexpr int kTmaAlignment = 16 / static_cast<int>(sizeof(T));
 
-// An sm90 GEMM D[m][n] = epilogue(sum_k A[m][k] B[n][k]) over L batches, no source matrix C.
-// LayoutA and LayoutB are CUTLASS's layout tags, or (tag, scale layout) tuples for the blockwise
-// mainloop; the epilogue's schedule follows the mainloop's (both cooperative).
-template <class ElementAB, class LayoutA, class LayoutB, class ElementD, class TileShape, class ClusterShape,
-          class MainloopSchedule, class Fusion>
-struct Sm90Gemm {
+// An sm90 kernel D = epilogue(A B^T), no source matrix C, assembled from CUTLASS's collective
+// builders. ProblemShape is CUTLASS's (the batched Shape<M, N, K, L>, or a GroupProblemShape);
+// LayoutA, LayoutB and LayoutD are CUTLASS's layout tags (pointers to them where every group has its
+// own strides), LayoutA and LayoutB (tag, scale layout) tuples for the blockwise mainloops.
+template <class ProblemShape, class ElementAB, class LayoutA, class LayoutB, class ElementD, class LayoutD,
+          class TileShape, class ClusterShape, class MainloopSchedule, class EpilogueSchedule, class Fusion>
+struct Sm90Kernel {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::RowMajor,
-      kTmaAlignment<ElementD>, ElementD, cutlass::layout::RowMajor, kTmaAlignment<ElementD>,
-      cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LayoutD, kTmaAlignment<ElementD>, ElementD,
+      LayoutD, kTmaAlignment<ElementD>, EpilogueSchedule, Fusion>::CollectiveOp;
   // The pipeline takes the shared memory the epilogue leaves.
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, ElementAB, LayoutA, kTmaAlignment<ElementAB>, ElementAB,
       LayoutB, kTmaAlignment<ElementAB>, float, TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
       MainloopSchedule>::CollectiveOp;
-  using Kernel = cutlass::gemm::kernel::GemmUniversal<cute::Shape<int, int, int, int>, Mainloop, Epilogue>;
+  using Kernel = cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>;
   using Device = cutlass::gemm::device::GemmUniversalAdapter<Kernel>;
   using Arguments = typename Device::Arguments;
   using FusionArguments = decltype(std::declval<typename Epilogue::Arguments>().thread);
+};
+
+// An sm90 GEMM D[m][n] = epilogue(sum_k A[m][k] B[n][k]) over L batches, each operand's matrices one
+// after another, on the TMA warp-specialized cooperative kernel (the epilogue's schedule follows the
+// mainloop's).
+template <class ElementAB, class LayoutA, class LayoutB, class ElementD, class TileShape, class ClusterShape,
+          class MainloopSchedule, class Fusion>
+struct Sm90Gemm {
+  using Built = Sm90Kernel<cute::Shape<int, int, int, int>, ElementAB, LayoutA, LayoutB, ElementD,
+                           cutlass::layout::RowMajor, TileShape, ClusterShape, MainloopSchedule,
+                           cutlass::epilogue::TmaWarpSpecializedCooperative, Fusion>;
+  using Device = typename Built::Device;
+  using Arguments = typename Built::Arguments;
+  using FusionArguments = typename Built::FusionArguments;
 
   // Input set `o`'s arguments: k-contiguous A [m][k] and B [n][k], row-major D [m][n], each matrix of
   // a batch after the last; `fusion` the epilogue's, `scales` the mainloop's after A's and B's.
@@ -71,6 +87,13 @@ struct Sm90Gemm {
     return {static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), static_cast<int>(s.batch)};
   }
 };
+
+// The block scales of the fp8_blockwise kinds, both MN-major (cutlass_a_block_scale_index and
+// cutlass_b_block_scale_index): A one per row and 128 of k, B one per 128 x 128 block.
+using BlockwiseScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<1, kCutlassScaleBlock, kCutlassScaleBlock,
+                                                                       cute::GMMA::Major::MN, cute::GMMA::Major::MN>;
+using BlockwiseLayoutSFA = decltype(BlockwiseScaleConfig::deduce_layoutSFA());
+using BlockwiseLayoutSFB = decltype(BlockwiseScaleConfig::deduce_layoutSFB());
 
 // The current device and its SM count, which the persistent tile scheduler sizes its grid by
 // (queried here once rather than by CUTLASS per input set).

@@ -14,6 +14,10 @@ using PlannedKernel = std::unique_ptr<CutlassGemm::Kernel>;
 // fp8_blockwise_gemm.cu: 128 x 128 x 128 tiles, 1 x 2 clusters, bf16 or fp16 out.
 [[nodiscard]] PlannedKernel plan_fp8_blockwise(const CutlassGemmShape& shape,
                                                std::span<const CutlassGemmOperands> input_sets, cudaStream_t stream);
+// fp8_blockwise_grouped_gemm.cu: fp8_blockwise's tiles, clusters and outputs, every group in one launch.
+[[nodiscard]] PlannedKernel plan_fp8_blockwise_grouped(const CutlassGemmShape& shape,
+                                                       std::span<const CutlassGemmOperands> input_sets,
+                                                       cudaStream_t stream);
 // fp8_per_tensor_gemm.cu: 128 x 128 x 128 tiles, 1 x 2 clusters, bf16 or fp16 out.
 [[nodiscard]] PlannedKernel plan_fp8_per_tensor(const CutlassGemmShape& shape,
                                                 std::span<const CutlassGemmOperands> input_sets, cudaStream_t stream);

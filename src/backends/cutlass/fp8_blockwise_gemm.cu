@@ -12,32 +12,27 @@ using cute::_1;
 using cute::_128;
 using cute::_2;
 
-// Scales in the MN-major layouts (cutlass_a_block_scale_index): A's scale tile then arrives by TMA.
-using ScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<1, kCutlassScaleBlock, kCutlassScaleBlock,
-                                                              cute::GMMA::Major::MN, cute::GMMA::Major::MN>;
-using LayoutSFA = decltype(ScaleConfig::deduce_layoutSFA());
-using LayoutSFB = decltype(ScaleConfig::deduce_layoutSFB());
-
+// Scales in the MN-major layouts (BlockwiseScaleConfig): A's scale tile then arrives by TMA.
 template <class ElementD>
 using BlockwiseGemm =
-    Sm90Gemm<cutlass::float_e4m3_t, cute::tuple<cutlass::layout::RowMajor, LayoutSFA>,
-             cute::tuple<cutlass::layout::ColumnMajor, LayoutSFB>, ElementD, cute::Shape<_128, _128, _128>,
+    Sm90Gemm<cutlass::float_e4m3_t, cute::tuple<cutlass::layout::RowMajor, BlockwiseLayoutSFA>,
+             cute::tuple<cutlass::layout::ColumnMajor, BlockwiseLayoutSFB>, ElementD, cute::Shape<_128, _128, _128>,
              cute::Shape<_1, _2, _1>, cutlass::gemm::KernelTmaWarpSpecializedCooperativeFP8BlockScaledAccum,
              cutlass::epilogue::fusion::LinearCombination<ElementD, float, void>>;
 
 // A's scales over m rounded up to 4 rows (cutlass_a_scale_stride): the TMA load of the scales needs
 // 16-byte rows. The padding rows meet only A's rows past m, which TMA reads as zeros and whose results
 // the epilogue does not store.
-LayoutSFA a_scale_layout(const CutlassGemmShape& s) {
-  return ScaleConfig::tile_atom_to_shape_SFA(cute::make_shape(static_cast<int>(cutlass_a_scale_stride(s)),
-                                                              static_cast<int>(s.n), static_cast<int>(s.k), 1));
+BlockwiseLayoutSFA a_scale_layout(const CutlassGemmShape& s) {
+  return BlockwiseScaleConfig::tile_atom_to_shape_SFA(cute::make_shape(
+      static_cast<int>(cutlass_a_scale_stride(s)), static_cast<int>(s.n), static_cast<int>(s.k), 1));
 }
 
 template <class ElementD>
 PlannedKernel plan(const CutlassGemmShape& s, std::span<const CutlassGemmOperands> input_sets, cudaStream_t stream) {
   using Gemm = BlockwiseGemm<ElementD>;
-  const LayoutSFA layout_sfa = a_scale_layout(s);
-  const LayoutSFB layout_sfb = ScaleConfig::tile_atom_to_shape_SFB(Gemm::problem(s));
+  const BlockwiseLayoutSFA layout_sfa = a_scale_layout(s);
+  const BlockwiseLayoutSFB layout_sfb = BlockwiseScaleConfig::tile_atom_to_shape_SFB(Gemm::problem(s));
   return plan_input_sets<Gemm>(input_sets, stream, [&](const CutlassGemmOperands& o, const auto& hardware) {
     return Gemm::arguments(s, o, hardware, {}, o.a_scale, layout_sfa, o.b_scale, layout_sfb);
   });

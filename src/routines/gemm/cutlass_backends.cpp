@@ -16,11 +16,11 @@ using backends::CutlassGemmKind;
 std::optional<CutlassGemmKind> cutlass_kind(GemmVariant variant) {
   switch (variant) {
     case GemmVariant::gemm_fp8_nt_groupwise: return CutlassGemmKind::fp8_blockwise;
+    case GemmVariant::group_gemm_fp8_nt_groupwise: return CutlassGemmKind::fp8_blockwise_grouped;
     case GemmVariant::bmm_fp8:
     case GemmVariant::mm_fp8: return CutlassGemmKind::fp8_per_tensor;
     case GemmVariant::mm_bf16:
     case GemmVariant::bmm_bf16: return CutlassGemmKind::bf16;
-    case GemmVariant::group_gemm_fp8_nt_groupwise:
     case GemmVariant::mm_fp4: break;
   }
   return std::nullopt;
@@ -30,10 +30,12 @@ backends::CutlassGemmShape cutlass_shape(const GemmProblem& p, CutlassGemmKind k
   return {p.batch, p.m, p.n, p.k, kind, p.out_dtype};
 }
 
-// The reference's scales where they are already in the kernel's layout (MN-major, m a multiple of
-// 4: cutlass_a_scale_stride is m), else rewritten into it.
+// The reference's scales where they are already in the kernel's layouts, else rewritten into them:
+// MN-major, with A's k-blocks as far apart as the kernel wants them (the reference's A scales span
+// every group's rows, so a grouped GEMM of several groups is rewritten; the blockwise GEMM pads m to
+// a multiple of 4).
 bool scales_in_cutlass_layout(const GemmProblem& p, const backends::CutlassGemmShape& shape) {
-  return p.major == kernels::gemm::ScaleMajor::mn && backends::cutlass_a_scale_stride(shape) == p.m;
+  return p.major == kernels::gemm::ScaleMajor::mn && backends::cutlass_a_scale_stride(shape) == p.batch * p.m;
 }
 
 class CutlassGemmOperation final : public Operation {
@@ -81,7 +83,7 @@ Support CutlassGemmBackend::can_run_on(const DeviceInfo& device) const {
 Support CutlassGemmBackend::implements(const GemmCase& problem) const {
   const GemmProblem& p = problem.problem();
   const std::optional<CutlassGemmKind> kind = cutlass_kind(p.variant);
-  if (!kind) return Support::no("kbench's CUTLASS backend has neither a grouped nor an FP4 GEMM");
+  if (!kind) return Support::no("kbench's CUTLASS backend has no FP4 GEMM");
   if (p.bias) return Support::no("kbench's CUTLASS BF16 GEMM adds no bias");
   if (p.per_tensor() && (p.a_dtype != DType::fp8_e4m3 || p.b_dtype != DType::fp8_e4m3)) {
     return Support::no("kbench's CUTLASS FP8 GEMM is instantiated for fp8_e4m3 operands only");

@@ -22,7 +22,8 @@ struct VariantInfo {
   // kbench's cuBLASLt backend under the reference's name for it ("cublaslt" for mm_bf16, else
   // "cublas"), or null where it has none; it is the default backend where there is one.
   const char* cublas_name;
-  // Without one, the reference's default (never a kbench backend: such lines are skipped).
+  // Without one, the reference's default: kbench's backend of that name where it has one (the
+  // group GEMM's cutlass), else such lines are skipped.
   const char* reference_default;
   bool cutlass;  // kbench's CUTLASS backend computes it (sm_90a builds)
   bool kbench_kernel;   // kbench's own kernel computes it (backend `cuda`, sm_90a)
@@ -35,7 +36,7 @@ constexpr VariantInfo kVariants[] = {
     {GemmVariant::gemm_fp8_nt_groupwise, "gemm_fp8_nt_groupwise", "testGemmFp8NtGroupwise",
      "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true, true, true},
     {GemmVariant::group_gemm_fp8_nt_groupwise, "group_gemm_fp8_nt_groupwise", "testGroupGemmFp8NtGroupwise",
-     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", false, true, false},
+     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", true, true, false},
     {GemmVariant::mm_fp4, "mm_fp4", "testMmFp4", "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", nullptr,
      "cudnn", false, false, false},
     {GemmVariant::mm_fp8, "mm_fp8", "testMmFp8", "FP8 GEMM with per-tensor scales, bf16 out.", "cublas",

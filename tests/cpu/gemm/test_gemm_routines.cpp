@@ -105,6 +105,9 @@ TEST_F(GemmRoutines, FlagsAndDefaults) {
     EXPECT_NE(registry.find(routine)->find_backend("cuda"), nullptr) << routine;
   }
   EXPECT_EQ(registry.find("mm_fp4")->find_backend("cuda"), nullptr);
+  // The reference's default for the group GEMM is kbench's CUTLASS backend (absent with its reason
+  // in builds without sm_90a).
+  EXPECT_NE(registry.find("group_gemm_fp8_nt_groupwise")->find_backend("cutlass"), nullptr);
 }
 
 TEST_F(GemmRoutines, TileSizeOtherThan128IsRefusedWithTheReason) {
@@ -238,8 +241,10 @@ TEST_F(GemmRoutines, CutlassRefusesWhatItsKernelsCannotTake) {
             std::string::npos);
   EXPECT_NE(refusal("mm_fp8", "--m 4 --n 16 --k 40", "cutlass").find("k 40 is not a multiple of 16"), std::string::npos);
   EXPECT_NE(refusal("mm_bf16", "--m 4 --n 36 --k 32", "cutlass").find("n 36 is not a multiple of 8"), std::string::npos);
-  // Registered where the reference lists cutlass and kbench has a kernel: not on the grouped or FP4 GEMMs.
-  EXPECT_EQ(registry.find("group_gemm_fp8_nt_groupwise")->find_backend("cutlass"), nullptr);
+  EXPECT_EQ(refusal("group_gemm_fp8_nt_groupwise", "--group_size 3 --m 7 --n 256 --k 384 --scale_major_mode K", "cutlass"),
+            "");
+  EXPECT_EQ(refusal("group_gemm_fp8_nt_groupwise", "--m 16 --n 1024 --k 7168 --out_dtype float16", "cutlass"), "");
+  // Registered where the reference lists cutlass and kbench has a kernel: not on the FP4 GEMM.
   EXPECT_EQ(registry.find("mm_fp4")->find_backend("cutlass"), nullptr);
 }
 
@@ -265,6 +270,20 @@ TEST(CutlassGemmShape, BlockScaleLayoutsAreMnMajorWithPaddedRows) {
   EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("one matrix at a time"), std::string::npos);
   s.batch = 1;
   s.n = 200;
+  EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("128 scale block"), std::string::npos);
+}
+
+TEST(CutlassGemmShape, GroupedBlockScaleLayoutsAreMnMajorPerGroupUnpadded) {
+  // Per group, as the grouped kernel derives them from m: A's rows m apart, whatever m is (its scales
+  // load float by float, not by TMA).
+  backends::CutlassGemmShape s{3, 5, 256, 384, backends::CutlassGemmKind::fp8_blockwise_grouped, DType::bfloat16};
+  EXPECT_EQ(backends::cutlass_a_scale_stride(s), 5);
+  EXPECT_EQ(backends::cutlass_a_block_scale_floats(s), 3 * 5);
+  EXPECT_EQ(backends::cutlass_a_block_scale_index(s, 4, 2), 2 * 5 + 4);  // [k-block][m]
+  EXPECT_EQ(backends::cutlass_b_block_scale_floats(s), 3 * 2);
+  EXPECT_EQ(backends::cutlass_b_block_scale_index(s, 1, 2), 2 * 2 + 1);  // [k-block][n-block]
+  EXPECT_FALSE(backends::cutlass_gemm_unsupported(s).has_value());       // any number of groups
+  s.k = 144;
   EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("128 scale block"), std::string::npos);
 }
 #endif

@@ -1,10 +1,12 @@
 // GPU tests of the GEMM family's CUTLASS backend (sm_90a kernels), through the refcheck kbench runs
 // (gemm_backend_check.hpp): the blockwise-scaled FP8 GEMM in both scale layouts, with m not a
 // multiple of 4 (A's scales rewritten with a padded row stride), m below and above a tile, both
-// output dtypes and a decode shape; per-tensor FP8 (batches, fp16 out); BF16 (batches, odd m). Each
-// line also checks the second input set and a CUDA-graph replay. Then kbench end to end with
-// --refcheck. Each test skips itself where no CUDA device is present; off Hopper the backend says why
-// and the line is not run.
+// output dtypes and a decode shape; the grouped blockwise-scaled FP8 GEMM (one group, whose MN-major
+// scales pass unchanged, and several, whose A scales are rewritten per group; m not a multiple of 4;
+// both scale layouts); per-tensor FP8 (batches, fp16 out); BF16 (batches, odd m). Each line also
+// checks the second input set and a CUDA-graph replay. Then kbench end to end with --refcheck, the
+// group GEMM's sample line on its default backend. Each test skips itself where no CUDA device is
+// present; off Hopper the backend says why and the line is not run.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -28,6 +30,22 @@ TEST(CutlassGemm, BlockwiseFp8) {
            GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 640 --k 1152 --out_dtype float16"},
            GemmLine{"gemm_fp8_nt_groupwise", "--m 1000 --n 1536 --k 7168 --scale_major_mode K"},
            GemmLine{"gemm_fp8_nt_groupwise", "--m 128 --n 1024 --k 7168 --mma_sm 2"},
+       }) {
+    expect_cutlass_passes(line);
+  }
+}
+
+TEST(CutlassGemm, GroupedBlockwiseFp8) {
+  KBENCH_REQUIRE_GPU();
+  for (const GemmLine& line : {
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--group_size 1 --m 64 --n 256 --k 512"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--group_size 1 --m 7 --n 256 --k 512"},  // unpadded scale rows
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--group_size 2 --m 7 --n 256 --k 512"},
+           GemmLine{"group_gemm_fp8_nt_groupwise",
+                    "--group_size 2 --m 64 --n 256 --k 512 --scale_major_mode K --out_dtype float16"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--group_size 2 --m 16 --n 1024 --k 7168 --mma_sm 1"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--group_size 8 --m 300 --n 1024 --k 7168 --scale_major_mode K"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--group_size 8 --m 64 --n 1024 --k 512"},
        }) {
     expect_cutlass_passes(line);
   }
@@ -73,8 +91,10 @@ TEST(CutlassGemm, KbenchRefchecksEndToEnd) {
       "--out_dtype bfloat16 --backends cutlass --refcheck\n"
       "--routine mm_fp8 --m 96 --n 512 --k 1024 --backends cutlass --refcheck\n"
       "--routine mm_bf16 --m 257 --n 512 --k 384 --backends cutlass --refcheck\n"
-      "--routine bmm_bf16 --batch_size 8 --m 64 --n 256 --k 320 --backends cutlass --refcheck\n");
-  kbench::testing::expect_testlist_passes(list, "-n 3", 6);
+      "--routine bmm_bf16 --batch_size 8 --m 64 --n 256 --k 320 --backends cutlass --refcheck\n"
+      "--routine group_gemm_fp8_nt_groupwise --m 16 --n 1024 --k 7168 --mma_sm 1 --group_size 2 --scale_major_mode MN "
+      "--refcheck\n");
+  kbench::testing::expect_testlist_passes(list, "-n 3", 7);
 }
 
 }  // namespace
