@@ -38,7 +38,8 @@ inline constexpr int64_t kCutlassScaleBlock = 128;
 
 // The block scale layouts the fp8_blockwise kernel reads (its "MN-major" configuration, K = k / 128
 // blocks): A's scales [K][round_up(m, 4)] (a k-block's row scales contiguous, the row stride padded
-// to the 16 bytes its TMA load needs), B's scales [K][n / 128]. One matrix (batch 1).
+// to the 16 bytes its TMA load needs), B's scales [K][ceil(n / 128)] (the last n-block partial where
+// 128 does not divide n). One matrix (batch 1).
 [[nodiscard]] int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape);
 [[nodiscard]] int64_t cutlass_a_block_scale_index(const CutlassGemmShape& shape, int64_t row, int64_t k_block);
 [[nodiscard]] int64_t cutlass_b_block_scale_index(const CutlassGemmShape& shape, int64_t n_block, int64_t k_block);
@@ -46,7 +47,7 @@ inline constexpr int64_t kCutlassScaleBlock = 128;
 [[nodiscard]] int64_t cutlass_b_block_scale_floats(const CutlassGemmShape& shape);
 
 // Why the kernels here cannot take this shape (kind, dtypes, the 16-byte alignment their TMA needs,
-// whole scale blocks), or nullopt. Cheap: CUTLASS's can_implement runs in the constructor.
+// whole scale blocks along k), or nullopt. Cheap: CUTLASS's can_implement runs in the constructor.
 [[nodiscard]] std::optional<std::string> cutlass_gemm_unsupported(const CutlassGemmShape& shape);
 
 // The pointers of one input set; scales as the kind wants them (null otherwise).

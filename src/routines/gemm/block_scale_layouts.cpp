@@ -17,7 +17,7 @@ DeviceBuffer upload_floats(const std::vector<float>& host, cudaStream_t stream) 
 
 RewrittenBlockScales rewrite_block_scales(const GemmCase& problem, const BlockScaleLayout& layout, cudaStream_t stream) {
   const GemmProblem& p = problem.problem();
-  const int64_t k_blocks = p.k_blocks(), n_blocks = p.n / p.tile;
+  const int64_t k_blocks = p.k_blocks(), n_blocks = p.n_blocks();
   RewrittenBlockScales rewritten;
   for (int copy = 0; copy < problem.copies(); ++copy) {
     const GemmOperands o = problem.operands(copy);

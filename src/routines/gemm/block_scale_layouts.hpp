@@ -16,7 +16,8 @@
 namespace kbench {
 
 // Where a library wants each scale of one matrix (batch 1): offsets of A's (row, k-block) and B's
-// (n-block, k-block) scales in arrays of a_floats and b_floats (B's padding filled with 1).
+// (n-block, k-block; GemmProblem::n_blocks of them, a partial last one included) scales in arrays
+// of a_floats and b_floats (B's padding filled with 1).
 struct BlockScaleLayout {
   int64_t a_floats = 0;
   int64_t b_floats = 0;
