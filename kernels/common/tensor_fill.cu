@@ -1,10 +1,11 @@
-// fill_normal, poison, convert_to_float (see tensor_fill.hpp).
+// fill_normal, fill_uniform, poison, convert_to_float (see tensor_fill.hpp).
 //
-// fill_normal: element i takes the Box-Muller pair p = i / 2 (cos for even i, sin for odd i) of
-// two uniforms drawn from splitmix64(key + p), key = splitmix64(seed). The value depends on
-// (seed, i) only; the math uses the accurate logf / sqrtf / sincospif (no fast-math intrinsics),
-// so every GPU gives the same bits. Each thread produces 8 consecutive elements per step (one
-// 16-byte store for 16-bit types), grid-stride.
+// The fills: elements 2p and 2p + 1 take the two 24-bit uniforms of the draw splitmix64(key + p),
+// key = splitmix64(seed); fill_normal turns them into a Box-Muller pair (cos for even i, sin for odd
+// i), fill_uniform scales each to [low, high). The value depends on (seed, i) only; the math uses
+// the accurate logf / sqrtf / sincospif (no fast-math intrinsics), so every GPU gives the same bits.
+// Each thread produces 8 consecutive elements per step (one 16-byte store for 16-bit types),
+// grid-stride.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
@@ -57,19 +58,41 @@ struct Fp8 {
 using E4m3 = Fp8<__NV_E4M3>;
 using E5m2 = Fp8<__NV_E5M2>;
 
-__device__ __forceinline__ float2 normal_pair(uint64_t key, uint64_t pair, float mean, float stddev) {
-  const uint64_t h = splitmix64(key + pair);
-  const float u1 = static_cast<float>((h >> 40) + 1) * 0x1p-24f;                 // (0, 1]
-  const float u2 = static_cast<float>((h >> 16) & 0xFFFFFFull) * 0x1p-24f;       // [0, 1)
-  const float radius = sqrtf(-2.0f * logf(u1));
-  float s, c;
-  sincospif(2.0f * u2, &s, &c);
-  return make_float2(fmaf(stddev, radius * c, mean), fmaf(stddev, radius * s, mean));
-}
+// The draws of the fills: two elements of T from one 64-bit random value h.
+struct NormalDraw {
+  float mean;
+  float stddev;
+  template <class T>
+  __device__ void pair(uint64_t h, typename T::Bits& first, typename T::Bits& second) const {
+    const float u1 = static_cast<float>((h >> 40) + 1) * 0x1p-24f;            // (0, 1]
+    const float u2 = static_cast<float>((h >> 16) & 0xFFFFFFull) * 0x1p-24f;  // [0, 1)
+    const float radius = sqrtf(-2.0f * logf(u1));
+    float s, c;
+    sincospif(2.0f * u2, &s, &c);
+    first = T::from_float(fmaf(stddev, radius * c, mean));
+    second = T::from_float(fmaf(stddev, radius * s, mean));
+  }
+};
 
-template <class T>
-__global__ void __launch_bounds__(kThreads) fill_normal_kernel(typename T::Bits* data, int64_t count, uint64_t key,
-                                                               float mean, float stddev, bool vector_ok) {
+struct UniformDraw {
+  float low;
+  float high;
+  template <class T>
+  __device__ typename T::Bits value(float u) const {
+    const typename T::Bits v = T::from_float(fmaf(high - low, u, low));
+    // A value that rounds up to `high` in T becomes `low`, as torch.rand does: the range stays half-open.
+    return T::to_float(v) >= high ? T::from_float(low) : v;
+  }
+  template <class T>
+  __device__ void pair(uint64_t h, typename T::Bits& first, typename T::Bits& second) const {
+    first = value<T>(static_cast<float>(h >> 40) * 0x1p-24f);
+    second = value<T>(static_cast<float>((h >> 16) & 0xFFFFFFull) * 0x1p-24f);
+  }
+};
+
+template <class T, class Draw>
+__global__ void __launch_bounds__(kThreads) fill_kernel(typename T::Bits* data, int64_t count, uint64_t key, Draw draw,
+                                                        bool vector_ok) {
   using Bits = typename T::Bits;
   constexpr int kBytes = static_cast<int>(sizeof(Bits)) * kChunk;
   static_assert(kBytes % 8 == 0);
@@ -84,9 +107,7 @@ __global__ void __launch_bounds__(kThreads) fill_normal_kernel(typename T::Bits*
     } v;
 #pragma unroll
     for (int j = 0; j < kChunk; j += 2) {
-      const float2 z = normal_pair(key, static_cast<uint64_t>(first + j) >> 1, mean, stddev);
-      v.b[j] = T::from_float(z.x);
-      v.b[j + 1] = T::from_float(z.y);
+      draw.template pair<T>(splitmix64(key + (static_cast<uint64_t>(first + j) >> 1)), v.b[j], v.b[j + 1]);
     }
     if (vector_ok && first + kChunk <= count) {
       if constexpr (kBytes % 16 == 0) {
@@ -120,14 +141,32 @@ unsigned grid_for(int64_t work_items) {
   return static_cast<unsigned>(blocks);
 }
 
-template <class T>
-cudaError_t fill_typed(void* data, int64_t count, uint64_t seed, float mean, float stddev, cudaStream_t stream) {
+template <class T, class Draw>
+cudaError_t fill_typed(void* data, int64_t count, uint64_t seed, Draw draw, cudaStream_t stream) {
   using Bits = typename T::Bits;
   const bool vector_ok = reinterpret_cast<uintptr_t>(data) % (sizeof(Bits) * kChunk >= 16 ? 16 : 8) == 0;
   const int64_t chunks = (count + kChunk - 1) / kChunk;
-  fill_normal_kernel<T><<<grid_for(chunks), kThreads, 0, stream>>>(static_cast<Bits*>(data), count,
-                                                                    splitmix64(seed), mean, stddev, vector_ok);
+  fill_kernel<T><<<grid_for(chunks), kThreads, 0, stream>>>(static_cast<Bits*>(data), count, splitmix64(seed), draw,
+                                                            vector_ok);
   return cudaGetLastError();
+}
+
+template <class Draw>
+cudaError_t fill(void* data, DType dtype, int64_t count, uint64_t seed, Draw draw, cudaStream_t stream) {
+  if (count < 0 || (count > 0 && data == nullptr)) return cudaErrorInvalidValue;
+  if (reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) != 0) return cudaErrorInvalidValue;
+  if (count == 0) return cudaSuccess;
+  switch (dtype) {
+    case DType::bfloat16: return fill_typed<Bf16>(data, count, seed, draw, stream);
+    case DType::float16: return fill_typed<Fp16>(data, count, seed, draw, stream);
+    case DType::float32: return fill_typed<Fp32>(data, count, seed, draw, stream);
+    case DType::fp8_e4m3: return fill_typed<E4m3>(data, count, seed, draw, stream);
+    case DType::fp8_e5m2: return fill_typed<E5m2>(data, count, seed, draw, stream);
+    case DType::int32:
+    case DType::int64: break;
+    case DType::uint8: break;  // index and raw-byte types: nothing random to fill them with
+  }
+  return cudaErrorInvalidValue;
 }
 
 template <class T>
@@ -140,20 +179,13 @@ cudaError_t convert_typed(const void* data, int64_t count, float* out, cudaStrea
 
 cudaError_t fill_normal(void* data, DType dtype, int64_t count, uint64_t seed, float mean, float stddev,
                         cudaStream_t stream) {
-  if (count < 0 || (count > 0 && data == nullptr)) return cudaErrorInvalidValue;
-  if (reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) != 0) return cudaErrorInvalidValue;
-  if (count == 0) return cudaSuccess;
-  switch (dtype) {
-    case DType::bfloat16: return fill_typed<Bf16>(data, count, seed, mean, stddev, stream);
-    case DType::float16: return fill_typed<Fp16>(data, count, seed, mean, stddev, stream);
-    case DType::float32: return fill_typed<Fp32>(data, count, seed, mean, stddev, stream);
-    case DType::fp8_e4m3: return fill_typed<E4m3>(data, count, seed, mean, stddev, stream);
-    case DType::fp8_e5m2: return fill_typed<E5m2>(data, count, seed, mean, stddev, stream);
-    case DType::int32:
-    case DType::int64: break;
-    case DType::uint8: break;  // index and raw-byte types: nothing random to fill them with
-  }
-  return cudaErrorInvalidValue;
+  return fill(data, dtype, count, seed, NormalDraw{mean, stddev}, stream);
+}
+
+cudaError_t fill_uniform(void* data, DType dtype, int64_t count, uint64_t seed, float low, float high,
+                         cudaStream_t stream) {
+  if (!(low < high)) return cudaErrorInvalidValue;
+  return fill(data, dtype, count, seed, UniformDraw{low, high}, stream);
 }
 
 cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream) {

@@ -16,6 +16,12 @@ namespace kbench::kernels {
 [[nodiscard]] cudaError_t fill_normal(void* data, DType dtype, int64_t count, uint64_t seed, float mean,
                                       float stddev, cudaStream_t stream);
 
+// Fills `count` elements with values uniform in [low, high) (24 random bits each, as torch.rand's),
+// from the same counter-based generator. A value that rounds up to `high` in `dtype` becomes `low`
+// (torch's rule), so every element lies in [low, high). Requires low < high.
+[[nodiscard]] cudaError_t fill_uniform(void* data, DType dtype, int64_t count, uint64_t seed, float low, float high,
+                                       cudaStream_t stream);
+
 // Writes 0xFF to every byte: NaN in bfloat16, float16, float32, fp8_e4m3 and fp8_e5m2, so an
 // element a kernel forgot to write fails every comparison.
 [[nodiscard]] cudaError_t poison(void* data, int64_t bytes, cudaStream_t stream);

@@ -21,9 +21,11 @@ namespace kbench::kernels::gemm {
                                               uint8_t* output, float* dequant_scale, cudaStream_t stream);
 
 // Groupwise FP8 (groupwise_fp8.hpp's rules) of `groups` matrices of rows x k fp32 values, in blocks
-// of block_rows x tile (1 x tile for A, tile x tile for B): e4m3 bytes [groups][rows][k] and the
-// block scales in `major`'s layout, each group's after the previous one's. For A pass groups = 1
-// and all rows: its scale layout spans the groups' rows (the reference's a_scale (k/t, G*m)).
+// of block_rows x tile (1 x tile for A, tile x tile for B; k a multiple of tile, the last block row
+// partial where block_rows does not divide rows): e4m3 bytes [groups][rows][k] and the
+// scale_blocks(rows, block_rows) x k / tile block scales in `major`'s layout, each group's after the
+// previous one's. For A pass groups = 1 and all rows: its scale layout spans the groups' rows (the
+// reference's a_scale (k/t, G*m)).
 struct GroupwiseQuantizeParams {
   const float* input = nullptr;
   uint8_t* output = nullptr;
@@ -51,7 +53,7 @@ struct ReferenceOperand {
   // per group (scale_batch_stride).
   const float* block_scales = nullptr;
   int64_t block_rows = 1;          // 1 (A) or tile (B)
-  int64_t scale_block_rows = 0;    // block rows one layout spans
+  int64_t scale_block_rows = 0;    // block rows one layout spans (B: scale_blocks(n, tile))
   int64_t scale_batch_stride = 0;  // floats
   int64_t scale_batch_rows = 0;
 };

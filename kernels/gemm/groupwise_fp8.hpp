@@ -4,8 +4,11 @@
 //   per block, s = the power of two at or above max(amax, 1e-4) / 448 (fp32 quotient), stored fp32;
 //   q = e4m3(x / (s + 1e-8)) (the reference's epsilon, in fp32); x ~ e4m3_value(q) * s.
 //   A's blocks are 1 x tile (a row's tile of k), B's tile x tile; D = A B^T (both k-contiguous).
-//   Scale layouts, t = tile: MN-major a_scale [k/t][m] and b_scale [k/t][n/t]; K-major a_scale
-//   [m][k/t] and b_scale [n/t][k/t]; a grouped B adds a leading group dimension.
+//   Scale layouts, t = tile, N = ceil(n/t): MN-major a_scale [k/t][m] and b_scale [k/t][N]; K-major
+//   a_scale [m][k/t] and b_scale [N][k/t]; a grouped B adds a leading group dimension.
+// k is a multiple of t. n need not be (kbench's extension, as DeepGEMM does for DeepSeek-V3's n
+// 2112): B's last block row then holds n % t rows and its scale covers those rows only. The
+// reference sizes b_scale with n/t (floor) and cannot run such n.
 // The reference takes the power of two as 2^ceil(log2(v)) in fp32, where log2 can round a quotient
 // a few ulps above a power of two down onto it and halve the scale (the block's largest element then
 // saturates at 448); kbench's is exact. Both are valid scales of the block.
@@ -29,6 +32,9 @@ inline constexpr float kE4m3Max = 448.0f;
 
 enum class ScaleMajor { mn, k };
 
+// Scale blocks of `tile` along `extent`, the last one partial where `tile` does not divide it.
+KBENCH_GEMM_HOST_DEVICE int64_t scale_blocks(int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; }
+
 // The block's scale: the smallest power of two at or above max(amax, 1e-4) / 448.
 KBENCH_GEMM_HOST_DEVICE float groupwise_scale(float amax) {
   const float v = (amax > kGroupwiseAmaxFloor ? amax : kGroupwiseAmaxFloor) / kE4m3Max;
@@ -41,7 +47,8 @@ KBENCH_GEMM_HOST_DEVICE uint8_t groupwise_quantize(float x, float scale) {
   return quant::float_to_e4m3(x / (scale + kGroupwiseScaleEpsilon));
 }
 
-// Offsets of A's scale for (row, k-block) and B's for (n-block, k-block) within one group.
+// Offsets of A's scale for (row, k-block) and B's for (n-block, k-block) within one group; n_blocks
+// is scale_blocks(n, tile).
 KBENCH_GEMM_HOST_DEVICE int64_t a_scale_offset(ScaleMajor major, int64_t rows, int64_t k_blocks, int64_t row,
                                                int64_t k_block) {
   return major == ScaleMajor::mn ? k_block * rows + row : row * k_blocks + k_block;

@@ -54,17 +54,20 @@ __global__ void __launch_bounds__(kThreads) per_tensor_kernel(const __nv_bfloat1
 }
 
 // One thread block per scale block (group, block row, k-block); threads stride over its columns.
+// A partial last block row (rows not a multiple of block_rows) takes its amax over the rows it has.
 __global__ void __launch_bounds__(kThreads) groupwise_kernel(GroupwiseQuantizeParams p) {
-  const int64_t block_rows_total = p.rows / p.block_rows;
+  const int64_t block_rows_total = scale_blocks(p.rows, p.block_rows);
   const int64_t k_blocks = p.k / p.tile;
   const int64_t blocks_per_group = block_rows_total * k_blocks;
   const int64_t group = blockIdx.x / blocks_per_group;
   const int64_t block_row = blockIdx.x % blocks_per_group / k_blocks;
   const int64_t k_block = blockIdx.x % k_blocks;
+  const int64_t row_begin = block_row * p.block_rows;
+  const int64_t row_end = min(row_begin + p.block_rows, p.rows);
   const float* x = p.input + group * p.rows * p.k;
   uint8_t* q = p.output + group * p.rows * p.k;
   float amax = 0.0f;
-  for (int64_t r = block_row * p.block_rows; r < (block_row + 1) * p.block_rows; ++r) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t c = k_block * p.tile + threadIdx.x; c < (k_block + 1) * p.tile; c += kThreads) {
       amax = fmaxf(amax, fabsf(x[r * p.k + c]));
     }
@@ -73,7 +76,7 @@ __global__ void __launch_bounds__(kThreads) groupwise_kernel(GroupwiseQuantizePa
   if (threadIdx.x == 0) {
     p.scales[group * blocks_per_group + a_scale_offset(p.major, block_rows_total, k_blocks, block_row, k_block)] = scale;
   }
-  for (int64_t r = block_row * p.block_rows; r < (block_row + 1) * p.block_rows; ++r) {
+  for (int64_t r = row_begin; r < row_end; ++r) {
     for (int64_t c = k_block * p.tile + threadIdx.x; c < (k_block + 1) * p.tile; c += kThreads) {
       q[r * p.k + c] = groupwise_quantize(x[r * p.k + c], scale);
     }
@@ -102,10 +105,8 @@ cudaError_t quantize_per_tensor(const void* bf16_input, int64_t count, DType fp8
 }
 
 cudaError_t quantize_groupwise(const GroupwiseQuantizeParams& params, cudaStream_t stream) {
-  if (params.tile <= 0 || params.block_rows <= 0 || params.rows % params.block_rows != 0 || params.k % params.tile != 0) {
-    return cudaErrorInvalidValue;
-  }
-  const int64_t blocks = params.groups * (params.rows / params.block_rows) * (params.k / params.tile);
+  if (params.tile <= 0 || params.block_rows <= 0 || params.k % params.tile != 0) return cudaErrorInvalidValue;
+  const int64_t blocks = params.groups * scale_blocks(params.rows, params.block_rows) * (params.k / params.tile);
   if (blocks == 0) return cudaSuccess;
   groupwise_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(params);
   return cudaGetLastError();

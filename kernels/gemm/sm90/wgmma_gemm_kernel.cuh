@@ -236,9 +236,9 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
       for (int i = 0; i < kRowsPerLane; ++i) {
         a_src[i] = args.a_scale + min(tile.row_begin + lane + 32 * i, tile.row_end - 1) * args.a_scale_row_stride;
       }
-      if (lane < Cfg::kSubTiles) {
-        b_src = args.b_scale + tile.group * args.b_scale_group_stride +
-                ((tile.col_begin + lane * Cfg::kSubN) / 128) * args.b_scale_n_stride;
+      if (lane < Cfg::kSubTiles) {  // a sub-tile wholly past n (n-tail tiles) reads the last block
+        const int n_block = min(tile.col_begin + lane * Cfg::kSubN, args.n - 1) / 128;
+        b_src = args.b_scale + tile.group * args.b_scale_group_stride + n_block * args.b_scale_n_stride;
       }
     }
     for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {

@@ -6,6 +6,14 @@
 
 namespace kbench::backends {
 
+namespace {
+
+// B's scale blocks along n, the last one partial where 128 does not divide n (the kernel's
+// tile_atom_to_shape_SFB takes ceil(n / 128) and loads the scales with bounds checks).
+int64_t b_scale_blocks(const CutlassGemmShape& shape) { return (shape.n + kCutlassScaleBlock - 1) / kCutlassScaleBlock; }
+
+}  // namespace
+
 int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape) {
   return shape.kind == CutlassGemmKind::fp8_blockwise_grouped ? shape.m : (shape.m + 3) / 4 * 4;
 }
@@ -15,7 +23,7 @@ int64_t cutlass_a_block_scale_index(const CutlassGemmShape& shape, int64_t row, 
 }
 
 int64_t cutlass_b_block_scale_index(const CutlassGemmShape& shape, int64_t n_block, int64_t k_block) {
-  return k_block * (shape.n / kCutlassScaleBlock) + n_block;
+  return k_block * b_scale_blocks(shape) + n_block;
 }
 
 int64_t cutlass_a_block_scale_floats(const CutlassGemmShape& shape) {
@@ -23,7 +31,7 @@ int64_t cutlass_a_block_scale_floats(const CutlassGemmShape& shape) {
 }
 
 int64_t cutlass_b_block_scale_floats(const CutlassGemmShape& shape) {
-  return shape.k / kCutlassScaleBlock * (shape.n / kCutlassScaleBlock);
+  return shape.k / kCutlassScaleBlock * b_scale_blocks(shape);
 }
 
 std::optional<std::string> cutlass_gemm_unsupported(const CutlassGemmShape& s) {
@@ -48,9 +56,12 @@ std::optional<std::string> cutlass_gemm_unsupported(const CutlassGemmShape& s) {
   if (s.kind == CutlassGemmKind::fp8_blockwise && s.batch != 1) {
     return "kbench's CUTLASS blockwise FP8 GEMM takes one matrix at a time";
   }
-  if (s.kind == CutlassGemmKind::fp8_blockwise || s.kind == CutlassGemmKind::fp8_blockwise_grouped) {
+  if (s.kind == CutlassGemmKind::fp8_blockwise && s.k % kCutlassScaleBlock != 0) {
+    return "k must be a multiple of the 128 scale block";
+  }
+  if (s.kind == CutlassGemmKind::fp8_blockwise_grouped) {
     if (s.n % kCutlassScaleBlock != 0 || s.k % kCutlassScaleBlock != 0) {
-      return "n and k must be multiples of the 128 scale block";
+      return "n and k must be multiples of the 128 scale block (kbench's grouped CUTLASS GEMM)";
     }
   }
   return std::nullopt;

@@ -41,10 +41,11 @@ inline constexpr int64_t kCutlassScaleBlock = 128;
 
 // The block scale layouts the fp8_blockwise kernels read (their "MN-major" configuration, K = k / 128
 // blocks) for one matrix: A's scales [K][stride] (a k-block's row scales contiguous), B's scales
-// [K][n / 128]. fp8_blockwise loads A's scales by TMA, so its stride is m padded to the 16 bytes TMA
-// needs (round_up(m, 4)); fp8_blockwise_grouped loads scales float by float (cp.async) and derives
-// each group's layouts from m on the device, so its stride is m, and group g's scales follow the g
-// groups before it (at g * cutlass_a_block_scale_floats and g * cutlass_b_block_scale_floats).
+// [K][ceil(n / 128)] (the last n-block partial where 128 does not divide n). fp8_blockwise loads A's
+// scales by TMA, so its stride is m padded to the 16 bytes TMA needs (round_up(m, 4));
+// fp8_blockwise_grouped loads scales float by float (cp.async) and derives each group's layouts from
+// m on the device, so its stride is m, and group g's scales follow the g groups before it (at
+// g * cutlass_a_block_scale_floats and g * cutlass_b_block_scale_floats).
 [[nodiscard]] int64_t cutlass_a_scale_stride(const CutlassGemmShape& shape);
 [[nodiscard]] int64_t cutlass_a_block_scale_index(const CutlassGemmShape& shape, int64_t row, int64_t k_block);
 [[nodiscard]] int64_t cutlass_b_block_scale_index(const CutlassGemmShape& shape, int64_t n_block, int64_t k_block);
@@ -52,7 +53,7 @@ inline constexpr int64_t kCutlassScaleBlock = 128;
 [[nodiscard]] int64_t cutlass_b_block_scale_floats(const CutlassGemmShape& shape);
 
 // Why the kernels here cannot take this shape (kind, dtypes, the 16-byte alignment their TMA needs,
-// whole scale blocks), or nullopt. Cheap: CUTLASS's can_implement runs in the constructor.
+// whole scale blocks along k), or nullopt. Cheap: CUTLASS's can_implement runs in the constructor.
 [[nodiscard]] std::optional<std::string> cutlass_gemm_unsupported(const CutlassGemmShape& shape);
 
 // The pointers of one input set; scales as the kind wants them (null otherwise).

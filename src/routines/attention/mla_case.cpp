@@ -121,10 +121,11 @@ void MlaCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   kv_indices_ = upload(p_.pages.indices, stream);
   kv_len_ = upload(p_.pages.seq_lens, stream);
   block_table_ = upload(p_.pages.block_table, stream);
-  const auto q_std = is_fp8(p_.q_dtype) ? kFp8DataScale : 1.0f;
-  const auto kv_std = is_fp8(p_.kv_dtype) ? kFp8DataScale : 1.0f;
-  const auto fill = [&](const DeviceBuffer& buffer, DType dtype, std::size_t count, uint64_t tensor_seed_value,
-                        float stddev) {
+  // FP8 tensors hold the reference's values times kFp8DataScale, dequantised by q_scale_ / kv_scale_.
+  const float q_magnitude = is_fp8(p_.q_dtype) ? kFp8DataScale : 1.0f;
+  const float kv_magnitude = is_fp8(p_.kv_dtype) ? kFp8DataScale : 1.0f;
+  const auto normal = [&](const DeviceBuffer& buffer, DType dtype, std::size_t count, uint64_t tensor_seed_value,
+                          float stddev) {
     KBENCH_CUDA_CHECK(kernels::fill_normal(buffer.get(), dtype, static_cast<int64_t>(count), tensor_seed_value, 0.0f,
                                            stddev, stream));
   };
@@ -136,11 +137,13 @@ void MlaCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
            DeviceBuffer(p_.q_pe_elements() * dtype_size(p_.q_dtype)),
            DeviceBuffer(ckv_elements * dtype_size(p_.kv_dtype)), DeviceBuffer(kpe_elements * dtype_size(p_.kv_dtype)),
            DeviceBuffer(p_.out_elements() * dtype_size(p_.out_dtype))};
-    // Both query halves random: the reference's zero q_pe would leave kpe out of every logit.
-    fill(c.q_nope, p_.q_dtype, p_.q_nope_elements(), tensor_seed(seed, i, kQNope), q_std);
-    fill(c.q_pe, p_.q_dtype, p_.q_pe_elements(), tensor_seed(seed, i, kQPe), q_std);
-    fill(c.ckv, p_.kv_dtype, ckv_elements, tensor_seed(seed, i, kCkv), kv_std);
-    fill(c.kpe, p_.kv_dtype, kpe_elements, tensor_seed(seed, i, kKpe), kv_std);
+    // The reference's laws (mla.md): q_nope uniform in [0, 1) (torch.rand), the caches N(0, 1). Its
+    // q_pe is zeros, which would leave kpe out of every logit: kbench's is N(0, 1).
+    KBENCH_CUDA_CHECK(kernels::fill_uniform(c.q_nope.get(), p_.q_dtype, static_cast<int64_t>(p_.q_nope_elements()),
+                                            tensor_seed(seed, i, kQNope), 0.0f, q_magnitude, stream));
+    normal(c.q_pe, p_.q_dtype, p_.q_pe_elements(), tensor_seed(seed, i, kQPe), q_magnitude);
+    normal(c.ckv, p_.kv_dtype, ckv_elements, tensor_seed(seed, i, kCkv), kv_magnitude);
+    normal(c.kpe, p_.kv_dtype, kpe_elements, tensor_seed(seed, i, kKpe), kv_magnitude);
     KBENCH_CUDA_CHECK(kernels::poison(c.out.get(), static_cast<int64_t>(c.out.bytes()), stream));
     copies_.push_back(std::move(c));
   }

@@ -17,7 +17,7 @@ DeviceBuffer upload_floats(const std::vector<float>& host, cudaStream_t stream) 
 
 RewrittenBlockScales rewrite_block_scales(const GemmCase& problem, const BlockScaleLayout& layout, cudaStream_t stream) {
   const GemmProblem& p = problem.problem();
-  const int64_t k_blocks = p.k_blocks(), n_blocks = p.n / p.tile;
+  const int64_t k_blocks = p.k_blocks(), n_blocks = p.n_blocks();
   // The reference's A scales are one layout over every group's rows; its B scales one per group.
   const int64_t a_rows = p.batch * p.m, b_group_floats = n_blocks * k_blocks;
   RewrittenBlockScales rewritten;

@@ -16,8 +16,9 @@
 namespace kbench {
 
 // Where a library wants each scale of one matrix: offsets of A's (row, k-block) and B's (n-block,
-// k-block) scales in arrays of a_floats and b_floats (B's padding filled with 1). A grouped GEMM's
-// groups follow one another, group g's scales at g * a_floats and g * b_floats.
+// k-block; GemmProblem::n_blocks of them, a partial last one included) scales in arrays of a_floats
+// and b_floats (B's padding filled with 1). A grouped GEMM's groups follow one another, group g's
+// scales at g * a_floats and g * b_floats.
 struct BlockScaleLayout {
   int64_t a_floats = 0;
   int64_t b_floats = 0;

@@ -89,7 +89,7 @@ std::vector<TensorInfo> GemmCase::tensors() const {
     case GemmVariant::gemm_fp8_nt_groupwise:
     case GemmVariant::group_gemm_fp8_nt_groupwise: {
       const bool group = p_.variant == GemmVariant::group_gemm_fp8_nt_groupwise;
-      const int64_t rows = b * m, nb = n / p_.tile;
+      const int64_t rows = b * m, nb = p_.n_blocks();
       const bool mn = p_.major == ScaleMajor::mn;
       std::vector<TensorInfo> t = {
           {"a_fp8", {rows, k}, {k, 1}, p_.a_dtype},
@@ -254,8 +254,8 @@ std::vector<std::vector<float>> GemmCase::reference(cudaStream_t stream) {
     r.a.scale_batch_rows = p_.m;
     r.b.block_scales = o.b_scale;
     r.b.block_rows = p_.tile;
-    r.b.scale_block_rows = p_.n / p_.tile;
-    r.b.scale_batch_stride = (p_.n / p_.tile) * p_.k_blocks();
+    r.b.scale_block_rows = p_.n_blocks();
+    r.b.scale_batch_stride = p_.n_blocks() * p_.k_blocks();
   }
   r.tile = p_.tile;
   r.major = p_.major;

@@ -45,12 +45,14 @@ struct GemmProblem {
   }
   [[nodiscard]] bool per_tensor() const { return variant == GemmVariant::bmm_fp8 || variant == GemmVariant::mm_fp8; }
   [[nodiscard]] int64_t k_blocks() const { return k / tile; }
+  // B's scale blocks along n: the last one partial where tile does not divide n (kbench's extension).
+  [[nodiscard]] int64_t n_blocks() const { return kernels::gemm::scale_blocks(n, tile); }
   [[nodiscard]] int64_t a_elements() const { return batch * m * k; }
   [[nodiscard]] int64_t b_elements() const { return batch * n * k; }
   [[nodiscard]] int64_t out_elements() const { return batch * m * n; }
   // Groupwise: fp32 scales of all of A (one layout over every group's rows) and of all of B.
   [[nodiscard]] int64_t a_scale_count() const { return groupwise() ? batch * m * k_blocks() : 1; }
-  [[nodiscard]] int64_t b_scale_count() const { return groupwise() ? batch * (n / tile) * k_blocks() : 1; }
+  [[nodiscard]] int64_t b_scale_count() const { return groupwise() ? batch * n_blocks() * k_blocks() : 1; }
   // The refcheck's rule: the reference's cosine-similarity threshold, or 0 where it compares
   // elements (isclose, the groupwise routines).
   [[nodiscard]] double cosine_threshold() const;

@@ -18,24 +18,25 @@ int64_t scale_at(ScaleMajor major, int64_t block_rows, int64_t k_blocks, int64_t
   return r * row_stride + kb * k_stride;
 }
 
-// Blocks of block_height rows x tile columns.
+// Blocks of block_height rows x tile columns; the last block row has the rows that are left.
 GroupwiseOperand quantize(std::span<const float> x, int64_t rows, int64_t k, int64_t tile, int64_t block_height,
                           ScaleMajor major) {
-  const int64_t block_rows = rows / block_height;
+  const int64_t block_rows = (rows + block_height - 1) / block_height;
   const int64_t k_blocks = k / tile;
   GroupwiseOperand out;
   out.bytes.resize(static_cast<std::size_t>(rows * k));
   out.scales.resize(static_cast<std::size_t>(block_rows * k_blocks));
   for (int64_t r = 0; r < block_rows; ++r) {
+    const int64_t row_end = std::min((r + 1) * block_height, rows);
     for (int64_t kb = 0; kb < k_blocks; ++kb) {
       float amax = 0.0f;
-      for (int64_t i = r * block_height; i < (r + 1) * block_height; ++i) {
+      for (int64_t i = r * block_height; i < row_end; ++i) {
         for (int64_t c = kb * tile; c < (kb + 1) * tile; ++c) amax = std::max(amax, std::fabs(x[i * k + c]));
       }
       const float s = groupwise_scale(amax);
       out.scales[static_cast<std::size_t>(scale_at(major, block_rows, k_blocks, r, kb))] = s;
       const float divisor = s + 1e-8f;  // the reference's epsilon, in float
-      for (int64_t i = r * block_height; i < (r + 1) * block_height; ++i) {
+      for (int64_t i = r * block_height; i < row_end; ++i) {
         for (int64_t c = kb * tile; c < (kb + 1) * tile; ++c) {
           out.bytes[static_cast<std::size_t>(i * k + c)] = quant_reference::e4m3_code(x[i * k + c] / divisor);
         }
@@ -76,7 +77,7 @@ std::vector<float> groupwise_gemm(const GroupwiseOperand& a, const GroupwiseOper
                    quant_reference::e4m3_value(b.bytes[static_cast<std::size_t>(j * k + c)]);
         }
         sum += block * a.scales[static_cast<std::size_t>(scale_at(major, m, k_blocks, i, kb))] *
-               b.scales[static_cast<std::size_t>(scale_at(major, n / tile, k_blocks, j / tile, kb))];
+               b.scales[static_cast<std::size_t>(scale_at(major, (n + tile - 1) / tile, k_blocks, j / tile, kb))];
       }
       d[static_cast<std::size_t>(i * n + j)] = static_cast<float>(sum);
     }

@@ -21,7 +21,8 @@ struct GroupwiseOperand {
 
 [[nodiscard]] float groupwise_scale(float amax);
 
-// A [m][k] in 1 x tile blocks; B [n][k] in tile x tile blocks (n and k multiples of tile).
+// A [m][k] in 1 x tile blocks; B [n][k] in tile x tile blocks (k a multiple of tile; where n is not,
+// B's last block row holds the n % tile rows left and its scale covers those alone).
 [[nodiscard]] GroupwiseOperand quantize_a(std::span<const float> a, int64_t m, int64_t k, int64_t tile,
                                           kernels::gemm::ScaleMajor major);
 [[nodiscard]] GroupwiseOperand quantize_b(std::span<const float> b, int64_t n, int64_t k, int64_t tile,

@@ -46,7 +46,7 @@ wgmma::WgmmaGemmParams kernel_params(const GemmProblem& p, const GemmOperands& o
   if (p.groupwise()) {
     // The reference's layouts (groupwise_fp8.hpp): A's over all groups' rows, B's one per group.
     const int64_t k_blocks = p.k_blocks();
-    const int64_t n_blocks = (p.n + p.tile - 1) / p.tile;
+    const int64_t n_blocks = p.n_blocks();
     const bool mn = p.major == ScaleMajor::mn;
     k.a_scale_row_stride = mn ? 1 : k_blocks;
     k.a_scale_k_stride = mn ? k.rows : 1;

@@ -1,6 +1,7 @@
 // The GEMM routines without a GPU: the reference's formulas (bmm_fp8's missing batch factor
-// included), flags and their validation (--tile_size refused but for 128), the tensors a case
-// describes, the cosine refcheck rule, and what the cuBLASLt and CUTLASS backends refuse and why.
+// included), flags and their validation (--tile_size refused but for 128; groupwise k a multiple of
+// 128, n any size with a partial last scale block), the tensors a case describes, the cosine
+// refcheck rule, and what the cuBLASLt and CUTLASS backends refuse and why.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -120,9 +121,9 @@ TEST_F(GemmRoutines, TileSizeOtherThan128IsRefusedWithTheReason) {
 
 TEST_F(GemmRoutines, ValidationNamesTheFlag) {
   EXPECT_NE(case_error("-R mm_bf16 --m 0 --n 8 --k 8").find("--m must be positive, got 0"), std::string::npos);
-  EXPECT_NE(case_error("-R gemm_fp8_nt_groupwise --m 16 --n 1000 --k 7168").find("--n 1000 is not a multiple of --tile_size 128"),
+  EXPECT_NE(case_error("-R gemm_fp8_nt_groupwise --m 16 --n 1024 --k 100").find("--k 100 is not a multiple of --tile_size 128"),
             std::string::npos);
-  EXPECT_NE(case_error("-R gemm_fp8_nt_groupwise --m 16 --n 1024 --k 100").find("--k 100"), std::string::npos);
+  EXPECT_NE(case_error("-R group_gemm_fp8_nt_groupwise --m 16 --n 2112 --k 100").find("--k 100"), std::string::npos);
   EXPECT_NE(case_error("-R gemm_fp8_nt_groupwise --m 16 --n 1024 --k 7168 --mma_sm 3").find("--mma_sm must be 1 or 2"),
             std::string::npos);
   EXPECT_NE(case_error("-R gemm_fp8_nt_groupwise --m 16 --n 1024 --k 7168 --out_dtype float32").find("--out_dtype float32"),
@@ -137,6 +138,28 @@ TEST_F(GemmRoutines, ValidationNamesTheFlag) {
   EXPECT_NE(case_error("-R bmm_bf16 --batch_size 0 --m 4 --n 16 --k 32").find("--batch_size must be positive"),
             std::string::npos);
   EXPECT_NE(case_error("-R mm_bf16 --m 1048576 --n 16 --k 2097152").find("over 2^40"), std::string::npos);
+}
+
+// kbench's extension: n need not be a multiple of 128 (DeepSeek-V3's decode GEMM, n 2112 = 16.5 x 128),
+// B's scales then have ceil(n / 128) blocks along n; the reference's formulas stay.
+TEST_F(GemmRoutines, GroupwiseNNotAMultipleOf128HasAPartialLastScaleBlock) {
+  const auto c = make("-R gemm_fp8_nt_groupwise --m 64 --n 2112 --k 7168");
+  const GemmProblem& p = problem(c);
+  EXPECT_EQ(p.n_blocks(), 17);
+  EXPECT_EQ(p.k_blocks(), 56);
+  EXPECT_EQ(p.b_scale_count(), 17 * 56);
+  EXPECT_EQ(p.a_scale_count(), 64 * 56);
+  EXPECT_DOUBLE_EQ(c->bytes(), 64.0 * 7168 + 2112.0 * 7168 + 64.0 * 2112 * 2);
+  EXPECT_DOUBLE_EQ(c->flops(), 2.0 * 64 * 2112 * 7168);
+  EXPECT_EQ(c->tensors()[3].shape, (std::vector<int64_t>{56, 17}));  // b_scale (k/t, ceil(n/t))
+  EXPECT_EQ(c->tensors()[3].stride, (std::vector<int64_t>{17, 1}));
+  const auto k_major = make("-R gemm_fp8_nt_groupwise --m 64 --n 2112 --k 7168 --scale_major_mode K")->tensors();
+  EXPECT_EQ(k_major[3].shape, (std::vector<int64_t>{17, 56}));
+  const auto group = make("-R group_gemm_fp8_nt_groupwise --m 16 --n 200 --k 256 --group_size 3");
+  EXPECT_EQ(problem(group).b_scale_count(), 3 * 2 * 2);
+  EXPECT_EQ(group->tensors()[3].shape, (std::vector<int64_t>{3, 2, 2}));
+  EXPECT_EQ(group->tensors()[3].stride, (std::vector<int64_t>{4, 2, 1}));
+  EXPECT_EQ(problem(make("-R gemm_fp8_nt_groupwise --m 64 --n 1 --k 128")).b_scale_count(), 1);
 }
 
 TEST_F(GemmRoutines, TensorsAreDescribedAsTheReferencePrintsThem) {
@@ -187,6 +210,8 @@ TEST_F(GemmRoutines, CublasRefusesWhatCublasLtCannotTake) {
                 .find("no FP8 GEMM with both operands fp8_e5m2"),
             std::string::npos);
   EXPECT_NE(refusal("mm_bf16", "--m 4 --n 16 --k 32 --bias --out_dtype float32", "cublaslt").find("bias"), std::string::npos);
+  EXPECT_NE(refusal("gemm_fp8_nt_groupwise", "--m 64 --n 2112 --k 7168", "cublas").find("needs n a multiple of 128"),
+            std::string::npos);
   // Both names reach the one backend.
   EXPECT_EQ(registry.find("mm_bf16")->find_backend("cublas"), registry.find("mm_bf16")->find_backend("cublaslt"));
   EXPECT_EQ(registry.find("bmm_fp8")->find_backend("cublaslt"), registry.find("bmm_fp8")->find_backend("cublas"));
@@ -231,6 +256,9 @@ TEST(CublasLtGemmShape, BlockScaleLayoutsAreTorchScaledMms) {
 #if KBENCH_HAVE_CUTLASS
 TEST_F(GemmRoutines, CutlassRefusesWhatItsKernelsCannotTake) {
   EXPECT_EQ(refusal("gemm_fp8_nt_groupwise", "--m 7 --n 256 --k 384 --scale_major_mode K --out_dtype float16", "cutlass"), "");
+  EXPECT_EQ(refusal("gemm_fp8_nt_groupwise", "--m 64 --n 2112 --k 7168", "cutlass"), "");  // a partial last n-block
+  EXPECT_NE(refusal("gemm_fp8_nt_groupwise", "--m 64 --n 2100 --k 7168", "cutlass").find("n 2100 is not a multiple of 8"),
+            std::string::npos);
   EXPECT_EQ(refusal("bmm_fp8", "--batch_size 3 --m 5 --n 48 --k 64 --out_dtype float16", "cutlass"), "");
   EXPECT_EQ(refusal("mm_fp8", "--m 37 --n 96 --k 256", "cutlass"), "");
   EXPECT_EQ(refusal("bmm_bf16", "--batch_size 3 --m 31 --n 40 --k 72", "cutlass"), "");
@@ -269,8 +297,23 @@ TEST(CutlassGemmShape, BlockScaleLayoutsAreMnMajorWithPaddedRows) {
   s.batch = 2;
   EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("one matrix at a time"), std::string::npos);
   s.batch = 1;
-  s.n = 200;
-  EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("128 scale block"), std::string::npos);
+  s.k = 336;  // 16-byte rows, not whole scale blocks
+  EXPECT_NE(backends::cutlass_gemm_unsupported(s).value_or("").find("k must be a multiple of the 128 scale block"),
+            std::string::npos);
+}
+
+// n 2112: 17 n-blocks, the last holding 64 rows; the kernel's B layout is the reference's MN-major one.
+TEST(CutlassGemmShape, BScalesCoverAPartialLastNBlock) {
+  const backends::CutlassGemmShape s{1, 64, 2112, 7168, backends::CutlassGemmKind::fp8_blockwise, DType::bfloat16};
+  EXPECT_FALSE(backends::cutlass_gemm_unsupported(s).has_value());
+  EXPECT_EQ(backends::cutlass_b_block_scale_floats(s), 56 * 17);
+  for (const int64_t n_block : {0, 15, 16}) {
+    for (const int64_t k_block : {0, 55}) {
+      EXPECT_EQ(backends::cutlass_b_block_scale_index(s, n_block, k_block),
+                kernels::gemm::b_scale_offset(ScaleMajor::mn, 17, 56, n_block, k_block));
+    }
+  }
+  EXPECT_EQ(backends::cutlass_b_block_scale_index(s, 16, 55), 56 * 17 - 1);
 }
 
 TEST(CutlassGemmShape, GroupedBlockScaleLayoutsAreMnMajorPerGroupUnpadded) {

@@ -2,7 +2,7 @@
 // (src/routines/gemm/gemm_reference.cpp) and the facts of ../shared/spec/gemm.md: the scale is the
 // smallest power of two at or above max(amax, 1e-4) / 448, a block's largest element lands at or
 // just below e4m3's 448, the layouts place every block once, and the reference GEMM reads each
-// block's scale where the layout puts it.
+// block's scale where the layout puts it, B's last block partial where n is not a multiple of 128.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -89,10 +89,52 @@ TEST(GroupwiseFp8, LayoutsPlaceEveryBlockOnce) {
   EXPECT_EQ(kg::b_scale_offset(kg::ScaleMajor::k, n_blocks, k_blocks, 1, 4), 1 * k_blocks + 4);
 }
 
+// kbench's extension: n 2112 (DeepSeek-V3's decode GEMM) has 16 whole 128-row blocks and a last one
+// of 64 rows, 17 in all; every (n-block, k-block) of k 7168 gets its own scale in both layouts.
+TEST(GroupwiseFp8, BScalesOfNotAMultipleOf128HaveAPartialLastBlock) {
+  EXPECT_EQ(kg::scale_blocks(2112, 128), 17);
+  EXPECT_EQ(kg::scale_blocks(2048, 128), 16);
+  EXPECT_EQ(kg::scale_blocks(1, 128), 1);
+  const int64_t n_blocks = kg::scale_blocks(2112, 128), k_blocks = 7168 / 128;
+  for (const kg::ScaleMajor major : {kg::ScaleMajor::mn, kg::ScaleMajor::k}) {
+    std::set<int64_t> b;
+    for (int64_t kb = 0; kb < k_blocks; ++kb) {
+      for (int64_t nb = 0; nb < n_blocks; ++nb) b.insert(kg::b_scale_offset(major, n_blocks, k_blocks, nb, kb));
+    }
+    EXPECT_EQ(b.size(), static_cast<std::size_t>(17 * 56));
+    EXPECT_EQ(*b.rbegin(), 17 * 56 - 1);
+  }
+  // Row 2111 (the last) is in block 16: MN-major [k-block][17], K-major [17][k-block].
+  EXPECT_EQ(kg::b_scale_offset(kg::ScaleMajor::mn, n_blocks, k_blocks, 2111 / 128, 3), 3 * 17 + 16);
+  EXPECT_EQ(kg::b_scale_offset(kg::ScaleMajor::k, n_blocks, k_blocks, 2111 / 128, 3), 16 * 56 + 3);
+}
+
+// The host quantizer's partial last block: its scale from the amax of the rows it has alone.
+TEST(GroupwiseFp8, PartialLastBlockScalesByItsOwnRows) {
+  constexpr int64_t n = 200, k = 256, tile = 128;  // blocks of 128 and 72 rows
+  std::vector<float> b(n * k, 1.0f);
+  b[5 * k + 3] = 448.0f;          // block (0, 0)
+  b[150 * k + 130] = 4.0f * 448;  // block (1, 1), a row of the partial block
+  for (const kg::ScaleMajor major : {kg::ScaleMajor::mn, kg::ScaleMajor::k}) {
+    const ref::GroupwiseOperand q = ref::quantize_b(b, n, k, tile, major);
+    ASSERT_EQ(q.scales.size(), 4u);
+    ASSERT_EQ(q.bytes.size(), static_cast<std::size_t>(n * k));
+    const auto scale = [&](int64_t n_block, int64_t k_block) {
+      return q.scales[static_cast<std::size_t>(kg::b_scale_offset(major, 2, 2, n_block, k_block))];
+    };
+    EXPECT_EQ(scale(0, 0), 1.0f);
+    EXPECT_EQ(scale(0, 1), 1.0f / 256);  // amax 1: the power of two at or above 1 / 448
+    EXPECT_EQ(scale(1, 0), 1.0f / 256);
+    EXPECT_EQ(scale(1, 1), 4.0f);
+    // The partial block's last element, quantized with its block's scale.
+    EXPECT_EQ(quant_reference::e4m3_value(q.bytes[static_cast<std::size_t>(n * k - 1)]) * scale(1, 1), 1.0f);
+  }
+}
+
 // The reference GEMM on operands whose blocks have very different scales, in both layouts: each
 // product must use its own blocks' scales (a scale read from the wrong block is off by powers of two).
-TEST(GroupwiseFp8, ReferenceGemmUsesEachBlocksScaleInBothLayouts) {
-  constexpr int64_t m = 7, n = 256, k = 384, tile = 128;
+void expect_reference_gemm_uses_each_blocks_scale(int64_t n) {
+  constexpr int64_t m = 7, k = 384, tile = 128;
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> a(m * k), b(n * k);
@@ -120,8 +162,13 @@ TEST(GroupwiseFp8, ReferenceGemmUsesEachBlocksScaleInBothLayouts) {
     }
     // e4m3 keeps 3 mantissa bits: each operand within 2^-4 relative, a product within ~2^-3 of the
     // sum of magnitudes; a misplaced scale would be off by a factor of 2 or more.
-    EXPECT_LT(worst, 0.13) << (major == kg::ScaleMajor::mn ? "MN" : "K");
+    EXPECT_LT(worst, 0.13) << (major == kg::ScaleMajor::mn ? "MN" : "K") << " n " << n;
   }
+}
+
+TEST(GroupwiseFp8, ReferenceGemmUsesEachBlocksScaleInBothLayouts) {
+  expect_reference_gemm_uses_each_blocks_scale(256);
+  expect_reference_gemm_uses_each_blocks_scale(200);  // B's last block holds 72 rows
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // GPU tests of the GEMM family's CUTLASS backend (sm_90a kernels), through the refcheck kbench runs
 // (gemm_backend_check.hpp): the blockwise-scaled FP8 GEMM in both scale layouts, with m not a
 // multiple of 4 (A's scales rewritten with a padded row stride), m below and above a tile, both
-// output dtypes and a decode shape; the grouped blockwise-scaled FP8 GEMM (one group, whose MN-major
+// output dtypes, decode shapes and n not a multiple of 128 (a partial last scale block); the grouped blockwise-scaled FP8 GEMM (one group, whose MN-major
 // scales pass unchanged, and several, whose A scales are rewritten per group; m not a multiple of 4;
 // both scale layouts); per-tensor FP8 (batches, fp16 out); BF16 (batches, odd m). Each line also
 // checks the second input set and a CUDA-graph replay. Then kbench end to end with --refcheck, the
@@ -30,6 +30,10 @@ TEST(CutlassGemm, BlockwiseFp8) {
            GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 640 --k 1152 --out_dtype float16"},
            GemmLine{"gemm_fp8_nt_groupwise", "--m 1000 --n 1536 --k 7168 --scale_major_mode K"},
            GemmLine{"gemm_fp8_nt_groupwise", "--m 128 --n 1024 --k 7168 --mma_sm 2"},
+           // n not a multiple of 128: B's last scale block partial (64 and 72 rows), passed through
+           // (MN) and rewritten (K, m 7).
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 64 --n 2112 --k 7168"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 7 --n 200 --k 384 --scale_major_mode K"},
        }) {
     expect_cutlass_passes(line);
   }

@@ -1,8 +1,9 @@
 // GPU tests of the GEMM family's own device work (kernels/gemm): the groupwise FP8 quantizer equal
 // to the host reference (routines/gemm/gemm_reference) byte for byte and scale for scale, in both
-// scale layouts and for grouped B; the refcheck's reference GEMM against the host's double GEMM on
-// those operands (A spanning groups, odd m); the per-tensor quantizer's scale and codes as the
-// reference's to_float8 makes them. Each test skips itself where no CUDA device is present.
+// scale layouts, for grouped B and for n not a multiple of 128 (a partial last block); the
+// refcheck's reference GEMM against the host's double GEMM on those operands (A spanning groups,
+// odd m, n 200); the per-tensor quantizer's scale and codes as the reference's to_float8 makes
+// them. Each test skips itself where no CUDA device is present.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -56,7 +57,7 @@ DeviceQuantized quantize_on_device(const std::vector<float>& x, int64_t groups, 
   const DeviceBuffer input = upload(x, stream);
   DeviceQuantized q;
   q.device_bytes = DeviceBuffer(x.size());
-  const int64_t scales = groups * rows / block_rows * (k / 128);
+  const int64_t scales = groups * kg::scale_blocks(rows, block_rows) * (k / 128);
   q.device_scales = DeviceBuffer(static_cast<std::size_t>(scales) * sizeof(float));
   KBENCH_CUDA_CHECK(cudaMemsetAsync(q.device_bytes.get(), 0xFF, q.device_bytes.bytes(), stream));
   KBENCH_CUDA_CHECK(cudaMemsetAsync(q.device_scales.get(), 0xFF, q.device_scales.bytes(), stream));
@@ -80,19 +81,23 @@ TEST(GemmOperands, GroupwiseQuantizerIsTheHostReference) {
   KBENCH_REQUIRE_GPU();
   kbench::CudaStream stream;
   for (const kg::ScaleMajor major : {kg::ScaleMajor::mn, kg::ScaleMajor::k}) {
-    const int64_t m = 37, n = 256, k = 384;
-    std::vector<float> a = normals(static_cast<std::size_t>(m * k), 1.0f, 1);
-    a[5] = 0.0f;
-    std::fill(a.begin() + 128, a.begin() + 256, 0.0f);  // an all-zero block: the 1e-4 floor
-    const std::vector<float> b = normals(static_cast<std::size_t>(n * k), 1.0f / std::sqrt(384.0f), 2);
-    const DeviceQuantized qa = quantize_on_device(a, 1, m, k, 1, major, stream.get());
-    const DeviceQuantized qb = quantize_on_device(b, 1, n, k, 128, major, stream.get());
-    const ref::GroupwiseOperand ha = ref::quantize_a(a, m, k, 128, major);
-    const ref::GroupwiseOperand hb = ref::quantize_b(b, n, k, 128, major);
-    EXPECT_EQ(qa.bytes, ha.bytes);
-    EXPECT_EQ(qa.scales, ha.scales);
-    EXPECT_EQ(qb.bytes, hb.bytes);
-    EXPECT_EQ(qb.scales, hb.scales);
+    // n 2112: B's 17th block holds 64 rows, its scale from their amax alone.
+    for (const int64_t n : {256, 2112}) {
+      const int64_t m = 37, k = 384;
+      std::vector<float> a = normals(static_cast<std::size_t>(m * k), 1.0f, 1);
+      a[5] = 0.0f;
+      std::fill(a.begin() + 128, a.begin() + 256, 0.0f);  // an all-zero block: the 1e-4 floor
+      const std::vector<float> b = normals(static_cast<std::size_t>(n * k), 1.0f / std::sqrt(384.0f), 2);
+      const DeviceQuantized qa = quantize_on_device(a, 1, m, k, 1, major, stream.get());
+      const DeviceQuantized qb = quantize_on_device(b, 1, n, k, 128, major, stream.get());
+      const ref::GroupwiseOperand ha = ref::quantize_a(a, m, k, 128, major);
+      const ref::GroupwiseOperand hb = ref::quantize_b(b, n, k, 128, major);
+      EXPECT_EQ(qa.bytes, ha.bytes);
+      EXPECT_EQ(qa.scales, ha.scales);
+      EXPECT_EQ(qb.bytes, hb.bytes) << "n " << n;
+      ASSERT_EQ(qb.scales.size(), static_cast<std::size_t>(kg::scale_blocks(n, 128) * (k / 128)));
+      EXPECT_EQ(qb.scales, hb.scales) << "n " << n;
+    }
   }
 }
 
@@ -100,8 +105,9 @@ TEST(GemmOperands, ReferenceGemmMatchesTheHostsDoubleGemm) {
   KBENCH_REQUIRE_GPU();
   kbench::CudaStream stream;
   for (const kg::ScaleMajor major : {kg::ScaleMajor::mn, kg::ScaleMajor::k}) {
-    // Two groups of 37 rows: A's scale layout spans both groups, B has one layout per group.
-    const int64_t groups = 2, m = 37, n = 256, k = 384, kb = k / 128, nb = n / 128;
+    // Two groups of 37 rows: A's scale layout spans both groups, B has one layout per group, of a
+    // whole block and a partial one (n 200).
+    const int64_t groups = 2, m = 37, n = 200, k = 384, kb = k / 128, nb = kg::scale_blocks(n, 128);
     const std::vector<float> a = normals(static_cast<std::size_t>(groups * m * k), 1.0f, 3);
     const std::vector<float> b = normals(static_cast<std::size_t>(groups * n * k), 1.0f / std::sqrt(384.0f), 4);
     const DeviceQuantized qa = quantize_on_device(a, 1, groups * m, k, 1, major, stream.get());

@@ -46,6 +46,8 @@ TEST(KbenchGemm, GroupwiseFp8) {
            GemmLine{"gemm_fp8_nt_groupwise", "--m 1000 --n 4096 --k 512"},  // 128 x 256 tiles, n-tail tiles
            GemmLine{"gemm_fp8_nt_groupwise", "--m 2048 --n 2304 --k 1024 --scale_major_mode K --out_dtype float16"},
            GemmLine{"gemm_fp8_nt_groupwise", "--m 128 --n 7168 --k 2048 --mma_sm 2"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 128 --n 2112 --k 7168"},  // a partial last scale block
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 1000 --n 2112 --k 1024 --scale_major_mode K"},
        }) {
     expect_kbench_passes(line);
   }
@@ -61,6 +63,7 @@ TEST(KbenchGemm, EveryTileShape) {
     for (const GemmLine& line : {
              GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
              GemmLine{"gemm_fp8_nt_groupwise", "--m 129 --n 640 --k 384 --scale_major_mode K"},
+             GemmLine{"gemm_fp8_nt_groupwise", "--m 257 --n 2112 --k 512"},  // sub-tiles past n
              GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
              GemmLine{"mm_fp8", "--m 129 --n 520 --k 272"},
              GemmLine{"mm_bf16", "--m 129 --n 520 --k 264"},

@@ -1,7 +1,7 @@
 // GPU tests of kbench's RMSNorm kernels (every path: register, vector loop, scalar loop; fused add,
 // fp8 outputs, strides, misalignment, in place, PDL) against the fp32/double reference kernel, and
-// of the shared tensor utilities (fill_normal, poison, convert_to_float). Each test skips itself
-// where no CUDA device is present.
+// of the shared tensor utilities (fill_normal, fill_uniform, poison, convert_to_float). Each test
+// skips itself where no CUDA device is present.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -574,6 +574,38 @@ TEST(TensorFill, DependsOnSeedAndIndexOnly) {
       EXPECT_GT(saturated, 0);
     }
   }
+}
+
+// torch.rand's law: every element in [low, high) after rounding to its dtype, the mean and spread of
+// a uniform, and the same (seed, index) stream whatever the count.
+TEST(TensorFill, UniformStaysInItsHalfOpenRange) {
+  KBENCH_REQUIRE_GPU();
+  constexpr int64_t kCount = 1 << 20;
+  for (DType t : {DType::float32, DType::bfloat16, DType::float16, DType::fp8_e4m3}) {
+    const float high = is_fp8(t) ? 10.0f : 1.0f;
+    DeviceBuffer data(static_cast<std::size_t>(kCount) * dtype_size(t));
+    DeviceBuffer f32(static_cast<std::size_t>(kCount) * 4);
+    KBENCH_CUDA_CHECK(kk::fill_uniform(data.get(), t, kCount, 99, 0.0f, high, nullptr));
+    KBENCH_CUDA_CHECK(kk::convert_to_float(data.get(), t, kCount, f32.as<float>(), nullptr));
+    const std::vector<float> v = to_host<float>(f32.as<float>(), kCount, nullptr);
+    double sum = 0.0, sum_sq = 0.0;
+    for (const float x : v) {
+      ASSERT_GE(x, 0.0f) << dtype_name(t);
+      ASSERT_LT(x, high) << dtype_name(t);
+      sum += x;
+      sum_sq += static_cast<double>(x) * x;
+    }
+    if (is_fp8(t)) continue;  // e4m3's step of 1 in [8, 16) moves the draws in [9.5, 10) (5%) to 0
+    const double mean = sum / kCount;
+    EXPECT_NEAR(mean / high, 0.5, 0.01) << dtype_name(t);
+    EXPECT_NEAR(std::sqrt(sum_sq / kCount - mean * mean) / high, std::sqrt(1.0 / 12.0), 0.01) << dtype_name(t);
+  }
+  DeviceBuffer few(100 * 4);
+  KBENCH_CUDA_CHECK(kk::fill_uniform(few.get(), DType::float32, 100, 99, 0.0f, 1.0f, nullptr));
+  DeviceBuffer many(1000 * 4);
+  KBENCH_CUDA_CHECK(kk::fill_uniform(many.get(), DType::float32, 1000, 99, 0.0f, 1.0f, nullptr));
+  EXPECT_EQ(to_host<float>(few.as<float>(), 100, nullptr), to_host<float>(many.as<float>(), 100, nullptr));
+  EXPECT_EQ(cudaErrorInvalidValue, kk::fill_uniform(few.get(), DType::float32, 100, 99, 1.0f, 1.0f, nullptr));
 }
 
 TEST(TensorFill, PoisonIsNanForEveryDtype) {
