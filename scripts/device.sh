@@ -4,6 +4,7 @@
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
 #                                    peer (FlashInfer's sample testlist, refchecked) racecheck_sampling
+#                                    racecheck:NAME (bench/racecheck_NAME_cases.txt, e.g. gemm)
 #                                    bench:SET (bench/run.sh SET: norm, attention/decode, attention/prefill,
 #                                    flashinfer, timing, clocks, sweep, multigpu, sampling, sampling/grid)
 #                                    ncu (NCU_LIST lines) ncu_prefill (default: info build test sanitize sanitize_kbench racecheck_fa3
@@ -27,7 +28,7 @@ export KBENCH_JOBS=${KBENCH_JOBS:-$(nproc)}
 export PATH=/usr/local/cuda/bin:$PATH
 export KBENCH_CMAKE_ARGS=${KBENCH_CMAKE_ARGS:--DKBENCH_WITH_FLASHINFER=ON}
 export KBENCH_WITH_FLASHINFER=1
-stages=${*:-info build test sanitize sanitize_kbench racecheck_fa3 racecheck_sampling bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer bench:sampling}
+stages=${*:-info build test sanitize sanitize_kbench racecheck_fa3 racecheck_sampling racecheck:gemm bench:norm bench:attention/decode bench:attention/prefill bench:flashinfer bench:sampling}
 summary=()
 note() { summary+=("$1"); echo "[device] $1"; }
 
@@ -60,12 +61,14 @@ for stage in $stages; do
       timeout 150 compute-sanitizer --tool memcheck --error-exitcode 99 "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/sanitize_cases.txt \
         >"$work/sanitize_kbench.log" 2>&1
       note "compute-sanitizer memcheck (kbench testlist): exit $? $(grep -E 'ERROR SUMMARY' "$work/sanitize_kbench.log" | tail -1)" ;;
-    racecheck_fa3)
-      # racecheck on kbench itself over small fa3 cases: one launch each (the kernel tests run every
-      # backend and the reference under it and take minutes).
+    racecheck_fa3|racecheck_sampling|racecheck:*)
+      # racecheck on kbench itself over bench/racecheck_<name>_cases.txt (fa3, sampling, gemm): one
+      # launch of each kernel and path (the kernel tests run every backend and the reference under
+      # it and take minutes).
+      name=${stage#racecheck_}; name=${name#racecheck:}
       timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 99 \
-        "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/racecheck_fa3_cases.txt >"$work/racecheck_fa3.log" 2>&1
-      note "compute-sanitizer racecheck (fa3 cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_fa3.log" | tr '\n' ' ')" ;;
+        "$KBENCH_BUILD_DIR/src/app/kbench" --testlist "bench/racecheck_${name}_cases.txt" >"$work/racecheck_$name.log" 2>&1
+      note "compute-sanitizer racecheck ($name cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_$name.log" | tr '\n' ' ')" ;;
     peer)
       # FlashInfer's own sample testlist, unchanged, with every case refchecked (PEER_TESTLIST: a
       # copy of ../shared/peer/flashinfer_sample_testlist.txt, carried in .deps/peer by default).
@@ -75,11 +78,6 @@ for stage in $stages; do
         --output_path "$work/peer.csv" >"$work/peer.log" 2>&1
       note "peer: exit $? $(grep -E 'Testlist summary|\] Backends:' "$work/peer.log" | tr '\n' ' ')"
       grep -E '^\[ERROR\]' "$work/peer.log" | head -20 ;;
-    racecheck_sampling)
-      # racecheck on kbench itself over one call of every sampling kernel and path.
-      timeout "${SANITIZE_TIMEOUT:-200}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 99 \
-        "$KBENCH_BUILD_DIR/src/app/kbench" --testlist bench/racecheck_sampling_cases.txt >"$work/racecheck_sampling.log" 2>&1
-      note "compute-sanitizer racecheck (sampling cases): exit $? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$work/racecheck_sampling.log" | tr '\n' ' ')" ;;
     bench:*)
       set_name=${stage#bench:}
       log=$work/bench_${set_name//\//_}.log
