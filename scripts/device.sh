@@ -8,7 +8,7 @@
 #                                    bench:SET (bench/run.sh SET: norm, attention/decode, attention/prefill,
 #                                    flashinfer, timing, clocks, sweep, multigpu, sampling, sampling/grid)
 #                                    ncu (NCU_LIST lines) ncu_prefill (default: info build test sanitize sanitize_kbench racecheck_fa3
-#                                    racecheck_sampling bench:norm bench:attention/decode bench:attention/prefill
+#                                    racecheck_sampling racecheck:gemm bench:norm bench:attention/decode bench:attention/prefill
 #                                    bench:flashinfer bench:sampling; bench:sampling/grid takes ~30 minutes:
 #                                    BENCH_TIMEOUT=3000)
 # The build turns on FlashInfer's kernels (backend flashinfer*: KBENCH_WITH_FLASHINFER=ON, headers
