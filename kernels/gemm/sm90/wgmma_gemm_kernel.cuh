@@ -25,8 +25,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -478,12 +476,7 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int64_t work_tiles, cud
     if (resident <= 0) return cudaErrorInvalidConfiguration;
     cached.store(resident, std::memory_order_relaxed);
   }
-  if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_RESIDENT")) resident = std::atoi(forced) / args.cluster;
   const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(work_tiles, resident));
-  if (std::getenv("KBENCH_WGMMA_GEMM_DEBUG") != nullptr) {
-    std::fprintf(stderr, "[wgmma gemm] cluster %d resident %d work %lld grid %lld\n", args.cluster, resident,
-                 static_cast<long long>(work_tiles), static_cast<long long>(clusters * args.cluster));
-  }
   config.gridDim = dim3(static_cast<unsigned>(clusters * args.cluster));
   return cudaLaunchKernelEx(&config, kernel, args);
 }
