@@ -24,7 +24,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -41,7 +40,7 @@ namespace kbench::kernels::gemm::sm90 {
 // The kernel's parameters (tensor maps first: 64-byte aligned).
 struct WgmmaGemmArgs {
   CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle
-  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kSubN x 1 (one sub-tile)
+  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1
   int groups;
   int rows_per_group;  // > 0: equal groups; 0: row_offsets on the device
   const int32_t* row_offsets;
@@ -50,9 +49,6 @@ struct WgmmaGemmArgs {
   int k_blocks;
   int n_blocks;
   int a_box_rows;  // rows A's TMA box loads (fewer than kBlockM where every group is shorter)
-  // CTAs per cluster: 2 pairs the CTAs of adjacent m-blocks of one group (equal groups only), each
-  // loading half of the shared B slice and multicasting it to both; else 1.
-  int cluster;
   void* d;
   bool d_bf16;
   const float* a_scale;
@@ -138,8 +134,7 @@ struct GemmTileMap {
   const WgmmaGemmArgs& args;
   const int* group_rows;    // device groups: row offsets [groups + 1] (shared memory)
   const int* group_blocks;  // device groups: m-blocks before each group [groups + 1]
-  int m_blocks;             // all groups' m-blocks (clusters of 2: m-block pairs)
-  int rank;                 // this CTA's rank in its cluster
+  int m_blocks;             // all groups' m-blocks
 
   __device__ int tiles() const { return m_blocks * args.n_blocks; }
 
@@ -153,12 +148,10 @@ struct GemmTileMap {
     GemmTile tile;
     tile.col_begin = (local / size) * Cfg::kBlockN;
     if (args.rows_per_group > 0) {
-      // A cluster's CTAs take consecutive m-blocks of one group: m_block counts cluster-wide blocks.
-      const int cluster_rows = Cfg::kBlockM * args.cluster;
-      const int blocks_per_group = (args.rows_per_group + cluster_rows - 1) / cluster_rows;
+      const int blocks_per_group = (args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM;
       tile.group = m_block / blocks_per_group;
       const int group_row = tile.group * args.rows_per_group;
-      tile.row_begin = group_row + (m_block - tile.group * blocks_per_group) * cluster_rows + rank * Cfg::kBlockM;
+      tile.row_begin = group_row + (m_block - tile.group * blocks_per_group) * Cfg::kBlockM;
       tile.row_end = group_row + args.rows_per_group;
     } else {
       // The last group with no more m-blocks before it than m_block (empty groups share their
@@ -231,7 +224,7 @@ template <class Cfg>
 __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int lane) {
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
-  for (int t = blockIdx.x / args.cluster; t < map.tiles(); t += gridDim.x / args.cluster) {
+  for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
     const GemmTile tile = map.at(t);
     // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
     // end read its last row's: their results are not stored), then B's block of sub-tile `lane`.
@@ -257,17 +250,7 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kBBytes);
         const uint32_t a_dst = smem + stage * Cfg::kStageBytes;
         hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kBlockK, tile.row_begin);
-        if (args.cluster == 2) {  // B's sub-tile `rank` (of 2), multicast to both CTAs
-          const int h = map.rank;
-          hopper::tma_load_3d_multicast(a_dst + Cfg::kABytes + h * Cfg::kSubN * Cfg::kBlockK, &args.tma_b, full,
-                                        kb * Cfg::kBlockK, tile.col_begin + h * Cfg::kSubN, tile.group, 0x3);
-        } else {
-#pragma unroll
-          for (int h = 0; h < Cfg::kSubTiles; ++h) {
-            hopper::tma_load_3d(a_dst + Cfg::kABytes + h * Cfg::kSubN * Cfg::kBlockK, &args.tma_b, full,
-                                kb * Cfg::kBlockK, tile.col_begin + h * Cfg::kSubN, tile.group);
-          }
-        }
+        hopper::tma_load_3d(a_dst + Cfg::kABytes, &args.tma_b, full, kb * Cfg::kBlockK, tile.col_begin, tile.group);
       }
       if constexpr (Cfg::kGroupwise) {
         const uint32_t scales = smem + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes;
@@ -305,18 +288,6 @@ __device__ void store_tile(const WgmmaGemmArgs& args, const GemmTile& tile, cons
   }
 }
 
-// A consumer warp is done with a stage: one arrival on its empty barrier in every CTA of the
-// cluster (each CTA's producer refills its share of the multicast slice only once all have read it).
-template <class Cfg>
-__device__ __forceinline__ void release_stage(const WgmmaGemmArgs& args, uint32_t smem, uint32_t stage) {
-  const uint32_t bar = smem + Cfg::kEmptyOffset + 8 * stage;
-  if (args.cluster == 1) {
-    hopper::mbar_arrive(bar);
-    return;
-  }
-  for (int rank = 0; rank < args.cluster; ++rank) hopper::mbar_arrive_cluster(hopper::cluster_address(bar, rank));
-}
-
 template <class Cfg>
 __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const uint8_t* smem_raw,
                              uint32_t smem, int consumer, int thread) {
@@ -327,7 +298,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
   if constexpr (Cfg::kTakeTurns) {
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
   }
-  for (int t = blockIdx.x / args.cluster; t < map.tiles(); t += gridDim.x / args.cluster) {
+  for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
     const GemmTile tile = map.at(t);
     const int row0 = tile.row_begin + tile_row;
     if constexpr (Cfg::kGroupwise) {
@@ -355,7 +326,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
           if constexpr (Cfg::kTakeTurns) hopper::named_arrive(Cfg::kTurnBarrier + (consumer ^ 1), 256);
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
-          if (h == Cfg::kSubTiles - 1 && lane == 0) release_stage<Cfg>(args, smem, stage);
+          if (h == Cfg::kSubTiles - 1 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
           const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
 #pragma unroll
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
@@ -376,13 +347,13 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         }
         hopper::wgmma_commit();
         hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage is free
-        if (kb > 0 && lane == 0) release_stage<Cfg>(args, smem, previous);
+        if (kb > 0 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
         previous = stage;
       }
       hopper::wgmma_wait<0>();
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
-      if (lane == 0) release_stage<Cfg>(args, smem, previous);
+      if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
       const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale) : 1.0f;
       store_tile<Cfg>(args, tile, acc, row0, lane, scale);
     }
@@ -401,25 +372,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kFullArrivals);
-      // Lane 0 of each consumer warp of every CTA of the cluster (they all read the multicast B).
-      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers * args.cluster);
+      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if (args.cluster > 1) hopper::cluster_sync();  // the peer's barriers are initialised
   pdl_wait();
   int* group_rows = reinterpret_cast<int*>(smem_raw + Cfg::kGroupOffset);
   int* group_blocks = group_rows + kMaxDeviceGroups + 1;
   int m_blocks = 0;
   if (args.rows_per_group > 0) {
     __syncthreads();
-    const int cluster_rows = Cfg::kBlockM * args.cluster;
-    m_blocks = args.groups * ((args.rows_per_group + cluster_rows - 1) / cluster_rows);
+    m_blocks = args.groups * ((args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM);
   } else {
     m_blocks = stage_device_groups<Cfg>(args, group_rows, group_blocks, tid);
   }
-  const GemmTileMap<Cfg> map{args, group_rows, group_blocks, m_blocks,
-                             args.cluster > 1 ? static_cast<int>(hopper::cluster_rank()) : 0};
+  const GemmTileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
     if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
@@ -428,8 +395,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
     run_consumer<Cfg>(args, map, smem_raw, smem, warpgroup - 1, tid % 128);
   }
-  // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
-  if (args.cluster > 1) hopper::cluster_sync();
   pdl_launch_dependents();
 #else
   (void)args;
@@ -437,48 +402,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
 #endif
 }
 
-// The launch of one instantiation (explicitly instantiated by its translation unit): at most
-// `work_tiles` CTAs (clusters of args.cluster), no more than fit on the GPU at once (persistent).
+// The launch of one instantiation (explicitly instantiated by its translation unit).
 template <class Cfg>
-cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int64_t work_tiles, cudaStream_t stream, bool pdl) {
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int grid, cudaStream_t stream, bool pdl) {
   void (*kernel)(WgmmaGemmArgs) = wgmma_gemm_kernel<Cfg>;
   static std::atomic<uint64_t> smem_done{0};
-  static std::atomic<int> resident_clusters[2][64];  // per cluster size (1, 2) and device
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
   if (status == cudaSuccess) status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
   if (status != cudaSuccess) return status;
-  cudaLaunchAttribute attributes[2];
-  int count = 0;
-  attributes[count].id = cudaLaunchAttributeClusterDimension;
-  attributes[count].val.clusterDim.x = static_cast<unsigned>(args.cluster);
-  attributes[count].val.clusterDim.y = 1;
-  attributes[count].val.clusterDim.z = 1;
-  ++count;
-  if (pdl) {
-    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attributes[count].val.programmaticStreamSerializationAllowed = 1;
-    ++count;
-  }
-  cudaLaunchConfig_t config = {};
-  config.blockDim = dim3(Cfg::kThreads);
-  config.dynamicSmemBytes = static_cast<std::size_t>(Cfg::kSmemBytes);
-  config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = count;
-  // Clusters resident at once (a cluster's CTAs share a GPC: fewer than SMs / cluster can fit).
-  std::atomic<int>& cached = resident_clusters[args.cluster - 1][device & 63];
-  int resident = cached.load(std::memory_order_relaxed);
-  if (resident <= 0) {
-    config.gridDim = dim3(static_cast<unsigned>(args.cluster));
-    status = cudaOccupancyMaxActiveClusters(&resident, kernel, &config);
-    if (status != cudaSuccess) return status;
-    if (resident <= 0) return cudaErrorInvalidConfiguration;
-    cached.store(resident, std::memory_order_relaxed);
-  }
-  const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(work_tiles, resident));
-  config.gridDim = dim3(static_cast<unsigned>(clusters * args.cluster));
-  return cudaLaunchKernelEx(&config, kernel, args);
+  return launch_kernel(kernel, dim3(grid), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, pdl, args);
 }
 
 // The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where
@@ -491,11 +424,11 @@ using PerTensorTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor,
 using Bf16 = cute::bfloat16_t;
 using Bf16Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 256, 2>;
 using Bf16Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 128, 1>;
-extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
-extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
-extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
-extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
-extern template cudaError_t launch_wgmma_gemm<Bf16Tile128x256>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
-extern template cudaError_t launch_wgmma_gemm<Bf16Tile64x128>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Bf16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Bf16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 }  // namespace kbench::kernels::gemm::sm90

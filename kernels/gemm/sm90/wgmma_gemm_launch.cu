@@ -17,21 +17,20 @@ namespace kbench::kernels::gemm::sm90 {
 
 struct WgmmaGemm::Plan {
   WgmmaGemmArgs args;
-  int64_t work_tiles = 0;  // tiles (clusters: cluster tiles) to spread over persistent CTAs
+  int grid = 0;
   bool pdl = false;
-  cudaError_t (*launch)(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool) = nullptr;
+  cudaError_t (*launch)(const WgmmaGemmArgs&, int, cudaStream_t, bool) = nullptr;
 };
 
 namespace {
 
-using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
+using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 struct TileChoice {
   const char* name;
   int block_m;
   int block_n;
   Launch launch;
-  [[nodiscard]] int sub_n() const { return block_n < 128 ? block_n : 128; }  // one B box (one wgmma N)
 };
 
 template <class Cfg>
@@ -154,20 +153,17 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box);
   const cuuint64_t b_dims[3] = {k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
   const cuuint64_t b_strides[2] = {k, k * static_cast<cuuint64_t>(p.n)};
-  const cuuint32_t b_box[3] = {128, static_cast<cuuint32_t>(tiles.sub_n()), 1};
+  const cuuint32_t b_box[3] = {128, static_cast<cuuint32_t>(tiles.block_n), 1};
   encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box);
-  // Two B sub-tiles and equal groups: clusters of 2 CTAs on adjacent m-blocks share B's slice, each
-  // loading one sub-tile for both (TMA multicast: a third less L2 traffic a tile).
-  const char* no_multicast = std::getenv("KBENCH_WGMMA_GEMM_NO_MULTICAST");
-  a.cluster = tiles.block_n / tiles.sub_n() == 2 && p.rows_per_group > 0 && (no_multicast == nullptr || *no_multicast == '\0') ? 2 : 1;
-  plan->work_tiles = m_blocks(p, tiles.block_m * a.cluster) * a.n_blocks;
+  const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
+  plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tile_bound, current_sm_count())));
   plan->pdl = p.enable_pdl;
   plan->launch = tiles.launch;
   plan_ = std::move(plan);
 }
 
 cudaError_t WgmmaGemm::run(cudaStream_t stream) const {
-  return plan_->launch(plan_->args, plan_->work_tiles, stream, plan_->pdl);
+  return plan_->launch(plan_->args, plan_->grid, stream, plan_->pdl);
 }
 
 bool wgmma_gemm_built_for_sm90a() {

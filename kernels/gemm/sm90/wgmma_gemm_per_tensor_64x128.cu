@@ -3,6 +3,6 @@
 
 namespace kbench::kernels::gemm::sm90 {
 
-template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int64_t, cudaStream_t, bool);
+template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 }  // namespace kbench::kernels::gemm::sm90
