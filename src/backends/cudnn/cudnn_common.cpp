@@ -176,7 +176,7 @@ void PlannedGraph::execute(cudaStream_t stream) {
     throw std::runtime_error(cudnn_error(st, "cudnnSetStream"));
   }
   if (auto st = graph_->execute(handle_.get(), variant_pack_, workspace_.get()); st.is_bad()) {
-    throw std::runtime_error(frontend_error(st, "SDPA execute"));
+    throw std::runtime_error(frontend_error(st, "graph execute"));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "routines/gemm/gemm_routines.hpp"
 
 #include "routines/gemm/cublas_backends.hpp"
+#include "routines/gemm/cudnn_backends.hpp"
 #include "routines/gemm/cutlass_backends.hpp"
 #include "routines/gemm/gemm_case.hpp"
 #include "routines/gemm/kbench_backends.hpp"
@@ -26,23 +27,24 @@ struct VariantInfo {
   // group GEMM's cutlass), else such lines are skipped.
   const char* reference_default;
   bool cutlass;  // kbench's CUTLASS backend computes it (sm_90a builds)
+  bool cudnn;    // kbench's cuDNN backend computes it (the reference's cudnn FP8 matmul)
   bool kbench_kernel;   // kbench's own kernel computes it (backend `cuda`, sm_90a)
   bool kbench_default;  // ... and is the default backend (where cuBLASLt refuses the routine on Hopper)
 };
 
 constexpr VariantInfo kVariants[] = {
     {GemmVariant::bmm_fp8, "bmm_fp8", "testBmmFp8",
-     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn", true, true, false},
+     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn", true, true, true, false},
     {GemmVariant::gemm_fp8_nt_groupwise, "gemm_fp8_nt_groupwise", "testGemmFp8NtGroupwise",
-     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true, true, true},
+     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true, false, true, true},
     {GemmVariant::group_gemm_fp8_nt_groupwise, "group_gemm_fp8_nt_groupwise", "testGroupGemmFp8NtGroupwise",
-     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", true, true, false},
+     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", true, false, true, false},
     {GemmVariant::mm_fp4, "mm_fp4", "testMmFp4", "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", nullptr,
-     "cudnn", false, false, false},
+     "cudnn", false, false, false, false},
     {GemmVariant::mm_fp8, "mm_fp8", "testMmFp8", "FP8 GEMM with per-tensor scales, bf16 out.", "cublas",
-     "trtllm_low_latency", true, true, false},
-    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true, true, false},
-    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true, true, false},
+     "trtllm_low_latency", true, false, true, false},
+    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true, false, true, false},
+    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true, false, true, false},
 };
 
 int64_t positive(const CaseArgs& args, const char* flag) {
@@ -72,6 +74,9 @@ class GemmRoutine final : public Routine {
       add_backend(vendor_backend<CublasGemmBackend, CublasLibrary>(
           {name, "cuBLASLt", cublas_gpus(info.variant),
            {{other, other + " is kbench's cuBLASLt backend, which this routine calls " + name}}}));
+    }
+    if (info.cudnn) {
+      add_backend(vendor_backend<CudnnGemmBackend, CudnnLibrary>({"cudnn", "cuDNN", "sm_89+ (cuDNN FP8 matmul)"}));
     }
     if (info.cutlass) {
       add_backend(vendor_backend<CutlassGemmBackend, CutlassLibrary>({"cutlass", "CUTLASS", "sm_90a"}));

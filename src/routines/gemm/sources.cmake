@@ -10,3 +10,4 @@ target_sources(kbench_routines PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/kbench_backends.cpp)
 list(APPEND KBENCH_ROUTINES_cublas_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cublas_backends.cpp)
 list(APPEND KBENCH_ROUTINES_cutlass_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cutlass_backends.cpp)
+list(APPEND KBENCH_ROUTINES_cudnn_SOURCES ${CMAKE_CURRENT_LIST_DIR}/cudnn_backends.cpp)
