@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
+#include "gemm/gemm_test_data.hpp"
 #include "gpu_test_support.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
@@ -26,17 +26,10 @@ namespace {
 
 using kbench::DeviceBuffer;
 using kbench::DType;
+using kbench::testing::normals;
 using kbench::testing::to_host;
 namespace kg = kbench::kernels::gemm;
 namespace ref = kbench::gemm_reference;
-
-std::vector<float> normals(std::size_t count, float stddev, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, stddev);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 DeviceBuffer upload(const std::vector<float>& host, cudaStream_t stream) {
   DeviceBuffer d(host.size() * sizeof(float));

@@ -12,10 +12,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "gemm/gemm_backend_check.hpp"
+#include "gemm/gemm_test_data.hpp"
 #include "gpu_test_support.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
@@ -28,6 +28,7 @@ namespace {
 
 using kbench::DeviceBuffer;
 using kbench::DType;
+using kbench::testing::normals;
 using kbench::testing::GemmLine;
 using kbench::testing::to_host;
 namespace kg = kbench::kernels::gemm;
@@ -113,14 +114,6 @@ TEST(KbenchGemm, Bf16) {
        }) {
     expect_kbench_passes(line);
   }
-}
-
-std::vector<float> normals(std::size_t count, float stddev, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, stddev);
-  std::vector<float> v(count);
-  for (float& x : v) x = d(rng);
-  return v;
 }
 
 // The rows [begin, end) of a groupwise A, their scales rewritten into a layout of their own.
