@@ -26,25 +26,36 @@ struct VariantInfo {
   // Without one, the reference's default: kbench's backend of that name where it has one (the
   // group GEMM's cutlass), else such lines are skipped.
   const char* reference_default;
-  bool cutlass;  // kbench's CUTLASS backend computes it (sm_90a builds)
-  bool cudnn;    // kbench's cuDNN backend computes it (the reference's cudnn FP8 matmul)
-  bool kbench_kernel;   // kbench's own kernel computes it (backend `cuda`, sm_90a)
-  bool kbench_default;  // ... and is the default backend (where cuBLASLt refuses the routine on Hopper)
+  bool cutlass = false;         // kbench's CUTLASS backend computes it (sm_90a builds)
+  bool cudnn = false;           // kbench's cuDNN backend computes it (the reference's cudnn FP8 matmul)
+  bool kbench_kernel = false;   // kbench's own kernel computes it (backend `cuda`, sm_90a)
+  bool kbench_default = false;  // ... and is the default backend (where cuBLASLt refuses the routine on Hopper)
 };
 
 constexpr VariantInfo kVariants[] = {
-    {GemmVariant::bmm_fp8, "bmm_fp8", "testBmmFp8",
-     "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.", "cublas", "cudnn", true, true, true, false},
-    {GemmVariant::gemm_fp8_nt_groupwise, "gemm_fp8_nt_groupwise", "testGemmFp8NtGroupwise",
-     "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.", "cublas", "cudnn", true, false, true, true},
-    {GemmVariant::group_gemm_fp8_nt_groupwise, "group_gemm_fp8_nt_groupwise", "testGroupGemmFp8NtGroupwise",
-     "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.", nullptr, "cutlass", true, false, true, false},
-    {GemmVariant::mm_fp4, "mm_fp4", "testMmFp4", "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", nullptr,
-     "cudnn", false, false, false, false},
-    {GemmVariant::mm_fp8, "mm_fp8", "testMmFp8", "FP8 GEMM with per-tensor scales, bf16 out.", "cublas",
-     "trtllm_low_latency", true, false, true, false},
-    {GemmVariant::mm_bf16, "mm_bf16", "testMmBf16", "BF16 GEMM, optional bias: D = A B (+ bias).", "cublaslt", "cudnn", true, false, true, false},
-    {GemmVariant::bmm_bf16, "bmm_bf16", "testBmmBf16", "Batched BF16 GEMM: D = A B per batch.", "cublas", "cudnn", true, false, true, false},
+    {.variant = GemmVariant::bmm_fp8, .name = "bmm_fp8", .test_name = "testBmmFp8",
+     .description = "Batched FP8 GEMM with per-tensor scales: D = (sA A)(sB B)^T, bf16/fp16 out.",
+     .cublas_name = "cublas", .reference_default = "cudnn", .cutlass = true, .cudnn = true, .kbench_kernel = true},
+    {.variant = GemmVariant::gemm_fp8_nt_groupwise, .name = "gemm_fp8_nt_groupwise", .test_name = "testGemmFp8NtGroupwise",
+     .description = "FP8 GEMM with DeepSeek block scales (A 1 x 128, B 128 x 128), D = A B^T.",
+     .cublas_name = "cublas", .reference_default = "cudnn", .cutlass = true, .kbench_kernel = true,
+     .kbench_default = true},
+    {.variant = GemmVariant::group_gemm_fp8_nt_groupwise, .name = "group_gemm_fp8_nt_groupwise",
+     .test_name = "testGroupGemmFp8NtGroupwise",
+     .description = "Grouped FP8 GEMM with block scales: group_size groups of m rows, one B per group.",
+     .cublas_name = nullptr, .reference_default = "cutlass", .cutlass = true, .kbench_kernel = true},
+    {.variant = GemmVariant::mm_fp4, .name = "mm_fp4", .test_name = "testMmFp4",
+     .description = "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", .cublas_name = nullptr,
+     .reference_default = "cudnn"},
+    {.variant = GemmVariant::mm_fp8, .name = "mm_fp8", .test_name = "testMmFp8",
+     .description = "FP8 GEMM with per-tensor scales, bf16 out.", .cublas_name = "cublas",
+     .reference_default = "trtllm_low_latency", .cutlass = true, .kbench_kernel = true},
+    {.variant = GemmVariant::mm_bf16, .name = "mm_bf16", .test_name = "testMmBf16",
+     .description = "BF16 GEMM, optional bias: D = A B (+ bias).", .cublas_name = "cublaslt", .reference_default = "cudnn",
+     .cutlass = true, .kbench_kernel = true},
+    {.variant = GemmVariant::bmm_bf16, .name = "bmm_bf16", .test_name = "testBmmBf16",
+     .description = "Batched BF16 GEMM: D = A B per batch.", .cublas_name = "cublas", .reference_default = "cudnn",
+     .cutlass = true, .kbench_kernel = true},
 };
 
 int64_t positive(const CaseArgs& args, const char* flag) {
