@@ -64,10 +64,6 @@ struct WgmmaGemmParams {
 // the constructor checks them).
 [[nodiscard]] std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& params);
 
-// The kernel's tile configuration the heuristic picks for these parameters ("128x256", ...), for
-// logs.
-[[nodiscard]] std::string wgmma_gemm_config_name(const WgmmaGemmParams& params);
-
 // A planned GEMM: the tensor maps and launch shape made once (outside timing); run() is one
 // kernel launch, no allocation, no host synchronisation (capturable in a CUDA graph).
 class WgmmaGemm {

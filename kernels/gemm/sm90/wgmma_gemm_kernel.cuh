@@ -24,6 +24,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <utility>
@@ -90,7 +91,7 @@ struct WgmmaGemmConfig {
   // (kMaxDeviceGroups + 1 each).
   static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemLimit = 227 * 1024;
-  static constexpr int kStages = (kSmemLimit - kAuxBytes) / kStageBytes < 8 ? (kSmemLimit - kAuxBytes) / kStageBytes : 8;
+  static constexpr int kStages = std::min((kSmemLimit - kAuxBytes) / kStageBytes, 8);
   static constexpr int kFullOffset = kStages * kStageBytes;  // barriers after the stages
   static constexpr int kEmptyOffset = kFullOffset + 8 * kStages;
   static constexpr int kScaleOffset = kFullOffset + 1024;

@@ -15,16 +15,16 @@
 
 namespace kbench::kernels::gemm::sm90 {
 
+using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+
 struct WgmmaGemm::Plan {
-  WgmmaGemmArgs args;
+  WgmmaGemmArgs args{};
   int grid = 0;
   bool pdl = false;
-  cudaError_t (*launch)(const WgmmaGemmArgs&, int, cudaStream_t, bool) = nullptr;
+  Launch launch = nullptr;
 };
 
 namespace {
-
-using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 struct TileChoice {
   const char* name;
@@ -109,8 +109,6 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
   return std::nullopt;
 }
 
-std::string wgmma_gemm_config_name(const WgmmaGemmParams& params) { return choose_tiles(params).name; }
-
 WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   if (const auto reason = wgmma_gemm_unsupported(p)) throw std::runtime_error("kbench wgmma GEMM: " + *reason);
   if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d)) {
@@ -123,7 +121,6 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   const TileChoice& tiles = choose_tiles(p);
   auto plan = std::make_shared<Plan>();
   WgmmaGemmArgs& a = plan->args;
-  a = WgmmaGemmArgs{};
   a.groups = p.groups;
   a.rows_per_group = static_cast<int>(p.rows_per_group > 0 ? p.rows_per_group : 0);
   a.row_offsets = p.row_offsets;

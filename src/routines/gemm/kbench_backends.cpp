@@ -5,6 +5,7 @@
 
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
+#include "kernels/gemm/groupwise_fp8.hpp"
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
 #include "routines/device_tensors.hpp"
 #include "routines/gemm/gemm_case.hpp"
@@ -13,7 +14,6 @@ namespace kbench {
 namespace {
 
 namespace wgmma = kernels::gemm::sm90;
-using kernels::gemm::ScaleMajor;
 
 bool kernel_routine(GemmVariant v) { return v != GemmVariant::mm_fp4; }
 
@@ -44,15 +44,15 @@ wgmma::WgmmaGemmParams kernel_params(const GemmProblem& p, const GemmOperands& o
   k.b_scale = o.b_scale;
   k.enable_pdl = p.enable_pdl;
   if (p.groupwise()) {
-    // The reference's layouts (groupwise_fp8.hpp): A's over all groups' rows, B's one per group.
+    // The reference's layouts (groupwise_fp8.hpp's offsets, one step along each coordinate): A's
+    // over all groups' rows, B's one per group.
     const int64_t k_blocks = p.k_blocks();
     const int64_t n_blocks = p.n_blocks();
-    const bool mn = p.major == ScaleMajor::mn;
-    k.a_scale_row_stride = mn ? 1 : k_blocks;
-    k.a_scale_k_stride = mn ? k.rows : 1;
+    k.a_scale_row_stride = kernels::gemm::a_scale_offset(p.major, k.rows, k_blocks, 1, 0);
+    k.a_scale_k_stride = kernels::gemm::a_scale_offset(p.major, k.rows, k_blocks, 0, 1);
     k.b_scale_group_stride = n_blocks * k_blocks;
-    k.b_scale_n_stride = mn ? 1 : k_blocks;
-    k.b_scale_k_stride = mn ? n_blocks : 1;
+    k.b_scale_n_stride = kernels::gemm::b_scale_offset(p.major, n_blocks, k_blocks, 1, 0);
+    k.b_scale_k_stride = kernels::gemm::b_scale_offset(p.major, n_blocks, k_blocks, 0, 1);
   }
   return k;
 }

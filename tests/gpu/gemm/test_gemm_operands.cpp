@@ -129,15 +129,7 @@ TEST(GemmOperands, ReferenceGemmMatchesTheHostsDoubleGemm) {
     // The host reference per group: A's rows of the group with their slice of A's scales.
     const ref::GroupwiseOperand ha = ref::quantize_a(a, groups * m, k, 128, major);
     for (int64_t g = 0; g < groups; ++g) {
-      ref::GroupwiseOperand a_group;
-      a_group.bytes.assign(ha.bytes.begin() + g * m * k, ha.bytes.begin() + (g + 1) * m * k);
-      a_group.scales.resize(static_cast<std::size_t>(m * kb));
-      for (int64_t i = 0; i < m; ++i) {
-        for (int64_t c = 0; c < kb; ++c) {
-          a_group.scales[static_cast<std::size_t>(kg::a_scale_offset(major, m, kb, i, c))] =
-              ha.scales[static_cast<std::size_t>(kg::a_scale_offset(major, groups * m, kb, g * m + i, c))];
-        }
-      }
+      const ref::GroupwiseOperand a_group = kbench::testing::a_rows(ha, groups * m, g * m, (g + 1) * m, k, major);
       const std::vector<float> b_group(b.begin() + g * n * k, b.begin() + (g + 1) * n * k);
       const ref::GroupwiseOperand hb = ref::quantize_b(b_group, n, k, 128, major);
       // fp32 accumulation against double: a misplaced scale is off by a factor of 2 or more.

@@ -116,22 +116,6 @@ TEST(KbenchGemm, Bf16) {
   }
 }
 
-// The rows [begin, end) of a groupwise A, their scales rewritten into a layout of their own.
-ref::GroupwiseOperand a_rows(const ref::GroupwiseOperand& a, int64_t rows, int64_t begin, int64_t end, int64_t k,
-                             kg::ScaleMajor major) {
-  const int64_t kb = k / 128, count = end - begin;
-  ref::GroupwiseOperand out;
-  out.bytes.assign(a.bytes.begin() + begin * k, a.bytes.begin() + end * k);
-  out.scales.resize(static_cast<std::size_t>(count * kb));
-  for (int64_t i = 0; i < count; ++i) {
-    for (int64_t c = 0; c < kb; ++c) {
-      out.scales[static_cast<std::size_t>(kg::a_scale_offset(major, count, kb, i, c))] =
-          a.scales[static_cast<std::size_t>(kg::a_scale_offset(major, rows, kb, begin + i, c))];
-    }
-  }
-  return out;
-}
-
 TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
   KBENCH_REQUIRE_GPU();
   int device = 0, major_cc = 0, minor_cc = 0;
@@ -193,7 +177,7 @@ TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
         const int64_t begin = bounds[static_cast<std::size_t>(g)], end = bounds[static_cast<std::size_t>(g) + 1];
         if (begin == end) continue;
         const std::vector<float> expected =
-            ref::groupwise_gemm(a_rows(ha, rows, begin, end, k, major), hb[static_cast<std::size_t>(g)], end - begin, n, k,
+            ref::groupwise_gemm(kbench::testing::a_rows(ha, rows, begin, end, k, major), hb[static_cast<std::size_t>(g)], end - begin, n, k,
                                 128, major);
         for (int64_t i = 0; i < (end - begin) * n; ++i) {
           const uint16_t bits = got[static_cast<std::size_t>(begin * n + i)];
