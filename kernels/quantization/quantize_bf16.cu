@@ -3,8 +3,8 @@
 
 namespace kbench::kernels::quantize_detail {
 
-cudaError_t launch_bf16(const QuantizeParams& p, int sm_count, cudaStream_t stream) {
-  return launch_typed<__nv_bfloat16>(p, sm_count, stream);
+cudaError_t launch_bf16(const QuantizeParams& p, int sm_count, const Nvfp4Tuning& tuning, cudaStream_t stream) {
+  return launch_typed<__nv_bfloat16>(p, sm_count, tuning, stream);
 }
 
 // Whether this build has machine code for the current device (every kernel is built alike).

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -215,6 +216,77 @@ TEST(QuantizeKernels, MxFormatsEqualTheReference) {
   s.columns = 96;
   s.padded_columns = 256;
   expect_kernel_equals_reference(s, 7);
+}
+
+// Issue 17's NVFP4 variants and grid sizes (kernels/quantization/nvfp4_variants.hpp), chosen from
+// the environment at each launch: every one must equal the reference as the default does. Small
+// shapes leave warps of a CTA without a tile (fixed_g_overlap's barrier outside the tile loop);
+// 1000 x 7168 at one wave gives warps runs of two tiles, some across rows (on up to 132 SMs).
+class Nvfp4TuningEnvironment {
+ public:
+  Nvfp4TuningEnvironment(const char* variant, const char* waves) {
+    setenv("KBENCH_NVFP4_VARIANT", variant, 1);
+    setenv("KBENCH_NVFP4_WAVES", waves, 1);
+  }
+  ~Nvfp4TuningEnvironment() {
+    unsetenv("KBENCH_NVFP4_VARIANT");
+    unsetenv("KBENCH_NVFP4_WAVES");
+  }
+  Nvfp4TuningEnvironment(const Nvfp4TuningEnvironment&) = delete;
+  Nvfp4TuningEnvironment& operator=(const Nvfp4TuningEnvironment&) = delete;
+};
+
+TEST(QuantizeKernels, Nvfp4VariantsEqualTheReference) {
+  KBENCH_REQUIRE_GPU();
+  uint32_t seed = 500;
+  for (const char* variant : {"baseline", "fixed_g", "fixed_g_overlap"}) {
+    for (const char* waves : {"1", "4", "8"}) {
+      SCOPED_TRACE(std::string("KBENCH_NVFP4_VARIANT=") + variant + " KBENCH_NVFP4_WAVES=" + waves);
+      const Nvfp4TuningEnvironment environment(variant, waves);
+      for (DType in : {DType::bfloat16, DType::float16}) {
+        for (q::SfLayout layout : {q::SfLayout::swizzled_128x4, q::SfLayout::swizzled_8x4, q::SfLayout::linear}) {
+          for (int block : {16, 32}) {
+            for (int64_t rows : {7, 130}) {
+              for (int64_t columns : {64, 2880}) {
+                Shape s;
+                s.block = block;
+                s.layout = layout;
+                s.rows = rows;
+                s.columns = columns;
+                s.in = in;
+                expect_kernel_equals_reference(s, seed++);
+              }
+            }
+          }
+        }
+      }
+      Shape s;
+      s.rows = 1000;
+      s.columns = 7168;
+      expect_kernel_equals_reference(s, seed++);
+      s.rows = 256;
+      s.columns = 5120;
+      s.global_scale = 448.0f * 6.0f / 4.5f;  // the table of a g other than 1
+      expect_kernel_equals_reference(s, seed++);
+      s.global_scale = 1.0f;
+      s.shuffle = true;
+      expect_kernel_equals_reference(s, seed++);
+      s.shuffle = false;
+      s.pdl = true;
+      expect_kernel_equals_reference(s, seed++);
+      s.pdl = false;
+      s.per_token = true;  // the baseline kernel whatever the variant
+      s.rows = 77;
+      s.layout = q::SfLayout::linear;
+      expect_kernel_equals_reference(s, seed++);
+      Shape b;
+      b.batches = 3;
+      b.rows = 100;
+      b.columns = 2880;
+      b.padded_columns = 3072;
+      expect_kernel_equals_reference(b, seed++);
+    }
+  }
 }
 
 TEST(QuantizeKernels, RejectsWhatTheyDoNotTake) {
