@@ -13,8 +13,7 @@
 
 #include <cute/arch/mma_sm90.hpp>
 
-// mbarriers, TMA, bulk copies, cp.async and named barriers need sm_90; wgmma needs sm_90a.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 namespace kbench::kernels::hopper {
 
@@ -90,16 +89,6 @@ __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_
                : "memory");
 }
 
-// The same with an L2 eviction priority (`policy` from createpolicy).
-__device__ __forceinline__ void bulk_load_hinted(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar,
-                                                 uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-          dst),
-      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
-      : "memory");
-}
-
 // 16 bytes global -> shared; src_bytes 0 writes zeros. L1-allocating: a thread copies a row's
 // consecutive 16-byte chunks, so the second half of each 32-byte sector hits L1.
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, uint32_t src_bytes) {
@@ -142,14 +131,6 @@ __device__ __forceinline__ void named_sync_reconverged(int id, int threads) {
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
-
-}  // namespace kbench::kernels::hopper
-
-#endif  // __CUDA_ARCH__ >= 900
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-
-namespace kbench::kernels::hopper {
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

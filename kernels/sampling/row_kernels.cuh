@@ -122,25 +122,6 @@ struct TopKArgs {
   uint32_t* cursors;     // [rows]
 };
 
-struct StreamedSoftmaxArgs {
-  const void* input;
-  float* output;
-  int64_t cols;
-  int64_t chunk;  // elements per chunk (a multiple of 16 / sizeof(T); the last chunk may be shorter)
-  int chunks;     // per row
-  int64_t items;  // rows * chunks
-  int64_t lag;    // in [2 * chunks, items], or items (no deadlock: streamed_softmax.cuh)
-  float scale;    // log2(e) / temperature: probabilities are exp2(x * scale - max)
-  int stages;     // shared-memory ring stages of stage_bytes each
-  int64_t stage_bytes;
-  int hints;      // StreamedHints
-  float2* stats;       // [rows][chunks][consumer warps]: (max of x * scale, sum of exp2(x * scale - max))
-  uint32_t* arrived;   // [rows]: stats pairs written, over every launch so far
-  unsigned long long* tickets;  // [1]
-  uint32_t* finished;           // [1]: CTAs past their last ticket
-  uint32_t* epoch;              // [1]: launches so far
-};
-
 struct ChainArgs {
   const float* draft_probs;
   const int32_t* draft_ids;
@@ -163,7 +144,6 @@ struct RowKernels {
   void (*top_k_filter)(TopKArgs);
   void (*top_k_merge)(TopKArgs);
   void (*sampler_merge)(SamplerArgs);
-  void (*streamed_softmax)(StreamedSoftmaxArgs);
 };
 RowKernels row_kernels_f32();
 RowKernels row_kernels_f16();
@@ -1003,5 +983,3 @@ __global__ void __launch_bounds__(kMaxThreads, 1) sampler_merge_kernel(SamplerAr
 }
 
 }  // namespace kbench::kernels::sampling_detail
-
-#include "kernels/sampling/streamed_softmax.cuh"

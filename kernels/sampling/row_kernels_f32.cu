@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) chain_speculative_ker
 
 }  // namespace
 
-RowKernels row_kernels_f32() { return {sampler_kernel<float>, filter_kernel<float>, top_k_kernel<float>, top_k_estimate_kernel<float>, top_k_filter_kernel<float>, top_k_merge_kernel<float>, sampler_merge_kernel<float>, streamed_softmax_kernel<float>}; }
+RowKernels row_kernels_f32() { return {sampler_kernel<float>, filter_kernel<float>, top_k_kernel<float>, top_k_estimate_kernel<float>, top_k_filter_kernel<float>, top_k_merge_kernel<float>, sampler_merge_kernel<float>}; }
 
 void (*chain_kernel())(ChainArgs) { return chain_speculative_kernel; }
 

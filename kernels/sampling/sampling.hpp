@@ -37,16 +37,6 @@ struct RowPlan {
   int sample_rank = 0;
   int pool_capacity = 0;
   int merge_smem_bytes = 0;
-  // The streamed softmax (chunks > 0 in a softmax plan; streamed_softmax.cuh): a stats item and a
-  // write item per `slice`-element chunk, the write item handed out `lag` items after its row's
-  // stats items; `ctas` persistent CTAs (one an SM) with rings of `stages` chunks (smem_bytes);
-  // hints: the cache hints of its loads and stores (StreamedHints).
-  int64_t lag = 0;
-  int ctas = 0;
-  int stages = 0;
-  int hints = 0;
-  // Device workspace of the plan: allocate once and zero it once (cudaMemset) before the first
-  // launch; every launch leaves its counters at zero again.
   std::size_t workspace_bytes = 0;
 };
 
@@ -91,7 +81,6 @@ struct FilterParams {
   float top_p = 1.0f;
   void* output = nullptr;
   bool enable_pdl = false;  // softmax: programmatic dependent launch
-  void* workspace = nullptr;  // RowPlan::workspace_bytes, where the plan has chunks (streamed softmax)
 };
 
 // Exactly k of the largest values per row (all larger than the k-th, then as many equal to it as

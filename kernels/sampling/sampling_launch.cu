@@ -11,9 +11,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <numbers>
-#include <string>
 
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/sampling/row_kernels.cuh"
@@ -40,7 +37,6 @@ int64_t next_pow2(int64_t v) {
 struct Device {
   int sms = 0;
   int smem_optin = 0;
-  int smem_per_sm = 0;
 };
 
 cudaError_t current_device(Device* d) {
@@ -48,9 +44,6 @@ cudaError_t current_device(Device* d) {
   cudaError_t status = cudaGetDevice(&id);
   if (status == cudaSuccess) status = cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, id);
   if (status == cudaSuccess) status = cudaDeviceGetAttribute(&d->smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, id);
-  if (status == cudaSuccess) {
-    status = cudaDeviceGetAttribute(&d->smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, id);
-  }
   return status;
 }
 
@@ -133,9 +126,6 @@ cudaError_t make_plan(const void* kernel, int elem, int buffers, bool list, int6
 
 bool plan_matches(const RowPlan& plan, int64_t cols) {
   const int64_t parts = plan.chunks > 0 ? plan.chunks : plan.cluster;
-  if (plan.stages > 0) {  // the streamed softmax: persistent CTAs
-    return plan.ctas >= 1 && plan.slice > 0 && plan.slice * parts >= cols && plan.threads == kStreamedThreads;
-  }
   return plan.cluster >= 1 && plan.cluster <= kMaxCluster && plan.slice > 0 && plan.slice * parts >= cols &&
          (plan.threads == kMinThreads || plan.threads == kMaxThreads) &&
          (plan.chunks > 0 || plan.smem_bytes > 0);
@@ -304,103 +294,6 @@ cudaError_t launch_chunks(TopKArgs* args, const RowPlan& plan, int64_t rows, voi
   return status;
 }
 
-// The streamed softmax's workspace, in bytes from its start: the ticket counter, the finished
-// counter, the epoch, the rows' counts, the stats pairs.
-struct StreamedLayout {
-  int64_t finished = 8;
-  int64_t epoch = 12;
-  int64_t arrived = 16;
-  int64_t stats;
-  int64_t bytes;
-  StreamedLayout(int64_t rows, int64_t chunks)
-      : stats((arrived + rows * 4 + 7) / 8 * 8), bytes(stats + rows * chunks * kStreamedConsumerWarps * 8) {}
-};
-
-// Experiment overrides of the streamed softmax's plan.
-int64_t env_int(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoll(v, nullptr, 10) : fallback;
-}
-
-// The streamed softmax (streamed_softmax.cuh) where the rows are 16-byte aligned and their chunks
-// fill the GPU; false: the cluster kernel.
-bool plan_streamed_softmax(const FilterParams& p, const Device& device, RowPlan* plan) {
-  const int elem = elem_bytes(p.dtype);
-  const char* kernel_choice = std::getenv("KBENCH_SOFTMAX_KERNEL");
-  const std::string choice = kernel_choice != nullptr ? kernel_choice : "";
-  if (choice == "cluster" || p.op != FilterOp::softmax || (p.cols * elem) % 16 != 0) return false;
-  const int64_t capacity = static_cast<int64_t>(kStreamedConsumers) * kStreamedValues;
-  const int64_t chunks = ceil_div(p.cols, capacity);
-  const int64_t chunk = ceil_div(ceil_div(p.cols, chunks), 16 / elem) * (16 / elem);
-  const int64_t items = p.rows * chunks;
-  if ((choice != "streamed" && items < 2 * static_cast<int64_t>(device.sms)) || 2 * items > 0x7FFFFFFF) return false;
-  const int64_t stage_bytes = ceil_div(chunk * elem, 128) * 128;
-  const int64_t per_sm = env_int("KBENCH_SOFTMAX_CTAS_PER_SM", 1);
-  if (per_sm < 1 || per_sm > 3) return false;
-  // Each CTA's share of the SM's shared memory, less its static barriers and tickets (and the
-  // 1 KB the system reserves per CTA).
-  const int64_t room = device.smem_per_sm / per_sm - 2048;
-  const int64_t stages = std::min<int64_t>(env_int("KBENCH_SOFTMAX_STAGES", kStreamedMaxStages),
-                                           std::min<int64_t>(room, device.smem_optin - 1024) / stage_bytes);
-  if (stages < 2 || stages > kStreamedMaxStages) return false;
-  const void* kernel = reinterpret_cast<const void*>(kernels_for(p.dtype)->streamed_softmax);
-  const int smem = static_cast<int>(stages * stage_bytes);
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  // A write item trails its row's stats items by about the items in flight (every CTA's ring): they
-  // are done by then, and the chunk has not yet left L2.
-  const int64_t lag = env_int("KBENCH_SOFTMAX_LAG", stages * per_sm * device.sms);
-  RowPlan out;
-  out.cluster = 1;
-  out.ctas = static_cast<int>(per_sm) * device.sms;
-  out.threads = kStreamedThreads;
-  out.slice = chunk;
-  out.chunks = static_cast<int>(chunks);
-  out.smem_bytes = smem;
-  out.stages = static_cast<int>(stages);
-  out.lag = std::min(items, std::max(2 * chunks, lag));
-  out.hints = static_cast<int>(env_int("KBENCH_SOFTMAX_HINTS", kHintsStreaming));
-  out.workspace_bytes = static_cast<std::size_t>(StreamedLayout(p.rows, chunks).bytes);
-  *plan = out;
-  return true;
-}
-
-cudaError_t launch_streamed_softmax(const FilterParams& p, const RowPlan& plan, cudaStream_t stream) {
-  if (p.workspace == nullptr || plan.stages < 2 || plan.stages > kStreamedMaxStages) return cudaErrorInvalidValue;
-  const StreamedLayout layout(p.rows, plan.chunks);
-  auto* base = static_cast<unsigned char*>(p.workspace);
-  StreamedSoftmaxArgs a{};
-  a.input = p.input;
-  a.output = static_cast<float*>(p.output);
-  a.cols = p.cols;
-  a.chunk = plan.slice;
-  a.chunks = plan.chunks;
-  a.items = p.rows * plan.chunks;
-  a.lag = plan.lag;
-  a.scale = std::numbers::log2e_v<float> / p.temperature;
-  a.stages = plan.stages;
-  a.stage_bytes = plan.smem_bytes / plan.stages;
-  a.hints = plan.hints;
-  a.stats = reinterpret_cast<float2*>(base + layout.stats);
-  a.arrived = reinterpret_cast<uint32_t*>(base + layout.arrived);
-  a.tickets = reinterpret_cast<unsigned long long*>(base);
-  a.finished = reinterpret_cast<uint32_t*>(base + layout.finished);
-  a.epoch = reinterpret_cast<uint32_t*>(base + layout.epoch);
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.ctas));
-  config.blockDim = dim3(static_cast<unsigned>(plan.threads));
-  config.dynamicSmemBytes = static_cast<std::size_t>(plan.smem_bytes);
-  config.stream = stream;
-  cudaLaunchAttribute pdl[1];
-  pdl[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  pdl[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = pdl;
-  config.numAttrs = p.enable_pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernels_for(p.dtype)->streamed_softmax, a);
-}
-
 }  // namespace
 
 cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
@@ -422,12 +315,6 @@ cudaError_t plan_sampler(const SamplerParams& p, RowPlan* plan) {
 
 cudaError_t plan_filter(const FilterParams& p, RowPlan* plan) {
   if (!filter_shape(p) || plan == nullptr) return cudaErrorInvalidValue;
-  if (p.op == FilterOp::softmax) {
-    Device device;
-    const cudaError_t status = current_device(&device);
-    if (status != cudaSuccess) return status;
-    if (plan_streamed_softmax(p, device, plan)) return cudaSuccess;
-  }
   return make_plan(reinterpret_cast<const void*>(kernels_for(p.dtype)->filter), elem_bytes(p.dtype), 1,
                    filter_uses_list(p), p.rows, p.cols, plan);
 }
@@ -485,10 +372,6 @@ cudaError_t launch_sampler(const SamplerParams& p, const RowPlan& plan, cudaStre
 cudaError_t launch_filter(const FilterParams& p, const RowPlan& plan, cudaStream_t stream) {
   if (!filter_shape(p) || !filter_pointers(p) || !plan_matches(plan, p.cols)) return cudaErrorInvalidValue;
   if (filter_uses_list(p) && plan.list_capacity == 0) return cudaErrorInvalidValue;
-  if (plan.stages > 0) {
-    if (p.op != FilterOp::softmax) return cudaErrorInvalidValue;
-    return launch_streamed_softmax(p, plan, stream);
-  }
   FilterArgs a{};
   a.op = p.op;
   a.input = p.input;

@@ -35,9 +35,7 @@ cudaError_t plan(const SamplingCase& c, ks::RowPlan* plan) {
 class CudaSamplingOperation final : public Operation {
  public:
   CudaSamplingOperation(const SamplingCase& problem, ks::RowPlan plan)
-      : problem_(problem), plan_(plan), workspace_(plan.workspace_bytes) {
-    if (plan.workspace_bytes > 0) KBENCH_CUDA_CHECK(cudaMemset(workspace_.get(), 0, plan.workspace_bytes));
-  }
+      : problem_(problem), plan_(plan), workspace_(plan.workspace_bytes) {}
   void launch(cudaStream_t stream, int copy) override {
     switch (kernel_of(problem_.problem().op)) {
       case Kernel::sampler: {
@@ -46,12 +44,7 @@ class CudaSamplingOperation final : public Operation {
         KBENCH_CUDA_CHECK(ks::launch_sampler(params, plan_, stream));
         break;
       }
-      case Kernel::filter: {
-        ks::FilterParams params = problem_.filter_params(copy);
-        params.workspace = workspace_.get();
-        KBENCH_CUDA_CHECK(ks::launch_filter(params, plan_, stream));
-        break;
-      }
+      case Kernel::filter: KBENCH_CUDA_CHECK(ks::launch_filter(problem_.filter_params(copy), plan_, stream)); break;
       case Kernel::top_k: {
         ks::TopKParams params = problem_.top_k_params(copy);
         params.workspace = workspace_.get();

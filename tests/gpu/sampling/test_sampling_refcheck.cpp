@@ -121,11 +121,6 @@ std::vector<std::string> all_lines() {
            "--routine top_k_renorm_probs --batch_size 9 --vocab_size 32000 --top_k 600 --input_dtype float16",
            "--routine top_k_sampling_from_probs --batch_size 4 --vocab_size 50257 --top_k 1000",
            "--routine softmax --batch_size 2 --vocab_size 262144 --input_dtype bfloat16",
-           // The streamed softmax (rows x chunks fill the GPU): 16 chunks a row; one chunk a row;
-           // 25 chunks of float16 peaked logits.
-           "--routine softmax --batch_size 256 --vocab_size 128256 --temperature 0.7",
-           "--routine softmax --batch_size 300 --vocab_size 4104 --input_dtype bfloat16",
-           "--routine softmax --batch_size 40 --vocab_size 200000 --input_dtype float16 --distribution peaked",
            "--routine top_p_renorm_probs --batch_size 3 --vocab_size 128256 --top_p 0.95 --distribution peaked",
            "--routine chain_speculative_sampling --batch_size 7 --vocab_size 32000 --num_speculate_tokens 1",
            "--routine chain_speculative_sampling --batch_size 5 --vocab_size 128256 --num_speculate_tokens 8 "
