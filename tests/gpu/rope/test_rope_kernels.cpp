@@ -227,13 +227,17 @@ TEST(RopeKernels, MatchTheHostReference) {
 TEST(RopeKernels, OddShapes) {
   KBENCH_REQUIRE_GPU();
   uint32_t seed = 100;
-  // head_dim 72 with rotary_dim 48 (a NeoX half of 24: three vectors), head_dim 16, 256, one head.
+  // head_dim 72 with rotary_dim 48 (a NeoX half of 24: three vectors), head_dim 16, 256, one head;
+  // more requests than the kernel stages.
   const Shape shapes[] = {
       {131, 32, 8, 72, 48, false, false, DType::bfloat16, kk::RopePositions::request_offsets, false},
       {131, 32, 8, 72, 48, true, true, DType::float16, kk::RopePositions::pos_ids, true},
       {257, 1, 1, 16, 16, false, false, DType::float16, kk::RopePositions::pos_ids, false},
       {33, 3, 5, 256, 192, true, true, DType::bfloat16, kk::RopePositions::request_offsets, true},
       {129, 8, 1, 128, 32, false, false, DType::float16, kk::RopePositions::positions_i64, true},
+      // ~1300 ragged requests: more than the kernel stages in shared memory (it searches the global
+      // indptr instead).
+      {200000, 1, 1, 16, 16, false, true, DType::bfloat16, kk::RopePositions::request_offsets, false},
   };
   for (const Shape& s : shapes) expect_kernel_matches_reference(s, seed++);
 }
