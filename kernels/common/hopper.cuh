@@ -1,6 +1,6 @@
 // Hopper (sm_90a) device primitives the TMA + wgmma kernels share: mbarriers, TMA and bulk copies,
-// cp.async with mbarrier completion, proxy fences, named barriers, wgmma issue / fences and the
-// shared-memory matrix descriptor. Thin PTX wrappers, no policy.
+// cp.async with mbarrier completion, proxy fences, named barriers, a GPU-scope atomic, wgmma issue /
+// fences and the shared-memory matrix descriptor. Thin PTX wrappers, no policy.
 #pragma once
 
 #include <cuda.h>
@@ -130,6 +130,31 @@ __device__ __forceinline__ void named_sync_reconverged(int id, int threads) {
 
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Named barriers that threads may reach diverged (non-.aligned); the _or form also returns whether
+// any participating thread passed true.
+__device__ __forceinline__ void named_sync_unaligned(int id, int threads) {
+  asm volatile("barrier.cta.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ bool named_sync_or(int id, int threads, bool value) {
+  uint32_t any = 0;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 q, %1, 0;\n barrier.cta.red.or.pred p, %2, %3, q;\n"
+      " selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<uint32_t>(value)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
+
+// *p += v at GPU scope with acquire-release semantics (releases what this thread's CTA ordered
+// before it through a barrier, acquires what the other adders released); returns the old value.
+__device__ __forceinline__ int atomic_add_acq_rel(int* p, int v) {
+  int old = 0;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }

@@ -9,11 +9,14 @@
 // [row_offsets[g], row_offsets[g + 1])), group g multiplying B's matrix g: one matrix (groups 1), a
 // batch (equal groups) or an MoE grouped GEMM whose group sizes live on the device (graph-safe: no
 // host read of them). The kernel: TMA loads, a producer warp and one or two consumer warpgroups of
-// wgmma, persistent CTAs over an L2-banded tile order (wgmma_gemm_kernel.cuh).
+// wgmma, persistent CTAs over an L2-banded tile order (wgmma_gemm_kernel.cuh); where the tiles alone
+// leave SMs idle (decode-sized m), split-K: each tile's k-blocks split over several CTAs, their fp32
+// partial tiles summed in a fixed order (deterministic) within the same launch.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -64,13 +67,26 @@ struct WgmmaGemmParams {
 // the constructor checks them).
 [[nodiscard]] std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& params);
 
-// A planned GEMM: the tensor maps and launch shape made once (outside timing); run() is one
-// kernel launch, no allocation, no host synchronisation (capturable in a CUDA graph).
+// The split heuristic's k-splits per tile for `tiles` output tiles of `k_blocks` k-slices (128
+// bytes of k) each on `sm_count` SMs: 1 where the tiles give every SM one; otherwise, among the
+// counts whose units (tiles x splits) fit one wave, the one minimising a CTA's k-slices plus the
+// splits the last CTA of a tile sums (each an fp32 tile, about one k-slice's operand bytes), the
+// smallest on ties. Pure: the plan's heuristic, testable on the host.
+[[nodiscard]] int wgmma_gemm_k_splits(int64_t tiles, int64_t k_blocks, int sm_count);
+
+// A planned GEMM: the tensor maps, launch shape and split-K workspace made once (outside timing and
+// stream capture); run() is one kernel launch, no allocation, no host synchronisation (capturable
+// in a CUDA graph). Split-K's workspace belongs to the plan (and its copies): their runs must be
+// ordered (one stream), never concurrent.
 class WgmmaGemm {
  public:
-  // Throws std::runtime_error where wgmma_gemm_unsupported says why, or a tensor map cannot be made.
+  // Throws std::runtime_error where wgmma_gemm_unsupported says why, a tensor map cannot be made or
+  // the workspace cannot be allocated.
   explicit WgmmaGemm(const WgmmaGemmParams& params);
   [[nodiscard]] cudaError_t run(cudaStream_t stream) const;
+  // The plan's k-splits per tile (1: no split-K) and its workspace's bytes (0 without split-K).
+  [[nodiscard]] int k_splits() const;
+  [[nodiscard]] std::size_t workspace_bytes() const;
 
   struct Plan;  // wgmma_gemm_launch.cu
 

@@ -1,14 +1,14 @@
 // kbench's wgmma GEMM kernel for sm_90a (wgmma_gemm.hpp says what it computes). One instantiation per
-// translation unit (wgmma_gemm_<scaling>_<tile>.cu); the launch and the tile heuristic are in
-// wgmma_gemm_launch.cu.
+// translation unit (wgmma_gemm_<scaling>_<tile>.cu); the launch and the tile and split heuristics are
+// in wgmma_gemm_launch.cu.
 //
 // CTA: warpgroup 0 is the producer (its warp 0: one lane issues TMA loads of A's and B's k-slices
 // into a ring of stages, all lanes copy the slices' block scales beside them), warpgroups
-// 1..kConsumers the consumers, 64 rows of the tile each. Tiles are
-// kBlockM x kBlockN, walked by persistent CTAs (tile = blockIdx.x + i * gridDim.x) in bands of
+// 1..kConsumers the consumers, 64 rows of the tile each. Tiles are kBlockM x kBlockN, in bands of
 // kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
 // bytes deep (128 fp8 or 64 bf16 elements): one 128-byte swizzled row per tile row, and
-// (groupwise) one block scale.
+// (groupwise) one block scale. A unit of work is one tile's k-split (k_splits of them a tile, 1
+// without split-K), walked by persistent CTAs (unit = blockIdx.x + i * gridDim.x).
 //   per_tensor (and none, bf16): wgmma accumulates every slice into the fp32 accumulators; a slice's stage is released
 //               once the next slice's wgmmas are issued and its own are done (one group in flight);
 //               the epilogue multiplies by a_scale * b_scale (per_tensor).
@@ -17,8 +17,13 @@
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
 //               one slice). The two consumer warpgroups take turns issuing, so that the tensor
 //               cores run one's wgmmas while the other promotes.
+// Split-K (decode-sized m, where the tiles alone leave SMs idle): each split accumulates its own
+// k-blocks (groupwise: promoted with their own scales) and writes its fp32 tile to its workspace slot;
+// the tile's last split to arrive (a per-tile counter, which it resets for the next launch) sums
+// every slot in split order, so the result does not depend on the order of arrival, and runs the
+// epilogue. One launch, no host work: graph-safe.
 // The epilogue converts to bf16 / fp16 and stores from registers (rows past the group's end and
-// columns past n are not stored), while the producer already loads the next tile.
+// columns past n are not stored), while the producer already loads the next unit.
 #pragma once
 
 #include <cuda.h>
@@ -50,6 +55,11 @@ struct WgmmaGemmArgs {
   int k_blocks;
   int n_blocks;
   int a_box_rows;  // rows A's TMA box loads (fewer than kBlockM where every group is shorter)
+  int k_splits;    // splits of each tile's k-blocks (1: no split-K), each at least one k-block
+  // k_splits > 1: the units' fp32 tiles (tile t's split s in slot t * k_splits + s, kBlockM x kBlockN
+  // floats each) and each tile's count of splits done (zero at launch; the last split resets it).
+  float* partials;
+  int* tile_arrivals;
   void* d;
   bool d_bf16;
   const float* a_scale;
@@ -111,6 +121,8 @@ struct WgmmaGemmConfig {
   // tensor cores idle.
   static constexpr bool kTakeTurns = kGroupwise && kConsumers == 2;
   static constexpr int kTurnBarrier = 1;
+  static constexpr int kSplitBarrier = 3;  // the consumers' split-K hand-over
+  static constexpr int kSlotFloats = kBlockM * kBlockN;  // one unit's fp32 tile in the workspace
   static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * kStages <= 1024, "barriers");
@@ -119,6 +131,15 @@ struct WgmmaGemmConfig {
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// One unit of work: a tile (its index in the tile order) and the k-blocks [k_begin, k_end) of its
+// split (a tile's splits differ by at most one k-block).
+struct GemmUnit {
+  int tile;
+  int split;
+  int k_begin;
+  int k_end;
+};
 
 // One tile: the group, its rows of A / D and the tile's first column.
 struct GemmTile {
@@ -138,6 +159,19 @@ struct GemmTileMap {
   int m_blocks;             // all groups' m-blocks
 
   __device__ int tiles() const { return m_blocks * args.n_blocks; }
+  __device__ int units() const { return tiles() * args.k_splits; }
+
+  // A tile's splits are consecutive units (the tile order's bands stay together); the first
+  // k_blocks % k_splits splits take one k-block more.
+  __device__ GemmUnit unit(int u) const {
+    GemmUnit w;
+    w.tile = u / args.k_splits;
+    w.split = u - w.tile * args.k_splits;
+    const int base = args.k_blocks / args.k_splits, extra = args.k_blocks % args.k_splits;
+    w.k_begin = w.split * base + min(w.split, extra);
+    w.k_end = w.k_begin + base + (w.split < extra ? 1 : 0);
+    return w;
+  }
 
   __device__ GemmTile at(int t) const {
     const int band_tiles = Cfg::kBand * args.n_blocks;
@@ -225,8 +259,9 @@ template <class Cfg>
 __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int lane) {
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
-  for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
-    const GemmTile tile = map.at(t);
+  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+    const GemmUnit unit = map.unit(u);
+    const GemmTile tile = map.at(unit.tile);
     // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
     // end read its last row's: their results are not stored), then B's block of sub-tile `lane`.
     constexpr int kRowsPerLane = Cfg::kBlockM / 32;
@@ -242,7 +277,7 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         b_src = args.b_scale + tile.group * args.b_scale_group_stride + n_block * args.b_scale_n_stride;
       }
     }
-    for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
+    for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
       const uint32_t stage = it % Cfg::kStages;
       const uint32_t phase = (it / Cfg::kStages) & 1;
       const uint32_t full = smem + Cfg::kFullOffset + 8 * stage;
@@ -289,6 +324,102 @@ __device__ void store_tile(const WgmmaGemmArgs& args, const GemmTile& tile, cons
   }
 }
 
+// One workspace slot (a unit's fp32 tile) as float4s [consumer][chunk][thread], so that a warp's
+// accesses are 512 contiguous bytes and each thread reads back exactly its own accumulators' places.
+// Reads bypass L1 (ld.cg): the slots were written by other SMs.
+template <class Cfg>
+struct SplitSlot {
+  static constexpr int kChunks = Cfg::kSubTiles * Cfg::kSubRegs / 4;  // float4s a thread holds
+  static constexpr int kChunksPerSub = Cfg::kSubRegs / 4;
+  static constexpr int kStride = Cfg::kSlotFloats / 4;  // float4s from one split's slot to the next
+  using Acc = float[Cfg::kSubTiles][Cfg::kSubRegs];
+
+  // The 4 accumulators of chunk c (a compile-time index once unrolled).
+  __device__ static __forceinline__ float* chunk(Acc& acc, int c) {
+    return &acc[c / kChunksPerSub][4 * (c % kChunksPerSub)];
+  }
+
+  __device__ static __forceinline__ void add(Acc& acc, int c, float4 v) {
+    float* a = chunk(acc, c);
+    a[0] += v.x, a[1] += v.y, a[2] += v.z, a[3] += v.w;
+  }
+
+  __device__ static __forceinline__ void write(float4* slot, Acc& acc) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const float* a = chunk(acc, c);
+      __stcg(slot + c * 128, make_float4(a[0], a[1], a[2], a[3]));
+    }
+  }
+
+  __device__ static __forceinline__ void load(const float4* slot, float4 (&v)[kChunks]) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) v[c] = __ldcg(slot + c * 128);
+  }
+
+  __device__ static __forceinline__ void add(Acc& acc, const float4 (&v)[kChunks]) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) add(acc, c, v[c]);
+  }
+
+  // acc = the `count` slots from `slots` summed in split order. One consumer warpgroup: two slots
+  // in flight, the next one's loads issued before this one's adds (at small m few threads load, and
+  // a round trip to L2 per split would dominate). Two warpgroups' threads hold twice the
+  // accumulators, too many for a second slot beside them: one slot at a time.
+  __device__ static __forceinline__ void sum(const float4* slots, int count, Acc& acc) {
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      float* a = chunk(acc, c);
+      a[0] = a[1] = a[2] = a[3] = 0.0f;
+    }
+    if constexpr (Cfg::kConsumers == 1) {
+      float4 even[kChunks], odd[kChunks];
+      load(slots, even);
+#pragma unroll 1
+      for (int s = 0; s < count; s += 2) {
+        if (s + 1 < count) load(slots + (s + 1) * kStride, odd);
+        add(acc, even);
+        if (s + 1 == count) break;
+        if (s + 2 < count) load(slots + (s + 2) * kStride, even);
+        add(acc, odd);
+      }
+    } else {
+#pragma unroll 1
+      for (int s = 0; s < count; ++s) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) add(acc, c, __ldcg(slots + s * kStride + c * 128));
+      }
+    }
+  }
+};
+
+// Split-K: this unit's accumulators to its slot; then, if this CTA's split is the tile's last to
+// arrive, acc = every split's slot summed in split order (its own read back, so the sum is the same
+// whichever split arrives last) and the tile's counter reset to 0 for the next launch. Returns
+// whether acc now holds the tile's sum (the CTA stores it). Threads whose rows are all past the
+// group's end (`rows_stored` false) neither write nor read: their results are never stored.
+template <class Cfg>
+__device__ bool reduce_splits(const WgmmaGemmArgs& args, const GemmUnit& unit, typename SplitSlot<Cfg>::Acc& acc,
+                              bool rows_stored, int consumer, int thread) {
+  using Slot = SplitSlot<Cfg>;
+  constexpr int kThreads = 128 * Cfg::kConsumers;
+  float4* const tile_slots = reinterpret_cast<float4*>(args.partials) +
+                             static_cast<int64_t>(unit.tile) * args.k_splits * Slot::kStride +
+                             consumer * Slot::kChunks * 128 + thread;
+  if (rows_stored) Slot::write(tile_slots + unit.split * Slot::kStride, acc);
+  // The barrier orders every consumer's slot writes before thread 0's release (acq_rel atomic); its
+  // acquire, through the second barrier, orders the other splits' writes before the reads.
+  hopper::named_sync_unaligned(Cfg::kSplitBarrier, kThreads);
+  bool last = false;
+  if (consumer == 0 && thread == 0) {
+    last = hopper::atomic_add_acq_rel(args.tile_arrivals + unit.tile, 1) == args.k_splits - 1;
+    if (last) args.tile_arrivals[unit.tile] = 0;
+  }
+  if (!hopper::named_sync_or(Cfg::kSplitBarrier, kThreads, last)) return false;
+  if (rows_stored) Slot::sum(tile_slots, args.k_splits, acc);
+  return true;
+}
+
 template <class Cfg>
 __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const uint8_t* smem_raw,
                              uint32_t smem, int consumer, int thread) {
@@ -299,8 +430,9 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
   if constexpr (Cfg::kTakeTurns) {
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
   }
-  for (int t = blockIdx.x; t < map.tiles(); t += gridDim.x) {
-    const GemmTile tile = map.at(t);
+  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+    const GemmUnit unit = map.unit(u);
+    const GemmTile tile = map.at(unit.tile);
     const int row0 = tile.row_begin + tile_row;
     if constexpr (Cfg::kGroupwise) {
 #pragma unroll
@@ -308,7 +440,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
 #pragma unroll
         for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] = 0.0f;
       float tmp[Cfg::kSubRegs];
-      for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
+      for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
         const uint32_t stage = it % Cfg::kStages;
         hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
         const float* scales = reinterpret_cast<const float*>(smem_raw + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes);
@@ -333,10 +465,9 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
         }
       }
-      store_tile<Cfg>(args, tile, acc, row0, lane, 1.0f);
     } else {
       uint32_t previous = 0;
-      for (int kb = 0; kb < args.k_blocks; ++kb, ++it) {
+      for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
         const uint32_t stage = it % Cfg::kStages;
         hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
         const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
@@ -344,20 +475,22 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         hopper::wgmma_fence();
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
-          WgmmaSlice<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > 0);
+          WgmmaSlice<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > unit.k_begin);
         }
         hopper::wgmma_commit();
         hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage is free
-        if (kb > 0 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
+        if (kb > unit.k_begin && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
         previous = stage;
       }
       hopper::wgmma_wait<0>();
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
       if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
-      const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale) : 1.0f;
-      store_tile<Cfg>(args, tile, acc, row0, lane, scale);
     }
+    if (args.k_splits > 1 && !reduce_splits<Cfg>(args, unit, acc, row0 < tile.row_end, consumer, thread)) continue;
+    // Per-tensor: the scales once, on the tile's (or the splits' summed) raw products.
+    const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale) : 1.0f;
+    store_tile<Cfg>(args, tile, acc, row0, lane, scale);
   }
 }
 

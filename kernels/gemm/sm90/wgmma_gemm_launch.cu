@@ -1,10 +1,13 @@
-// kbench's wgmma GEMM on sm_90a: what it takes, the tile heuristic, the tensor maps and the launch
-// (the kernel: wgmma_gemm_kernel.cuh).
+// kbench's wgmma GEMM on sm_90a: what it takes, the tile and split heuristics, the tensor maps, the
+// split-K workspace and the launch (the kernel: wgmma_gemm_kernel.cuh).
 //
-// Heuristic: the largest tiles (two consumer warpgroups: 128 x 256, the least L2 traffic per FLOP)
-// that give every SM a tile; otherwise (decode-sized m) 64 x 128 tiles, twice to four
-// times the CTAs, each reading its share of B (these shapes are bound by reading B once from memory,
-// not by the tensor cores).
+// Tiles: the largest (two consumer warpgroups: 128 x 256, the least L2 traffic per FLOP) that give
+// every SM a tile; otherwise (decode-sized m) 64 x 128 tiles, twice to four times the CTAs, each
+// reading its share of B (these shapes are bound by reading B once from memory, not by the tensor
+// cores). Splits: where even those tiles leave SMs idle (n 2112 at m <= 128: 17 or 34 tiles for 132
+// SMs), each tile's k-blocks are split over several CTAs (wgmma_gemm_k_splits), so that more SMs
+// pull B from memory.
+#include <algorithm>
 #include <cstdlib>
 #include <span>
 #include <stdexcept>
@@ -17,11 +20,55 @@ namespace kbench::kernels::gemm::sm90 {
 
 using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
+namespace {
+
+// Split-K's device memory, one allocation: each tile's arrival counter (zeroed here, once: every run
+// leaves them zero), then the units' fp32 partial tiles.
+class SplitKWorkspace {
+ public:
+  SplitKWorkspace(int64_t tiles, int64_t units, int slot_floats) {
+    const std::size_t counter_bytes = (static_cast<std::size_t>(tiles) * sizeof(int) + 255) / 256 * 256;
+    bytes_ = counter_bytes + static_cast<std::size_t>(units) * static_cast<std::size_t>(slot_floats) * sizeof(float);
+    if (cudaMalloc(&memory_, bytes_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      memory_ = nullptr;
+      throw std::runtime_error("kbench wgmma GEMM: cannot allocate the split-K workspace (" + std::to_string(bytes_) +
+                               " bytes)");
+    }
+    // Synchronous (plans are made outside timing): the counters are zero before any stream runs.
+    if (cudaMemset(memory_, 0, counter_bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+      (void)cudaGetLastError();
+      cudaFree(memory_);
+      throw std::runtime_error("kbench wgmma GEMM: cannot zero the split-K workspace's counters");
+    }
+    tile_arrivals_ = static_cast<int*>(memory_);
+    partials_ = reinterpret_cast<float*>(static_cast<char*>(memory_) + counter_bytes);
+  }
+  SplitKWorkspace(const SplitKWorkspace&) = delete;
+  SplitKWorkspace& operator=(const SplitKWorkspace&) = delete;
+  ~SplitKWorkspace() {
+    if (memory_ != nullptr) cudaFree(memory_);
+  }
+
+  [[nodiscard]] int* tile_arrivals() const { return tile_arrivals_; }
+  [[nodiscard]] float* partials() const { return partials_; }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* memory_ = nullptr;
+  std::size_t bytes_ = 0;
+  int* tile_arrivals_ = nullptr;
+  float* partials_ = nullptr;
+};
+
+}  // namespace
+
 struct WgmmaGemm::Plan {
   WgmmaGemmArgs args{};
   int grid = 0;
   bool pdl = false;
   Launch launch = nullptr;
+  std::unique_ptr<SplitKWorkspace> workspace;  // split-K only
 };
 
 namespace {
@@ -31,11 +78,12 @@ struct TileChoice {
   int block_m;
   int block_n;
   Launch launch;
+  int slot_floats;  // one split's fp32 tile in the split-K workspace
 };
 
 template <class Cfg>
 constexpr TileChoice tile_choice(const char* name) {
-  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_wgmma_gemm<Cfg>};
+  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_wgmma_gemm<Cfg>, Cfg::kSlotFloats};
 }
 
 // Large tiles first: the heuristic takes the first whose tiles give every SM one.
@@ -68,6 +116,21 @@ const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
   return tiles.back();
 }
 
+// KBENCH_WGMMA_GEMM_SPLITS=<n> (n >= 1; 1: no split-K) overrides the split heuristic, for tuning;
+// at most one split per k-block. Device groups: the host knows only a bound on their tiles, so the
+// heuristic leaves them unsplit.
+int choose_k_splits(const WgmmaGemmParams& p, int64_t tiles, int64_t k_blocks) {
+  if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_SPLITS")) {
+    char* end = nullptr;
+    const long n = std::strtol(forced, &end, 10);
+    if (end != forced && *end == '\0' && n >= 1) {
+      return static_cast<int>(std::min<int64_t>(n, std::max<int64_t>(k_blocks, 1)));
+    }
+  }
+  if (p.rows_per_group <= 0) return 1;
+  return wgmma_gemm_k_splits(tiles, k_blocks, current_sm_count());
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
@@ -85,6 +148,17 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 }
 
 }  // namespace
+
+int wgmma_gemm_k_splits(int64_t tiles, int64_t k_blocks, int sm_count) {
+  if (tiles <= 0 || tiles >= sm_count) return 1;
+  const int64_t most = std::min<int64_t>(sm_count / tiles, k_blocks);
+  const auto cost = [k_blocks](int64_t splits) { return ceil_div(k_blocks, splits) + splits; };
+  int64_t best = 1;
+  for (int64_t splits = 2; splits <= most; ++splits) {
+    if (cost(splits) < cost(best)) best = splits;
+  }
+  return static_cast<int>(best);
+}
 
 std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
   const DType operands = p.scaling == GemmScaling::none ? DType::bfloat16 : DType::fp8_e4m3;
@@ -153,7 +227,15 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   const cuuint32_t b_box[3] = {128, static_cast<cuuint32_t>(tiles.block_n), 1};
   encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box);
   const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
-  plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tile_bound, current_sm_count())));
+  a.k_splits = choose_k_splits(p, tile_bound, a.k_blocks);
+  const int64_t units = tile_bound * a.k_splits;
+  if (units > 0x7fffffff) throw std::runtime_error("kbench wgmma GEMM: tiles x k-splits must fit 32 bits");
+  if (a.k_splits > 1) {
+    plan->workspace = std::make_unique<SplitKWorkspace>(tile_bound, units, tiles.slot_floats);
+    a.partials = plan->workspace->partials();
+    a.tile_arrivals = plan->workspace->tile_arrivals();
+  }
+  plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(units, current_sm_count())));
   plan->pdl = p.enable_pdl;
   plan->launch = tiles.launch;
   plan_ = std::move(plan);
@@ -162,6 +244,10 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
 cudaError_t WgmmaGemm::run(cudaStream_t stream) const {
   return plan_->launch(plan_->args, plan_->grid, stream, plan_->pdl);
 }
+
+int WgmmaGemm::k_splits() const { return plan_->args.k_splits; }
+
+std::size_t WgmmaGemm::workspace_bytes() const { return plan_->workspace ? plan_->workspace->bytes() : 0; }
 
 bool wgmma_gemm_built_for_sm90a() {
 #if defined(KBENCH_GEMM_BUILT_FOR_SM90A)

@@ -2,9 +2,10 @@
 // refcheck (gemm_backend_check.hpp: the fp32 reference, poisoned output, a second input set, a
 // CUDA-graph replay) over odd m (1, 7, 100, 1000), both scale layouts, both output dtypes, both tile
 // configurations, the group GEMM, the per-tensor routines and the BF16 ones; then the kernel alone on groups of
-// unequal sizes, empty ones included, read on the device: one plan run on two sets of group sizes
-// against the host's double GEMM. Each test skips itself without a CUDA device; off Hopper the
-// backend says why and the lines are not run.
+// unequal sizes, empty ones included, read on the device: one plan (unsplit, then split-K forced) run
+// on two sets of group sizes against the host's double GEMM. Each test skips itself without a CUDA
+// device; off Hopper the backend says why and the lines are not run. Split-K's own tests:
+// test_kbench_gemm_split_k.cpp.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gemm/gemm_backend_check.hpp"
@@ -167,24 +169,31 @@ TEST(KbenchGemm, GroupsOfUnequalSizesReadOnTheDevice) {
     p.b_scale_n_stride = mn ? 1 : kb;
     p.b_scale_k_stride = mn ? nb : 1;
     KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), partitions[0].data(), offsets.bytes(), cudaMemcpyHostToDevice));
-    const wg::WgmmaGemm gemm(p);  // planned on the first partition, run on both
-    for (const std::vector<int32_t>& bounds : partitions) {
-      KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice));
-      KBENCH_CUDA_CHECK(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // NaN: a row left unstored fails
-      KBENCH_CUDA_CHECK(gemm.run(stream.get()));
-      const std::vector<uint16_t> got = to_host<uint16_t>(dd.get(), rows * n, stream.get());
-      for (int64_t g = 0; g < groups; ++g) {
-        const int64_t begin = bounds[static_cast<std::size_t>(g)], end = bounds[static_cast<std::size_t>(g) + 1];
-        if (begin == end) continue;
-        const std::vector<float> expected =
-            ref::groupwise_gemm(kbench::testing::a_rows(ha, rows, begin, end, k, major), hb[static_cast<std::size_t>(g)], end - begin, n, k,
-                                128, major);
-        for (int64_t i = 0; i < (end - begin) * n; ++i) {
-          const uint16_t bits = got[static_cast<std::size_t>(begin * n + i)];
-          const float value = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&bits));
-          const float e = expected[static_cast<std::size_t>(i)];
-          ASSERT_NEAR(value, e, 1e-2f + 1e-2f * std::fabs(e))
-              << "group " << g << " row " << begin + i / n << " column " << i % n << " major " << static_cast<int>(major);
+    // Unsplit (the heuristic's choice for device groups) and split-K forced.
+    for (const char* splits : {"1", "3"}) {
+      SCOPED_TRACE(std::string("splits ") + splits);
+      ASSERT_EQ(setenv("KBENCH_WGMMA_GEMM_SPLITS", splits, 1), 0);
+      const wg::WgmmaGemm gemm(p);  // planned on the first partition, run on both
+      ASSERT_EQ(unsetenv("KBENCH_WGMMA_GEMM_SPLITS"), 0);
+      ASSERT_EQ(gemm.k_splits(), std::atoi(splits));
+      for (const std::vector<int32_t>& bounds : partitions) {
+        KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice));
+        KBENCH_CUDA_CHECK(cudaMemset(dd.get(), 0xFF, dd.bytes()));  // NaN: a row left unstored fails
+        KBENCH_CUDA_CHECK(gemm.run(stream.get()));
+        const std::vector<uint16_t> got = to_host<uint16_t>(dd.get(), rows * n, stream.get());
+        for (int64_t g = 0; g < groups; ++g) {
+          const int64_t begin = bounds[static_cast<std::size_t>(g)], end = bounds[static_cast<std::size_t>(g) + 1];
+          if (begin == end) continue;
+          const std::vector<float> expected =
+              ref::groupwise_gemm(kbench::testing::a_rows(ha, rows, begin, end, k, major), hb[static_cast<std::size_t>(g)], end - begin, n, k,
+                                  128, major);
+          for (int64_t i = 0; i < (end - begin) * n; ++i) {
+            const uint16_t bits = got[static_cast<std::size_t>(begin * n + i)];
+            const float value = __bfloat162float(*reinterpret_cast<const __nv_bfloat16*>(&bits));
+            const float e = expected[static_cast<std::size_t>(i)];
+            ASSERT_NEAR(value, e, 1e-2f + 1e-2f * std::fabs(e))
+                << "group " << g << " row " << begin + i / n << " column " << i % n << " major " << static_cast<int>(major);
+          }
         }
       }
     }
