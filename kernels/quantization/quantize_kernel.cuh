@@ -11,6 +11,14 @@
 // elements a lane. A warp takes a contiguous run of (batch, row, tile) items (the other warps of the
 // SM, 4 CTAs of 256 threads at 64 registers, cover its loads' latency), with a row cursor set once
 // per row and moved on by a tile.
+// The grid (plan_launch): the items are shared by at most 8 waves of resident warps for the MX
+// formats, 6 for NVFP4 with a launch-wide g and 4 for per-token NVFP4. With a launch-wide g, every
+// block's factor g / value(SF) comes from a per-CTA table of the 256 e4m3 codes, which the CTA's
+// threads fill after issuing their first tile's loads: the loads' latency covers the 256 IEEE
+// divisions and the barrier, which delayed the first loads of every new CTA when the table came
+// first. 8192 x 8192 bf16 on the H100 at 1980 MHz: 2.829 TB/s at 6 waves, against 2.764 for the
+// table filled first at 4 waves. Per-token NVFP4 (a kernel of its own, kPerTokenG) takes g per row
+// and divides for each block's factor; it has no table.
 // Rows past the data (the layout's padding rows) and scale columns past the data write 0 scale
 // bytes; columns in [columns, padded_columns) are quantized as zeros. Per-token NVFP4 first runs a
 // row-amax kernel (one block per row) that writes the token scales the main kernel reads.
@@ -28,7 +36,6 @@
 #include "kernels/common/pdl.cuh"
 #include "kernels/quantization/block_formats.hpp"
 #include "kernels/quantization/block_lanes.cuh"
-#include "kernels/quantization/nvfp4_variants.hpp"
 #include "kernels/quantization/quantize.hpp"
 
 namespace kbench::kernels::quantize_detail {
@@ -107,36 +114,31 @@ struct FactorTable {
   float value[256];
 };
 
-// The CTA's threads' share of the table; the callers synchronize.
-__device__ __forceinline__ void fill_factor_entries(FactorTable& table, float global_scale) {
+// Whether a kernel takes its NVFP4 factors from the table: NVFP4 with a launch-wide g.
+template <BlockFormat kFormat, bool kPerTokenG>
+inline constexpr bool kFactorTable = kFormat == BlockFormat::nvfp4 && !kPerTokenG;
+
+// The table, then a barrier that warps reach from different places (in their first tile, or with
+// no tile at all), which __syncthreads' aligned barrier forbids.
+__device__ __forceinline__ void fill_factor_table(FactorTable& table, float global_scale) {
   for (int code = static_cast<int>(threadIdx.x); code < 256; code += blockDim.x) {
     const float sf_value = quant::e4m3_to_float(static_cast<uint8_t>(code));
     table.value[code] = sf_value == 0.0f ? 0.0f : quant::ieee_div(global_scale, sf_value);
   }
+  asm volatile("barrier.sync 0;" ::: "memory");
 }
 
-__device__ __forceinline__ void fill_factor_table(FactorTable& table, float global_scale) {
-  fill_factor_entries(table, global_scale);
-  __syncthreads();
-}
-
-// Nvfp4Variant::fixed_g_overlap's barrier after the fill: warps reach it from different places
-// (in their first tile, or with no tile at all), which __syncthreads' aligned barrier forbids.
-__device__ __forceinline__ void cta_barrier_unaligned() { asm volatile("barrier.sync 0;" ::: "memory"); }
-
-// quant::block_scale, NVFP4's factor from the table where there is one (nullptr: per-token g);
-// kFixedG: there always is.
-template <BlockFormat kFormat, bool kFixedG>
-__device__ __forceinline__ quant::BlockScale block_scale(float amax, float global_scale, const FactorTable* factors) {
-  if constexpr (kFormat == BlockFormat::nvfp4) {
-    if (kFixedG || factors != nullptr) {
-      quant::BlockScale s;
-      s.sf = quant::e4m3_of_sixth(global_scale * amax);
-      s.factor = factors->value[s.sf];
-      return s;
-    }
+// quant::block_scale, NVFP4's factor from the table where the kernel has one.
+template <BlockFormat kFormat, bool kTable>
+__device__ __forceinline__ quant::BlockScale block_scale(float amax, float global_scale, const FactorTable& table) {
+  if constexpr (kTable) {
+    quant::BlockScale s;
+    s.sf = quant::e4m3_of_sixth(global_scale * amax);
+    s.factor = table.value[s.sf];
+    return s;
+  } else {
+    return quant::block_scale_of_max<kFormat>(amax, global_scale);
   }
-  return quant::block_scale_of_max<kFormat>(amax, global_scale);
 }
 
 // The tiles of a row, over the layout's padded scale columns.
@@ -163,8 +165,9 @@ struct QuantizeLaunch {
 
 // A lane's place in a row, set once per row and moved on by a tile after each: pointers and counts
 // carried from tile to tile cost a few adds, where ptxas recomputed them from (batch, row, tile)
-// with ~50 instructions a tile. kFixedG: g is the launch's, a parameter rather than a register.
-template <BlockFormat kFormat, int kBlock, bool kFixedG>
+// with ~50 instructions a tile. kPerTokenG: g is the row's (NVFP4), otherwise the launch's, read
+// from the parameters.
+template <BlockFormat kFormat, int kBlock, bool kPerTokenG>
 struct RowCursor {
   using Shape = TileShape<kBlock>;
   using Codes = typename Codes8<kFormat>::type;
@@ -191,8 +194,7 @@ struct RowCursor {
     sf = p.scales + batch * l.sf_batch_bytes +
          quant::sf_row_offset<uint32_t>(p.layout, static_cast<uint32_t>(out_row), l.scale_columns) +
          static_cast<uint32_t>(t) * (Shape::kBlocks / 4 * l.sf_group_bytes);
-    global_scale = !kFixedG && p.token_scales != nullptr && data_row ? quant::per_token_global_scale(p.token_scales[row])
-                                                                     : p.global_scale;
+    global_scale = kPerTokenG && data_row ? quant::per_token_global_scale(p.token_scales[row]) : p.global_scale;
   }
 
   __device__ __forceinline__ void next_tile(const QuantizeLaunch& l) {
@@ -205,29 +207,23 @@ struct RowCursor {
   }
 };
 
-template <Nvfp4Variant kVariant>
-inline constexpr bool kFixedGlobalScale = kVariant != Nvfp4Variant::baseline;
-
 // The cursor's tile: loads, the scales of the lane's blocks (their bytes written), the codes.
 // lane_block / lane_sf: the lane's blocks in a tile and their scale bytes' column offsets.
-// kFillTableAfterLoads (fixed_g_overlap): the warp's first tile, whose loads are in flight while
-// the CTA fills the factor table.
-template <class In, BlockFormat kFormat, int kBlock, Nvfp4Variant kVariant, bool kFillTableAfterLoads = false>
-__device__ __forceinline__ void quantize_tile(const QuantizeLaunch& l, const RowCursor<kFormat, kBlock, kFixedGlobalScale<kVariant>>& at,
-                                              int lane, const uint32_t (&lane_block)[kTileRounds * 8 / kBlock],
-                                              const uint32_t (&lane_sf)[kTileRounds * 8 / kBlock], FactorTable* factors) {
+// kFillTableAfterLoads: the warp's first tile in a kernel with a factor table, whose loads are in
+// flight while the CTA fills the table.
+template <class In, BlockFormat kFormat, int kBlock, bool kPerTokenG, bool kFillTableAfterLoads = false>
+__device__ __forceinline__ void quantize_tile(const QuantizeLaunch& l, const RowCursor<kFormat, kBlock, kPerTokenG>& at, int lane,
+                                              const uint32_t (&lane_block)[kTileRounds * 8 / kBlock],
+                                              const uint32_t (&lane_sf)[kTileRounds * 8 / kBlock], FactorTable& table) {
   using Shape = TileShape<kBlock>;
   constexpr int kG = Shape::kLanesPerBlock;
-  constexpr bool kFixedG = kFixedGlobalScale<kVariant>;
+  constexpr bool kTable = kFactorTable<kFormat, kPerTokenG>;
   uint4 raw[Shape::kRounds];
 #pragma unroll
   for (int r = 0; r < Shape::kRounds; ++r) {
     raw[r] = r * 32 < at.vectors ? __ldg(at.src + r * 32) : make_uint4(0u, 0u, 0u, 0u);
   }
-  if constexpr (kFillTableAfterLoads) {
-    fill_factor_entries(*factors, l.p.global_scale);
-    cta_barrier_unaligned();
-  }
+  if constexpr (kFillTableAfterLoads) fill_factor_table(table, l.p.global_scale);
   float factor[Shape::kRounds];
 #pragma unroll
   for (int j = 0; j < Shape::kRounds / kG; ++j) {
@@ -236,7 +232,7 @@ __device__ __forceinline__ void quantize_tile(const QuantizeLaunch& l, const Row
     for (int r = 0; r < kG; ++r) amax[r] = vector_amax2<In>(raw[j * kG + r]);
     // This lane's block: round j G + lane % G, group lane / G.
     const uint32_t pair = reduce_scatter_max<kG>(amax, lane, [](uint32_t a, uint32_t b) { return pair_max(a, b, In{}); });
-    const quant::BlockScale scale = block_scale<kFormat, kFixedG>(block_amax(pair, In{}), at.global_scale, factors);
+    const quant::BlockScale scale = block_scale<kFormat, kTable>(block_amax(pair, In{}), at.global_scale, table);
     const uint32_t block = at.block + lane_block[j];
     if (block < l.padded_scale_columns) at.sf[lane_sf[j]] = at.data_row && block < l.scale_columns ? scale.sf : 0;
     float gathered[kG];
@@ -251,34 +247,23 @@ __device__ __forceinline__ void quantize_tile(const QuantizeLaunch& l, const Row
   }
 }
 
-// kVariant: NVFP4's (nvfp4_variants.hpp); fixed_g and fixed_g_overlap are launched for a
-// launch-wide g only.
-template <class In, BlockFormat kFormat, int kBlock, Nvfp4Variant kVariant = Nvfp4Variant::baseline>
+// kPerTokenG: NVFP4 with a g per row (token_scales, written by row_amax_kernel); NVFP4 without it
+// takes its factors from the table (kFactorTable).
+template <class In, BlockFormat kFormat, int kBlock, bool kPerTokenG = false>
 __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(const __grid_constant__ QuantizeLaunch l) {
   static_assert(kBlock == 16 || kBlock == 32, "a block is 2 or 4 lanes' vectors");
-  static_assert(kVariant == Nvfp4Variant::baseline || kFormat == BlockFormat::nvfp4, "the variants are NVFP4's");
+  static_assert(!kPerTokenG || kFormat == BlockFormat::nvfp4, "per-token g is NVFP4's");
   using Shape = TileShape<kBlock>;
   constexpr int kG = Shape::kLanesPerBlock;
   constexpr int kScales = Shape::kRounds / kG;  // blocks a lane scales per tile
-  constexpr bool kFixedG = kFixedGlobalScale<kVariant>;
-  constexpr bool kFillAfterFirstLoads = kVariant == Nvfp4Variant::fixed_g_overlap;
+  constexpr bool kTable = kFactorTable<kFormat, kPerTokenG>;
   const QuantizeParams& p = l.p;
   __shared__ FactorTable table;
-  FactorTable* factors = nullptr;
-  if (kFillAfterFirstLoads) {
-    factors = &table;
-  } else if (kFormat == BlockFormat::nvfp4 && (kFixedG || p.token_scales == nullptr)) {  // before the PDL wait: g is a parameter
-    fill_factor_table(table, p.global_scale);
-    factors = &table;
-  }
   pdl_wait();
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarps + static_cast<int64_t>(threadIdx.x) / 32;
   const int64_t first = warp * l.items_per_warp;
-  if (kFillAfterFirstLoads && first >= l.items) {  // no tile: only the table's share and its barrier
-    fill_factor_entries(table, p.global_scale);
-    cta_barrier_unaligned();
-  }
+  if (kTable && first >= l.items) fill_factor_table(table, p.global_scale);  // no tile: the table's share and its barrier
   if (first < l.items) {
     int left = static_cast<int>(first + l.items_per_warp < l.items ? l.items_per_warp : l.items - first);
     uint32_t lane_block[kScales];
@@ -292,9 +277,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(const
     int64_t batch = first_row / l.padded_rows;
     int row = static_cast<int>(first_row % l.padded_rows);
     int t = static_cast<int>(first % l.tiles);
-    if constexpr (kFillAfterFirstLoads) {  // the first tile apart, so that the loop has no check for it
-      const RowCursor<kFormat, kBlock, kFixedG> at(l, batch, row, t, lane);
-      quantize_tile<In, kFormat, kBlock, kVariant, true>(l, at, lane, lane_block, lane_sf, factors);
+    if constexpr (kTable) {  // the first tile apart (it fills the table), so that the loop has no check for it
+      const RowCursor<kFormat, kBlock, kPerTokenG> at(l, batch, row, t, lane);
+      quantize_tile<In, kFormat, kBlock, kPerTokenG, true>(l, at, lane, lane_block, lane_sf, table);
       --left;
       if (++t == l.tiles) {
         t = 0;
@@ -305,11 +290,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtasPerSm) quantize_kernel(const
       }
     }
     while (left > 0) {
-      RowCursor<kFormat, kBlock, kFixedG> at(l, batch, row, t, lane);
+      RowCursor<kFormat, kBlock, kPerTokenG> at(l, batch, row, t, lane);
       const int end = left < l.tiles - t ? t + left : l.tiles;
       left -= end - t;
       for (; t < end; ++t) {
-        quantize_tile<In, kFormat, kBlock, kVariant>(l, at, lane, lane_block, lane_sf, factors);
+        quantize_tile<In, kFormat, kBlock, kPerTokenG>(l, at, lane, lane_block, lane_sf, table);
         at.next_tile(l);
       }
       if (left == 0) break;
@@ -350,12 +335,14 @@ __global__ void __launch_bounds__(kThreads) row_amax_kernel(QuantizeParams p) {
   }
 }
 
-// The launch's sizes, and the items (batch, padded row, tile) shared by at most `waves` waves of
+// The launch's sizes, and the items (batch, padded row, tile) shared by at most W waves of
 // resident warps (each warp then takes a contiguous run), fewer where there are fewer items than
-// warps. Returns the CTAs. Waves (measured on 8192 x 8192, session 12): 8 for the MX formats (+0.9%
-// over 4), 4 for NVFP4, whose CTAs also fill a factor table (0.8% slower at 8; 1 or 2 waves were
-// slower for every format).
-inline unsigned plan_launch(QuantizeLaunch& l, int sm_count, int waves) {
+// warps. Returns the CTAs. W, measured on 8192 x 8192 bf16 (H100, 1980 MHz): 8 for the MX formats
+// (+0.9% over 4, session 12); 6 for NVFP4 with a launch-wide g, whose table fill overlaps the first
+// tile's loads (2.829 TB/s; 2.808 at 4 waves, 2.746 at 8); 4 for per-token NVFP4, as before the
+// overlap (that kernel with the table filled first: 2.764 at 4, 2.747 at 8). 1 or 2 waves were
+// slower for every format.
+inline unsigned plan_launch(QuantizeLaunch& l, int sm_count) {
   const QuantizeParams& p = l.p;
   l.padded_rows = static_cast<int>(quant::sf_padded_rows(p.layout, p.rows));
   l.tiles = tiles_per_row(p);
@@ -366,6 +353,7 @@ inline unsigned plan_launch(QuantizeLaunch& l, int sm_count, int waves) {
   l.scale_columns = static_cast<uint32_t>(p.scale_columns());
   l.padded_scale_columns = static_cast<uint32_t>(quant::sf_padded_columns(p.layout, p.scale_columns()));
   l.sf_group_bytes = static_cast<uint32_t>(quant::sf_column_offset(p.layout, 4));
+  const int waves = p.format != BlockFormat::nvfp4 ? 8 : p.token_scales == nullptr ? 6 : 4;
   const int64_t max_warps = static_cast<int64_t>(sm_count) * kMinCtasPerSm * kWarps * waves;
   const int64_t warps = l.items < max_warps ? l.items : max_warps;
   l.items_per_warp = (l.items + warps - 1) / warps;
@@ -374,31 +362,27 @@ inline unsigned plan_launch(QuantizeLaunch& l, int sm_count, int waves) {
 }
 
 template <class In>
-cudaError_t launch_typed(const QuantizeParams& p, int sm_count, const Nvfp4Tuning& tuning, cudaStream_t stream) {
-  if (p.token_scales != nullptr) {
+cudaError_t launch_typed(const QuantizeParams& p, int sm_count, cudaStream_t stream) {
+  const bool per_token = p.token_scales != nullptr;
+  if (per_token) {
     const unsigned rows = static_cast<unsigned>(p.rows < int64_t{sm_count} * 32 ? p.rows : int64_t{sm_count} * 32);
     const cudaError_t status = launch_kernel(row_amax_kernel<In>, dim3(rows), dim3(kThreads), 0, stream, p.enable_pdl, p);
     if (status != cudaSuccess) return status;
   }
   QuantizeLaunch args{};
   args.p = p;
-  const unsigned ctas = plan_launch(args, sm_count, p.format == BlockFormat::nvfp4 ? tuning.waves : 8);
+  const unsigned ctas = plan_launch(args, sm_count);
   const auto launch = [&](void (*kernel)(QuantizeLaunch)) {
     return launch_kernel(kernel, dim3(ctas), dim3(kThreads), 0, stream, p.enable_pdl, args);
   };
-  const auto launch_nvfp4 = [&]<Nvfp4Variant kVariant>() {
-    return p.block_size == 16 ? launch(quantize_kernel<In, BlockFormat::nvfp4, 16, kVariant>)
-                              : launch(quantize_kernel<In, BlockFormat::nvfp4, 32, kVariant>);
-  };
-  const Nvfp4Variant variant = p.token_scales == nullptr ? tuning.variant : Nvfp4Variant::baseline;
   switch (p.format) {
     case BlockFormat::nvfp4:
-      switch (variant) {
-        case Nvfp4Variant::baseline: return launch_nvfp4.template operator()<Nvfp4Variant::baseline>();
-        case Nvfp4Variant::fixed_g: return launch_nvfp4.template operator()<Nvfp4Variant::fixed_g>();
-        case Nvfp4Variant::fixed_g_overlap: return launch_nvfp4.template operator()<Nvfp4Variant::fixed_g_overlap>();
+      if (per_token) {
+        return p.block_size == 16 ? launch(quantize_kernel<In, BlockFormat::nvfp4, 16, true>)
+                                  : launch(quantize_kernel<In, BlockFormat::nvfp4, 32, true>);
       }
-      return cudaErrorInvalidValue;
+      return p.block_size == 16 ? launch(quantize_kernel<In, BlockFormat::nvfp4, 16>)
+                                : launch(quantize_kernel<In, BlockFormat::nvfp4, 32>);
     case BlockFormat::mxfp4: return launch(quantize_kernel<In, BlockFormat::mxfp4, 32>);
     case BlockFormat::mxfp8: return launch(quantize_kernel<In, BlockFormat::mxfp8, 32>);
   }

@@ -3,34 +3,17 @@
 
 #include <climits>
 #include <cstdint>
-#include <cstdlib>
-#include <string_view>
 
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/common/launch.hpp"
-#include "kernels/quantization/nvfp4_variants.hpp"
 #include "kernels/quantization/quantize.hpp"
 
 namespace kbench::kernels {
 
 namespace quantize_detail {
-cudaError_t launch_bf16(const QuantizeParams& p, int sm_count, const Nvfp4Tuning& tuning, cudaStream_t stream);
-cudaError_t launch_fp16(const QuantizeParams& p, int sm_count, const Nvfp4Tuning& tuning, cudaStream_t stream);
+cudaError_t launch_bf16(const QuantizeParams& p, int sm_count, cudaStream_t stream);
+cudaError_t launch_fp16(const QuantizeParams& p, int sm_count, cudaStream_t stream);
 cudaError_t probe_kernel_image();
-
-Nvfp4Tuning nvfp4_tuning_from_environment() {
-  Nvfp4Tuning tuning;
-  if (const char* variant = std::getenv("KBENCH_NVFP4_VARIANT")) {
-    const std::string_view name(variant);
-    if (name == "fixed_g") tuning.variant = Nvfp4Variant::fixed_g;
-    if (name == "fixed_g_overlap") tuning.variant = Nvfp4Variant::fixed_g_overlap;
-  }
-  if (const char* waves = std::getenv("KBENCH_NVFP4_WAVES")) {
-    const long value = std::strtol(waves, nullptr, 10);
-    if (value >= 1 && value <= 16) tuning.waves = static_cast<int>(value);
-  }
-  return tuning;
-}
 }  // namespace quantize_detail
 
 namespace {
@@ -57,9 +40,8 @@ bool valid(const QuantizeParams& p) {
 cudaError_t launch_quantize(const QuantizeParams& params, cudaStream_t stream) {
   if (!valid(params)) return cudaErrorInvalidValue;
   const int sms = current_sm_count();
-  const quantize_detail::Nvfp4Tuning tuning = quantize_detail::nvfp4_tuning_from_environment();
-  return params.in_dtype == DType::bfloat16 ? quantize_detail::launch_bf16(params, sms, tuning, stream)
-                                            : quantize_detail::launch_fp16(params, sms, tuning, stream);
+  return params.in_dtype == DType::bfloat16 ? quantize_detail::launch_bf16(params, sms, stream)
+                                            : quantize_detail::launch_fp16(params, sms, stream);
 }
 
 cudaError_t quantize_kernel_available() {

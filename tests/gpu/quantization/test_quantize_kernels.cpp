@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -135,9 +134,11 @@ void expect_kernel_equals_reference(const Shape& s, uint32_t seed) {
   }
 }
 
-TEST(QuantizeKernels, Nvfp4EqualsTheReference) {
-  KBENCH_REQUIRE_GPU();
-  uint32_t seed = 1;
+// NVFP4 has a kernel for each source of g: a launch-wide g (a factor table per CTA, filled under
+// the first tile's loads, behind a barrier that warps without a tile reach on their own) and a g
+// per token (after the row-amax kernel). Each runs every dtype, layout and block size; the small
+// shapes leave warps of the last CTA, or of the only one, without a tile.
+void expect_nvfp4_equals_reference(bool per_token, uint32_t seed) {
   for (DType in : {DType::bfloat16, DType::float16}) {
     for (q::SfLayout layout : {q::SfLayout::swizzled_128x4, q::SfLayout::swizzled_8x4, q::SfLayout::linear}) {
       for (int block : {16, 32}) {
@@ -150,10 +151,60 @@ TEST(QuantizeKernels, Nvfp4EqualsTheReference) {
             s.rows = rows;
             s.columns = columns;
             s.in = in;
+            s.per_token = per_token;
             expect_kernel_equals_reference(s, seed++);
           }
         }
       }
+    }
+  }
+}
+
+TEST(QuantizeKernels, Nvfp4EqualsTheReference) {
+  KBENCH_REQUIRE_GPU();
+  expect_nvfp4_equals_reference(false, 1);
+}
+
+TEST(QuantizeKernels, Nvfp4PerTokenEqualsTheReference) {
+  KBENCH_REQUIRE_GPU();
+  expect_nvfp4_equals_reference(true, 300);
+}
+
+// Shapes with more items (padded row, tile) than the grid has warps, so that a warp takes a run of
+// several tiles: with 64 columns (one tile a row) every run crosses rows; with 2880 (3 tiles a row)
+// runs also stay within a row. The grid holds at most 6 (launch-wide g) or 4 (per-token) waves of
+// 32 resident warps an SM (kernels/quantization/quantize_kernel.cuh, plan_launch); the rows follow
+// the device's SM count so that warps take runs of 2 tiles or more at 6 waves.
+TEST(QuantizeKernels, Nvfp4RunsOfTilesEqualTheReference) {
+  KBENCH_REQUIRE_GPU();
+  int device = 0;
+  int sms = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int64_t warps = int64_t{sms} * 32 * 6;
+  uint32_t seed = 600;
+  for (bool per_token : {false, true}) {
+    for (DType in : {DType::bfloat16, DType::float16}) {
+      for (int block : {16, 32}) {
+        for (q::SfLayout layout : {q::SfLayout::swizzled_128x4, q::SfLayout::swizzled_8x4, q::SfLayout::linear}) {
+          Shape s;
+          s.block = block;
+          s.layout = layout;
+          s.rows = 2 * warps + 77;
+          s.columns = 64;
+          s.in = in;
+          s.per_token = per_token;
+          expect_kernel_equals_reference(s, seed++);
+        }
+      }
+    }
+    for (int block : {16, 32}) {
+      Shape s;  // 37M elements on 132 SMs: bf16 and 128x4 only
+      s.block = block;
+      s.rows = warps / 2 + 33;  // 3 tiles a row: over 1.5 tiles a warp, runs of 2 (3 at 4 waves)
+      s.columns = 2880;
+      s.per_token = per_token;
+      expect_kernel_equals_reference(s, seed++);
     }
   }
 }
@@ -173,9 +224,16 @@ TEST(QuantizeKernels, Nvfp4OptionsEqualTheReference) {
   s.rows = 77;
   s.layout = q::SfLayout::linear;
   expect_kernel_equals_reference(s, 13);
-  s.per_token = false;
   s.pdl = true;
+  expect_kernel_equals_reference(s, 17);
+  s.per_token = false;
   expect_kernel_equals_reference(s, 14);
+  s.rows = 256;  // per-token g with shuffled rows
+  s.layout = q::SfLayout::swizzled_128x4;
+  s.pdl = false;
+  s.shuffle = true;
+  s.per_token = true;
+  expect_kernel_equals_reference(s, 18);
   // Batched: scales per matrix in 128x4, rows not a multiple of 128.
   Shape b;
   b.batches = 3;
@@ -185,6 +243,8 @@ TEST(QuantizeKernels, Nvfp4OptionsEqualTheReference) {
   expect_kernel_equals_reference(b, 15);
   b.block = 32;
   expect_kernel_equals_reference(b, 16);
+  b.padded_columns = 3072;  // columns [2880, 3072) quantized as zeros
+  expect_kernel_equals_reference(b, 19);
 }
 
 TEST(QuantizeKernels, MxFormatsEqualTheReference) {
@@ -216,77 +276,6 @@ TEST(QuantizeKernels, MxFormatsEqualTheReference) {
   s.columns = 96;
   s.padded_columns = 256;
   expect_kernel_equals_reference(s, 7);
-}
-
-// Issue 17's NVFP4 variants and grid sizes (kernels/quantization/nvfp4_variants.hpp), chosen from
-// the environment at each launch: every one must equal the reference as the default does. Small
-// shapes leave warps of a CTA without a tile (fixed_g_overlap's barrier outside the tile loop);
-// 1000 x 7168 at one wave gives warps runs of two tiles, some across rows (on up to 132 SMs).
-class Nvfp4TuningEnvironment {
- public:
-  Nvfp4TuningEnvironment(const char* variant, const char* waves) {
-    setenv("KBENCH_NVFP4_VARIANT", variant, 1);
-    setenv("KBENCH_NVFP4_WAVES", waves, 1);
-  }
-  ~Nvfp4TuningEnvironment() {
-    unsetenv("KBENCH_NVFP4_VARIANT");
-    unsetenv("KBENCH_NVFP4_WAVES");
-  }
-  Nvfp4TuningEnvironment(const Nvfp4TuningEnvironment&) = delete;
-  Nvfp4TuningEnvironment& operator=(const Nvfp4TuningEnvironment&) = delete;
-};
-
-TEST(QuantizeKernels, Nvfp4VariantsEqualTheReference) {
-  KBENCH_REQUIRE_GPU();
-  uint32_t seed = 500;
-  for (const char* variant : {"baseline", "fixed_g", "fixed_g_overlap"}) {
-    for (const char* waves : {"1", "4", "8"}) {
-      SCOPED_TRACE(std::string("KBENCH_NVFP4_VARIANT=") + variant + " KBENCH_NVFP4_WAVES=" + waves);
-      const Nvfp4TuningEnvironment environment(variant, waves);
-      for (DType in : {DType::bfloat16, DType::float16}) {
-        for (q::SfLayout layout : {q::SfLayout::swizzled_128x4, q::SfLayout::swizzled_8x4, q::SfLayout::linear}) {
-          for (int block : {16, 32}) {
-            for (int64_t rows : {7, 130}) {
-              for (int64_t columns : {64, 2880}) {
-                Shape s;
-                s.block = block;
-                s.layout = layout;
-                s.rows = rows;
-                s.columns = columns;
-                s.in = in;
-                expect_kernel_equals_reference(s, seed++);
-              }
-            }
-          }
-        }
-      }
-      Shape s;
-      s.rows = 1000;
-      s.columns = 7168;
-      expect_kernel_equals_reference(s, seed++);
-      s.rows = 256;
-      s.columns = 5120;
-      s.global_scale = 448.0f * 6.0f / 4.5f;  // the table of a g other than 1
-      expect_kernel_equals_reference(s, seed++);
-      s.global_scale = 1.0f;
-      s.shuffle = true;
-      expect_kernel_equals_reference(s, seed++);
-      s.shuffle = false;
-      s.pdl = true;
-      expect_kernel_equals_reference(s, seed++);
-      s.pdl = false;
-      s.per_token = true;  // the baseline kernel whatever the variant
-      s.rows = 77;
-      s.layout = q::SfLayout::linear;
-      expect_kernel_equals_reference(s, seed++);
-      Shape b;
-      b.batches = 3;
-      b.rows = 100;
-      b.columns = 2880;
-      b.padded_columns = 3072;
-      expect_kernel_equals_reference(b, seed++);
-    }
-  }
 }
 
 TEST(QuantizeKernels, RejectsWhatTheyDoNotTake) {
