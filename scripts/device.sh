@@ -4,7 +4,7 @@
 # /tmp/kbench-device), packed into results.tar.gz; the last lines printed are a short summary.
 #   scripts/device.sh [stage...]     stages: info build test gtest sanitize sanitize_kbench racecheck_fa3
 #                                    peer (FlashInfer's sample testlist, refchecked) racecheck_sampling
-#                                    racecheck:NAME (bench/racecheck_NAME_cases.txt, e.g. gemm)
+#                                    racecheck:NAME (bench/racecheck_NAME_cases.txt: gemm, quant_rope)
 #                                    bench:SET (bench/run.sh SET: norm, attention/decode, attention/prefill,
 #                                    flashinfer, timing, clocks, sweep, multigpu, sampling, sampling/grid)
 #                                    ncu (NCU_LIST lines) ncu_prefill (default: info build test sanitize sanitize_kbench racecheck_fa3
