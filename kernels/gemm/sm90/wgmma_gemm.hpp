@@ -67,12 +67,18 @@ struct WgmmaGemmParams {
 // the constructor checks them).
 [[nodiscard]] std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& params);
 
-// The split heuristic's k-splits per tile for `tiles` output tiles of `k_blocks` k-slices (128
-// bytes of k) each on `sm_count` SMs: 1 where the tiles give every SM one; otherwise, among the
-// counts whose units (tiles x splits) fit one wave, the one minimising a CTA's k-slices plus the
-// splits the last CTA of a tile sums (each an fp32 tile, about one k-slice's operand bytes), the
-// smallest on ties. Pure: the plan's heuristic, testable on the host.
-[[nodiscard]] int wgmma_gemm_k_splits(int64_t tiles, int64_t k_blocks, int sm_count);
+// Concurrent streams of B (one CTA's k-split of one B panel each) that reach the H100's HBM rate at
+// decode-sized m: a CTA streams B at ~55 GB/s, so B's 56 panels of n 7168 need no split (unsplit
+// 45.7 us against 48.3 with 2 splits, m 64, k 16384) and n 2112's 17 panels are best in 3 splits
+// (12.9 us against 14.2 with 7 and 14.5 with 2; bench/results/h100/gemm/session15/split_sweep/).
+inline constexpr int64_t kSplitKBStreams = 48;
+
+// The split heuristic's k-splits per tile for `tiles` output tiles over `b_panels` distinct panels of
+// B (groups x n-blocks), each of `k_blocks` k-slices (128 bytes of k), on `sm_count` SMs: 1 where the
+// tiles give every SM one or B's panels alone make kSplitKBStreams streams; otherwise the fewest
+// splits that make that many streams, capped at one wave of units (tiles x splits <= SMs) and one
+// k-slice a split. Pure: the plan's heuristic, testable on the host.
+[[nodiscard]] int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count);
 
 // A planned GEMM: the tensor maps, launch shape and split-K workspace made once (outside timing and
 // stream capture); run() is one kernel launch, no allocation, no host synchronisation (capturable

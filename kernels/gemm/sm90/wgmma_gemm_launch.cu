@@ -119,7 +119,7 @@ const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
 // KBENCH_WGMMA_GEMM_SPLITS=<n> (n >= 1; 1: no split-K) overrides the split heuristic, for tuning;
 // at most one split per k-block. Device groups: the host knows only a bound on their tiles, so the
 // heuristic leaves them unsplit.
-int choose_k_splits(const WgmmaGemmParams& p, int64_t tiles, int64_t k_blocks) {
+int choose_k_splits(const WgmmaGemmParams& p, int64_t b_panels, int64_t tiles, int64_t k_blocks) {
   if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_SPLITS")) {
     char* end = nullptr;
     const long n = std::strtol(forced, &end, 10);
@@ -128,7 +128,7 @@ int choose_k_splits(const WgmmaGemmParams& p, int64_t tiles, int64_t k_blocks) {
     }
   }
   if (p.rows_per_group <= 0) return 1;
-  return wgmma_gemm_k_splits(tiles, k_blocks, current_sm_count());
+  return wgmma_gemm_k_splits(b_panels, tiles, k_blocks, current_sm_count());
 }
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
@@ -149,15 +149,10 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 
 }  // namespace
 
-int wgmma_gemm_k_splits(int64_t tiles, int64_t k_blocks, int sm_count) {
-  if (tiles <= 0 || tiles >= sm_count) return 1;
-  const int64_t most = std::min<int64_t>(sm_count / tiles, k_blocks);
-  const auto cost = [k_blocks](int64_t splits) { return ceil_div(k_blocks, splits) + splits; };
-  int64_t best = 1;
-  for (int64_t splits = 2; splits <= most; ++splits) {
-    if (cost(splits) < cost(best)) best = splits;
-  }
-  return static_cast<int>(best);
+int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count) {
+  if (b_panels <= 0 || tiles <= 0 || b_panels >= kSplitKBStreams || tiles >= sm_count) return 1;
+  const int64_t wanted = ceil_div(kSplitKBStreams, b_panels);
+  return static_cast<int>(std::max<int64_t>(1, std::min({wanted, sm_count / tiles, k_blocks})));
 }
 
 std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
@@ -227,7 +222,7 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   const cuuint32_t b_box[3] = {128, static_cast<cuuint32_t>(tiles.block_n), 1};
   encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box);
   const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
-  a.k_splits = choose_k_splits(p, tile_bound, a.k_blocks);
+  a.k_splits = choose_k_splits(p, static_cast<int64_t>(p.groups) * a.n_blocks, tile_bound, a.k_blocks);
   const int64_t units = tile_bound * a.k_splits;
   if (units > 0x7fffffff) throw std::runtime_error("kbench wgmma GEMM: tiles x k-splits must fit 32 bits");
   if (a.k_splits > 1) {

@@ -1,55 +1,56 @@
 // The split-K heuristic of kbench's wgmma GEMM (wgmma_gemm_k_splits, kernels/gemm/sm90): the issue's
-// decode shapes on an H100's 132 SMs, no split where the tiles fill the SMs, and over a sweep of
-// tiles, k-blocks and SM counts its invariants: one wave at most, every split at least one k-block,
-// and the least of its cost (a split's k-blocks plus the splits summed), the smallest count on ties.
+// decode shapes on an H100's 132 SMs (the counts its split sweep found fastest), no split where the
+// tiles fill the SMs or B's panels already make enough streams, and over a sweep of panels, tiles,
+// k-blocks and SM counts its invariants: one wave at most, every split at least one k-block, and the
+// fewest splits that reach kSplitKBStreams streams of B where the caps allow.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
 
 namespace {
 
+using kbench::kernels::gemm::sm90::kSplitKBStreams;
 using kbench::kernels::gemm::sm90::wgmma_gemm_k_splits;
 
-int64_t cost(int64_t k_blocks, int64_t splits) { return (k_blocks + splits - 1) / splits + splits; }
-
 TEST(WgmmaGemmSplits, DecodeShapesOnAnH100) {
-  // 64 x 128 tiles: n 2112 is 17 n-blocks, n 7168 56; k 7168 is 56 k-blocks (fp8), k 16384 128.
-  EXPECT_EQ(wgmma_gemm_k_splits(17, 56, 132), 7);    // m <= 64, n 2112: 119 CTAs of 8 k-blocks
-  EXPECT_EQ(wgmma_gemm_k_splits(34, 56, 132), 3);    // m 65..128, n 2112: 102 CTAs of 18-19
-  EXPECT_EQ(wgmma_gemm_k_splits(56, 128, 132), 2);   // m <= 64, n 7168: 112 CTAs of 64
-  EXPECT_EQ(wgmma_gemm_k_splits(112, 128, 132), 1);  // m 65..128, n 7168: 2 splits would be 2 waves
+  // 64 x 128 tiles: n 2112 is 17 panels of B, n 7168 56; k 7168 is 56 k-blocks (fp8), k 16384 128.
+  EXPECT_EQ(wgmma_gemm_k_splits(17, 17, 56, 132), 3);     // m <= 64, n 2112: 51 CTAs of 18-19 k-blocks
+  EXPECT_EQ(wgmma_gemm_k_splits(17, 34, 56, 132), 3);     // m 65..128, n 2112: 102 CTAs
+  EXPECT_EQ(wgmma_gemm_k_splits(56, 56, 128, 132), 1);    // m <= 64, n 7168: 56 streams already
+  EXPECT_EQ(wgmma_gemm_k_splits(56, 112, 128, 132), 1);   // m 65..128, n 7168
 }
 
 TEST(WgmmaGemmSplits, NoSplitWhereTheTilesFillTheSms) {
-  EXPECT_EQ(wgmma_gemm_k_splits(132, 128, 132), 1);
-  EXPECT_EQ(wgmma_gemm_k_splits(896, 128, 132), 1);  // 4096 x 7168 in 128 x 256 tiles
-  EXPECT_EQ(wgmma_gemm_k_splits(0, 128, 132), 1);
+  EXPECT_EQ(wgmma_gemm_k_splits(4, 132, 128, 132), 1);
+  EXPECT_EQ(wgmma_gemm_k_splits(28, 896, 128, 132), 1);  // 4096 x 7168 in 128 x 256 tiles
+  EXPECT_EQ(wgmma_gemm_k_splits(0, 0, 128, 132), 1);
 }
 
-TEST(WgmmaGemmSplits, ShortKIsSplitLittleOrNotAtAll) {
-  EXPECT_EQ(wgmma_gemm_k_splits(1, 1, 132), 1);
-  EXPECT_EQ(wgmma_gemm_k_splits(1, 2, 132), 1);    // 2 + 1 against 1 + 2: a tie, the smaller
-  EXPECT_EQ(wgmma_gemm_k_splits(10, 9, 132), 3);   // 3 + 3
-  EXPECT_EQ(wgmma_gemm_k_splits(1, 128, 132), 10);  // 13 + 10 (11 and 12 tie)
+TEST(WgmmaGemmSplits, CappedByTheWaveAndByK) {
+  EXPECT_EQ(wgmma_gemm_k_splits(1, 1, 1, 132), 1);      // one k-block: nothing to split
+  EXPECT_EQ(wgmma_gemm_k_splits(1, 1, 20, 132), 20);    // 48 wanted, 20 k-blocks
+  EXPECT_EQ(wgmma_gemm_k_splits(1, 1, 128, 132), 48);
+  EXPECT_EQ(wgmma_gemm_k_splits(4, 100, 128, 132), 1);  // 12 wanted, but 2 would be two waves
 }
 
-TEST(WgmmaGemmSplits, OneWaveAtMostAndTheLeastCost) {
+TEST(WgmmaGemmSplits, OneWaveAtMostAndTheFewestThatMakeTheStreams) {
   for (const int sms : {78, 114, 132}) {
-    for (int64_t tiles = 1; tiles <= 150; ++tiles) {
-      for (int64_t k_blocks = 1; k_blocks <= 300; k_blocks += 7) {
-        const int splits = wgmma_gemm_k_splits(tiles, k_blocks, sms);
-        ASSERT_GE(splits, 1);
-        ASSERT_LE(splits, k_blocks);
-        if (splits > 1) {
-          ASSERT_LE(tiles * splits, sms) << tiles << " tiles, " << k_blocks << " k-blocks";
-        }
-        for (int64_t other = 1; other <= k_blocks && tiles * other <= sms; ++other) {
-          ASSERT_TRUE(cost(k_blocks, splits) < cost(k_blocks, other) ||
-                      (cost(k_blocks, splits) == cost(k_blocks, other) && splits <= other))
-              << tiles << " tiles, " << k_blocks << " k-blocks, " << sms << " SMs: " << splits << " splits, not "
-              << other;
+    for (int64_t panels = 1; panels <= 60; ++panels) {
+      for (int64_t tiles = panels; tiles <= 150; tiles += panels) {
+        for (int64_t k_blocks = 1; k_blocks <= 300; k_blocks += 7) {
+          const int splits = wgmma_gemm_k_splits(panels, tiles, k_blocks, sms);
+          ASSERT_GE(splits, 1);
+          ASSERT_LE(splits, std::max<int64_t>(k_blocks, 1));
+          if (splits > 1) {
+            ASSERT_LE(tiles * splits, sms) << tiles << " tiles";
+            ASSERT_LT(panels * (splits - 1), kSplitKBStreams) << "one split fewer would do";
+          }
+          const bool capped = tiles * (splits + 1) > sms || splits == k_blocks || tiles >= sms;
+          ASSERT_TRUE(panels * splits >= kSplitKBStreams || capped)
+              << panels << " panels, " << tiles << " tiles, " << k_blocks << " k-blocks: " << splits;
         }
       }
     }
