@@ -13,7 +13,7 @@
 // and a ring of the tiles' cache-row indices (threads 0..31 fetch tile j + 2's page entries while
 // tile j is computed).
 //   kM = 1 (16 rows): 105 KB, 2 CTAs per H100 SM; kM = 2 (32 rows): 135 KB, 1 CTA; kM = 4 (64 rows):
-//   195 KB, 1 CTA.
+//   195 KB, 1 CTA (where a block may not have that much, e.g. an A100, the plan takes 32-row blocks).
 // Per 32-key tile:
 //  * S = Q K^T over the 576 dims: warp w takes key group g = w / 4 (16 keys: two n8 tiles) and dim
 //    quarter kq = w % 4 (144 dims, 9 k-steps) for every m tile; B (K) fragments are loaded once per
@@ -394,6 +394,17 @@ namespace {
 using namespace mla_fa2_detail;
 
 int rows_per_cta(int rows) { return rows <= 16 ? 16 : rows <= 32 ? 32 : 64; }
+
+// The current device's opt-in shared memory per block (bytes); an H100's where the query fails.
+int max_smem_per_block() {
+  int device = 0, bytes = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 227 * 1024;
+  }
+  return bytes;
+}
 }  // namespace
 
 std::size_t MlaFa2Plan::workspace_bytes(const MlaParams& p) const {
@@ -419,6 +430,8 @@ MlaFa2Plan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
   MlaFa2Plan plan;
   const int rows = p.s_qo * p.num_heads;
   plan.rows_per_cta = rows_per_cta(rows);
+  // 64-row blocks need 192 KB of shared memory: 32-row blocks where a block may not have it (A100).
+  if (plan.rows_per_cta == 64 && max_smem_per_block() < Layout<4>::bytes) plan.rows_per_cta = 32;
   plan.row_blocks = (rows + plan.rows_per_cta - 1) / plan.rows_per_cta;
   const int ctas_per_sm = plan.rows_per_cta == 16 ? 2 : 1;
   const int64_t base = static_cast<int64_t>(std::max(p.batch, 1)) * plan.row_blocks;
@@ -438,7 +451,7 @@ MlaFa2Plan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
 cudaError_t launch_mla_fa2(const MlaParams& p, const MlaFa2Plan& plan, void* out, void* workspace,
                            cudaStream_t stream) {
   if (!mla_fa2_supported(p) || plan.num_splits < 1 || plan.split_keys < kTile || plan.split_keys % kTile != 0 ||
-      plan.rows_per_cta != rows_per_cta(p.s_qo * p.num_heads)) {
+      (plan.rows_per_cta != 16 && plan.rows_per_cta != 32 && plan.rows_per_cta != 64)) {
     return cudaErrorInvalidValue;
   }
   if (p.batch == 0) return cudaSuccess;
