@@ -1,3 +1,5 @@
-# MLA decode: the fp32 reference (kbench's own fa2 / fa3 MLA kernels come with issue 19's next steps).
+# MLA decode: the fp32 reference and kbench's fa2 kernel (mma.sync, bf16; fp8 KV and the Hopper fa3
+# kernel come with issue 19's next steps).
 target_sources(kbench_kernels PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/mla_reference.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/mla_reference.cu
+  ${CMAKE_CURRENT_LIST_DIR}/mla_fa2.cu)

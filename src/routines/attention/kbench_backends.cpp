@@ -1,8 +1,12 @@
 #include "routines/attention/kbench_backends.hpp"
 
+#include <algorithm>
+
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
+#include "kernels/attention/mla/mla_fa2.hpp"
 #include "routines/attention/decode_case.hpp"
+#include "routines/attention/mla_case.hpp"
 #include "routines/attention/prefill_case.hpp"
 #include "routines/device_tensors.hpp"
 
@@ -151,7 +155,68 @@ class PrefillKernelBackend final : public BackendFor<PrefillCase> {
   kernels::PrefillKernel kernel_;
 };
 
+// kbench's MLA decode kernel with its plan (rows per CTA, KV splits from the longest request, the
+// partial-output workspace), made here, outside timing.
+class MlaKernelOperation final : public Operation {
+ public:
+  MlaKernelOperation(const MlaCase& problem, cudaStream_t stream) : problem_(problem) {
+    const MlaProblem& p = problem.problem();
+    const kernels::MlaParams params = problem.params(MlaCase::kNoCopy);
+    const int max_len = p.pages.seq_lens.empty() ? 1 : *std::max_element(p.pages.seq_lens.begin(), p.pages.seq_lens.end());
+    plan_ = kernels::plan_mla_fa2(params, max_len, current_device_sm_count());
+    const std::size_t bytes = plan_.workspace_bytes(params);
+    if (bytes > 0) workspace_ = DeviceBuffer(bytes);
+    (void)stream;
+  }
+  void launch(cudaStream_t stream, int copy) override {
+    KBENCH_CUDA_CHECK(kernels::launch_mla_fa2(problem_.params(copy), plan_, problem_.out(copy),
+                                              plan_.num_splits > 1 ? workspace_.get() : nullptr, stream));
+  }
+
+ private:
+  const MlaCase& problem_;
+  kernels::MlaFa2Plan plan_;
+  DeviceBuffer workspace_;
+};
+
+class MlaKernelBackend final : public BackendFor<MlaCase> {
+ public:
+  MlaKernelBackend() : BackendFor({"fa2", "kbench", "sm_80+"}) {}
+
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
+    if (device.cc_major < 8) return Support::no("kbench's MLA fa2 kernel needs sm_80+ (cp.async, bf16 mma.sync)");
+    if (kernels::mla_fa2_available() != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Support::no(no_kernel_image(device));
+    }
+    return Support::yes();
+  }
+
+ protected:
+  [[nodiscard]] Support implements(const MlaCase& problem) const override {
+    const MlaProblem& p = problem.problem();
+    if (p.q_dtype != DType::bfloat16 || p.kv_dtype != DType::bfloat16) {
+      return Support::no("kbench's MLA fa2 kernel takes bfloat16 q and KV only (fp8 KV is not implemented yet; got q " +
+                         std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) + ")");
+    }
+    if (p.head_dim_ckv != 512 || p.head_dim_kpe != 64) {
+      return Support::no("kbench's MLA fa2 kernel takes head dims 512 / 64 only (got " +
+                         std::to_string(p.head_dim_ckv) + " / " + std::to_string(p.head_dim_kpe) + ")");
+    }
+    if (!kernels::mla_fa2_supported(problem.params(MlaCase::kNoCopy))) {
+      return Support::no("kbench's MLA fa2 kernel does not take this shape (batch " + std::to_string(p.batch) +
+                         ", s_qo " + std::to_string(p.s_qo) + ", heads " + std::to_string(p.num_heads) + ")");
+    }
+    return Support::yes();
+  }
+  [[nodiscard]] std::unique_ptr<Operation> bind(MlaCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<MlaKernelOperation>(problem, stream);
+  }
+};
+
 }  // namespace
+
+std::unique_ptr<Backend> make_mla_kernel_backend() { return std::make_unique<MlaKernelBackend>(); }
 
 std::unique_ptr<Backend> make_decode_kernel_backend(kernels::DecodeKernel kernel) {
   return std::make_unique<DecodeKernelBackend>(kernel);

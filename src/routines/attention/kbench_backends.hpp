@@ -1,5 +1,6 @@
 // The attention family's own backends, on kbench's kernels (kernels/attention): decode fa2
-// (CUDA cores) and fa2_tc (tensor cores), prefill fa2 (mma.sync) and fa3 (Hopper: TMA + wgmma).
+// (CUDA cores) and fa2_tc (tensor cores), prefill fa2 (mma.sync) and fa3 (Hopper: TMA + wgmma), MLA
+// decode fa2 (mma.sync).
 #pragma once
 
 #include <memory>
@@ -12,5 +13,6 @@ namespace kbench {
 
 [[nodiscard]] std::unique_ptr<Backend> make_decode_kernel_backend(kernels::DecodeKernel kernel);
 [[nodiscard]] std::unique_ptr<Backend> make_prefill_kernel_backend(kernels::PrefillKernel kernel);
+[[nodiscard]] std::unique_ptr<Backend> make_mla_kernel_backend();
 
 }  // namespace kbench

@@ -82,9 +82,21 @@ TEST_F(MlaRoutineTest, FlashinferBackendsAreNamedApartFromKbenchs) {
   ASSERT_NE(mla.find_backend("flashinfer_fa3"), nullptr);
   ASSERT_NE(mla.find_backend("flashinfer_fa2"), nullptr);
   EXPECT_EQ(mla.find_backend("flashinfer"), mla.find_backend("flashinfer_fa3"));
-  // fa2 / fa3 are the reference's names for kbench's own MLA kernels, which come later.
-  EXPECT_EQ(mla.find_backend("fa2"), nullptr);
+  // fa2 is kbench's own mma.sync MLA kernel; fa3 (kbench's Hopper kernel) comes later.
+  ASSERT_NE(mla.find_backend("fa2"), nullptr);
   EXPECT_EQ(mla.find_backend("fa3"), nullptr);
+}
+
+TEST_F(MlaRoutineTest, KbenchFa2SaysWhatItDoesNotTake) {
+  const Backend* fa2 = mla.find_backend("fa2");
+  ASSERT_NE(fa2, nullptr);
+  EXPECT_TRUE(fa2->can_implement(*make("--s_qo 4")));
+  const Support fp8 = fa2->can_implement(*make("--kv_dtype fp8_e4m3"));
+  EXPECT_FALSE(fp8);
+  EXPECT_NE(fp8.reason.find("bfloat16 q and KV only"), std::string::npos) << fp8.reason;
+  const Support dims = fa2->can_implement(*make("--head_dim_ckv 256 --head_dim_kpe 32"));
+  EXPECT_FALSE(dims);
+  EXPECT_NE(dims.reason.find("head dims 512 / 64 only"), std::string::npos) << dims.reason;
 }
 
 TEST_F(MlaRoutineTest, RejectsWhatMlaCannotBe) {

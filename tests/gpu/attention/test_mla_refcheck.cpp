@@ -1,8 +1,10 @@
 // MLA decode through kbench, on a GPU: FlashInfer's fa2 and Hopper MLA kernels pass kbench's
 // refcheck (against the fp32 reference) on bench/attention/mla/mla_refcheck.txt (ragged lengths,
 // page sizes 1 / 16 / 64, one and two query tokens, 16 and 128 heads, split KV), or, in a build
-// without FlashInfer, are skipped with the build's reason; the reference's sample line 19 runs
-// unchanged, its backends skipped with their reasons.
+// without FlashInfer, are skipped with the build's reason; kbench's own fa2 kernel passes it on
+// bench/attention/mla/mla_fa2_refcheck.txt (page sizes 1 to 128, 1 / 2 / 4 query tokens, split and
+// unsplit KV); the reference's sample line 19 runs unchanged: fa2 is kbench's, the other two are
+// skipped with their reasons.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -35,6 +37,15 @@ TEST(MlaRefcheck, FlashinferKernelsPassTheRefcheckTestlist) {
 #endif
 }
 
+TEST(MlaRefcheck, KbenchFa2PassesTheRefcheckTestlist) {
+  KBENCH_REQUIRE_GPU();
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
+  if (prop.major < 8) GTEST_SKIP() << "kbench's MLA fa2 kernel needs sm_80+";
+  testing::expect_testlist_passes(std::string(KBENCH_SOURCE_DIR) + "/bench/attention/mla/mla_fa2_refcheck.txt",
+                                  "-n 3 -d 1", 6);
+}
+
 TEST(MlaRefcheck, TheReferenceSampleLineRunsUnchanged) {
   KBENCH_REQUIRE_GPU();
   const auto r = run_kbench(
@@ -44,9 +55,10 @@ TEST(MlaRefcheck, TheReferenceSampleLineRunsUnchanged) {
       "--case_tag DeepSeek-R1");
   EXPECT_FALSE(has(r.output, "[ERROR]")) << r.output;
   EXPECT_TRUE(has(r.output, "[WARNING] trtllm-gen-native for routine BatchMLAPagedAttentionWrapper")) << r.output;
-  EXPECT_TRUE(has(r.output, "[WARNING] fa2 for routine BatchMLAPagedAttentionWrapper")) << r.output;
-  // No backend of the line is kbench's yet: the case is skipped before it is built, and the run goes on.
-  EXPECT_TRUE(has(r.output, "No backends to test. Skipping.")) << r.output;
+  EXPECT_TRUE(has(r.output, "[WARNING] fa3 for routine BatchMLAPagedAttentionWrapper")) << r.output;
+  // fa2 is kbench's MLA kernel: it runs and passes the refcheck against the fp32 reference.
+  EXPECT_FALSE(has(r.output, "[WARNING] fa2 for routine BatchMLAPagedAttentionWrapper")) << r.output;
+  EXPECT_TRUE(has(r.output, "Backends: 1 passed")) << r.output;
   EXPECT_EQ(r.exit_status, 0) << r.output;
 }
 

@@ -1,0 +1,209 @@
+// GPU tests of kbench's MLA decode kernel fa2 (kernels/attention/mla/mla_fa2.cu) against the fp32
+// reference kernel (launch_mla_reference), with the routine's tolerance (rtol 0.2, atol 0.01, as
+// torch.isclose): heads 16 / 32 / 128, 1 / 2 / 4 query tokens, page sizes 1 / 16 / 64 / 128, ragged
+// lengths (kv_len = s_qo, lengths off the 32-key tile), batch 1, small batches that split the KV
+// and large ones that do not, and forced plans with many (partly empty) splits. Inputs are random
+// (q_pe too); the output is poisoned first, so every element must be written.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "kbench/cuda_check.hpp"
+#include "kbench/cuda_stream.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kbench/dtype.hpp"
+#include "kernels/attention/mla/mla.hpp"
+#include "kernels/attention/mla/mla_fa2.hpp"
+#include "kernels/common/tensor_fill.hpp"
+#include "routines/attention/paged_kv_layout.hpp"
+
+namespace kbench {
+namespace {
+
+struct Fa2Case {
+  std::vector<int32_t> lens;
+  int s_qo = 1;
+  int num_heads = 16;
+  int page_size = 64;
+  std::optional<int> forced_split_keys;  // a plan with this many keys per split instead of plan_mla_fa2's
+  int expect_splits = 0;                 // 1: no split expected; 2: more than one; 0: either
+};
+
+std::string describe(const Fa2Case& c) {
+  return "batch " + std::to_string(c.lens.size()) + " lens " + lengths_text(c.lens) + " s_qo " +
+         std::to_string(c.s_qo) + " heads " + std::to_string(c.num_heads) + " page " + std::to_string(c.page_size);
+}
+
+int sm_count() {
+  int device = 0, count = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
+DeviceBuffer random_bf16(std::size_t count, uint64_t seed, cudaStream_t stream) {
+  DeviceBuffer b(count * 2);
+  KBENCH_CUDA_CHECK(kernels::fill_normal(b.get(), DType::bfloat16, static_cast<int64_t>(count), seed, 0.0f, 1.0f, stream));
+  return b;
+}
+
+void expect_fa2_matches_reference(const Fa2Case& c) {
+  SCOPED_TRACE(describe(c));
+  CudaStream stream;
+  const int batch = static_cast<int>(c.lens.size());
+  const int max_len = *std::max_element(c.lens.begin(), c.lens.end());
+  const PagedKvLayout pages = make_paged_kv_layout(c.lens, max_len, c.page_size, 7);
+  const std::size_t rows = static_cast<std::size_t>(batch) * c.s_qo;
+  const std::size_t tokens = static_cast<std::size_t>(pages.total_pages) * c.page_size;
+  const DeviceBuffer q_nope = random_bf16(rows * c.num_heads * 512, 1, stream.get());
+  const DeviceBuffer q_pe = random_bf16(rows * c.num_heads * 64, 2, stream.get());
+  const DeviceBuffer ckv = random_bf16(tokens * 512, 3, stream.get());
+  const DeviceBuffer kpe = random_bf16(tokens * 64, 4, stream.get());
+  const auto upload = [&](const std::vector<int32_t>& v) {
+    DeviceBuffer b(std::max<std::size_t>(v.size(), 1) * sizeof(int32_t));
+    KBENCH_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
+    return b;
+  };
+  const DeviceBuffer indptr = upload(pages.indptr), indices = upload(pages.indices), lens = upload(c.lens);
+
+  kernels::MlaParams p;
+  p.q_nope = q_nope.get();
+  p.q_pe = q_pe.get();
+  p.ckv = ckv.get();
+  p.kpe = kpe.get();
+  p.kv_indptr = indptr.as<int32_t>();
+  p.kv_indices = indices.as<int32_t>();
+  p.kv_len = lens.as<int32_t>();
+  p.batch = batch;
+  p.s_qo = c.s_qo;
+  p.num_heads = c.num_heads;
+  p.page_size = c.page_size;
+  p.sm_scale = static_cast<float>(1.0 / std::sqrt(192.0));
+  ASSERT_TRUE(kernels::mla_fa2_supported(p));
+
+  kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, max_len, sm_count());
+  if (c.forced_split_keys) {
+    plan.split_keys = *c.forced_split_keys;
+    plan.num_splits = (max_len + plan.split_keys - 1) / plan.split_keys;
+  }
+  if (c.expect_splits == 1) {
+    EXPECT_EQ(plan.num_splits, 1);
+  } else if (c.expect_splits == 2) {
+    EXPECT_GT(plan.num_splits, 1);
+  }
+  const std::size_t out_count = rows * c.num_heads * 512;
+  DeviceBuffer ref(out_count * sizeof(float));
+  DeviceBuffer out(out_count * 2);
+  const std::size_t ws_bytes = plan.workspace_bytes(p);
+  DeviceBuffer workspace(std::max<std::size_t>(ws_bytes, 16));
+  KBENCH_CUDA_CHECK(kernels::poison(out.get(), static_cast<int64_t>(out.bytes()), stream.get()));
+  KBENCH_CUDA_CHECK(kernels::poison(workspace.get(), static_cast<int64_t>(workspace.bytes()), stream.get()));
+  ASSERT_EQ(kernels::launch_mla_reference(p, ref.as<float>(), stream.get()), cudaSuccess);
+  ASSERT_EQ(kernels::launch_mla_fa2(p, plan, out.get(), ws_bytes > 0 ? workspace.get() : nullptr, stream.get()),
+            cudaSuccess);
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  DeviceBuffer out_f(out_count * sizeof(float));
+  KBENCH_CUDA_CHECK(kernels::convert_to_float(out.get(), DType::bfloat16, static_cast<int64_t>(out_count),
+                                              out_f.as<float>(), stream.get()));
+  const auto got = testing::to_host<float>(out_f.get(), static_cast<int64_t>(out_count), stream.get());
+  const auto want = testing::to_host<float>(ref.get(), static_cast<int64_t>(out_count), stream.get());
+
+  double worst_abs = 0;
+  std::size_t bad = 0, first_bad = out_count;
+  for (std::size_t e = 0; e < out_count; ++e) {
+    const double d = std::abs(static_cast<double>(got[e]) - want[e]);
+    if (!std::isfinite(got[e]) || !(d <= 0.01 + 0.2 * std::abs(want[e]))) {
+      if (bad++ == 0) first_bad = e;
+    }
+    if (std::isfinite(got[e])) worst_abs = std::max(worst_abs, d);
+  }
+  std::cout << "[mla fa2] " << describe(c) << ": " << plan.rows_per_cta << " rows per CTA, " << plan.num_splits
+            << " splits of " << plan.split_keys << " keys, worst abs error " << worst_abs << "\n";
+  if (bad > 0) {
+    const std::size_t row = first_bad / 512 / c.num_heads;
+    ADD_FAILURE() << bad << " of " << out_count << " elements differ; first: query row " << row << " head "
+                  << (first_bad / 512) % c.num_heads << " dim " << first_bad % 512 << ": got " << got[first_bad]
+                  << ", reference " << want[first_bad];
+  }
+  // bf16 output and bf16 P: far inside the refcheck's tolerance on these inputs.
+  EXPECT_LT(worst_abs, 0.05);
+}
+
+// Heads x query tokens x page sizes on a small ragged batch (kv_len = s_qo, lengths off the tile).
+class MlaFa2Matrix : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(MlaFa2Matrix, MatchesTheReference) {
+  KBENCH_REQUIRE_GPU();
+  const auto [heads, s_qo, page] = GetParam();
+  expect_fa2_matches_reference({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0});
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadsTokensPages, MlaFa2Matrix,
+                         ::testing::Combine(::testing::Values(16, 32, 128), ::testing::Values(1, 2, 4),
+                                            ::testing::Values(1, 16, 64, 128)),
+                         [](const auto& info) {
+                           std::string name = "h";
+                           name += std::to_string(std::get<0>(info.param));
+                           name += "_q";
+                           name += std::to_string(std::get<1>(info.param));
+                           name += "_p";
+                           name += std::to_string(std::get<2>(info.param));
+                           return name;
+                         });
+
+TEST(MlaFa2, BatchOneSplitsTheKv) {
+  KBENCH_REQUIRE_GPU();
+  expect_fa2_matches_reference({{5000}, 1, 16, 64, std::nullopt, 2});
+  expect_fa2_matches_reference({{4099}, 2, 128, 16, std::nullopt, 2});
+  expect_fa2_matches_reference({{3}, 3, 48, 1, std::nullopt, 0});  // 144 rows: three 64-row blocks, the last one partial
+}
+
+TEST(MlaFa2, LargeBatchNeedsNoSplit) {
+  KBENCH_REQUIRE_GPU();
+  std::mt19937 rng(5);
+  std::vector<int32_t> lens(300);
+  for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
+  expect_fa2_matches_reference({lens, 1, 16, 64, std::nullopt, 1});
+  lens.resize(140);
+  for (auto& len : lens) len = std::max(len, 2);
+  expect_fa2_matches_reference({lens, 2, 128, 32, std::nullopt, 1});
+}
+
+TEST(MlaFa2, ManySmallSplitsWithEmptyOnes) {
+  KBENCH_REQUIRE_GPU();
+  // One split per 32-key tile of the longest request: the short requests' later splits are empty,
+  // and the early query tokens' rows see none of the last split's keys.
+  expect_fa2_matches_reference({{4, 33, 700, 95}, 4, 16, 16, 32, 0});
+  expect_fa2_matches_reference({{2, 64, 257}, 2, 32, 1, 64, 0});
+}
+
+TEST(MlaFa2, RejectsWhatItCannotTake) {
+  kernels::MlaParams p;
+  p.batch = 1;
+  p.num_heads = 16;
+  p.page_size = 64;
+  p.sm_scale = 0.1f;
+  EXPECT_TRUE(kernels::mla_fa2_supported(p));
+  p.kv_dtype = DType::fp8_e4m3;
+  EXPECT_FALSE(kernels::mla_fa2_supported(p));
+  p.kv_dtype = DType::bfloat16;
+  p.head_dim_ckv = 256;
+  EXPECT_FALSE(kernels::mla_fa2_supported(p));
+  p.head_dim_ckv = 512;
+  const kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, 100, 132);
+  EXPECT_EQ(kernels::launch_mla_fa2(p, plan, nullptr, nullptr, nullptr), cudaErrorInvalidValue);  // no tensors
+  p.batch = 0;
+  EXPECT_EQ(kernels::launch_mla_fa2(p, plan, nullptr, nullptr, nullptr), cudaSuccess);  // nothing to do
+}
+
+}  // namespace
+}  // namespace kbench
