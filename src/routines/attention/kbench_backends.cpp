@@ -159,14 +159,13 @@ class PrefillKernelBackend final : public BackendFor<PrefillCase> {
 // partial-output workspace), made here, outside timing.
 class MlaKernelOperation final : public Operation {
  public:
-  MlaKernelOperation(const MlaCase& problem, cudaStream_t stream) : problem_(problem) {
+  explicit MlaKernelOperation(const MlaCase& problem) : problem_(problem) {
     const MlaProblem& p = problem.problem();
     const kernels::MlaParams params = problem.params(MlaCase::kNoCopy);
     const int max_len = p.pages.seq_lens.empty() ? 1 : *std::max_element(p.pages.seq_lens.begin(), p.pages.seq_lens.end());
     plan_ = kernels::plan_mla_fa2(params, max_len, current_device_sm_count());
     const std::size_t bytes = plan_.workspace_bytes(params);
     if (bytes > 0) workspace_ = DeviceBuffer(bytes);
-    (void)stream;
   }
   void launch(cudaStream_t stream, int copy) override {
     KBENCH_CUDA_CHECK(kernels::launch_mla_fa2(problem_.params(copy), plan_, problem_.out(copy),
@@ -209,8 +208,8 @@ class MlaKernelBackend final : public BackendFor<MlaCase> {
     }
     return Support::yes();
   }
-  [[nodiscard]] std::unique_ptr<Operation> bind(MlaCase& problem, cudaStream_t stream) const override {
-    return std::make_unique<MlaKernelOperation>(problem, stream);
+  [[nodiscard]] std::unique_ptr<Operation> bind(MlaCase& problem, cudaStream_t) const override {
+    return std::make_unique<MlaKernelOperation>(problem);
   }
 };
 
