@@ -28,12 +28,15 @@
 #include "kernels/attention/mla/mla_fa2.hpp"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/common/launch.hpp"
@@ -54,10 +57,10 @@ constexpr int kPPad = 40;                // bf16 per P row (80 bytes: conflict-f
 constexpr float kLog2e = 1.4426950408889634f;
 
 struct Args {
-  const __nv_bfloat16* q_nope;
-  const __nv_bfloat16* q_pe;
-  const __nv_bfloat16* ckv;
-  const __nv_bfloat16* kpe;
+  const void* q_nope;  // bfloat16, or fp8 e4m3 with fp8 KV
+  const void* q_pe;
+  const void* ckv;     // bfloat16 or fp8 e4m3 (the kernel's kFp8Kv)
+  const void* kpe;
   const int32_t* kv_indptr;
   const int32_t* kv_indices;
   const int32_t* kv_len;
@@ -72,7 +75,25 @@ struct Args {
   int split_keys;
   float scale_log2;  // sm_scale * q_scale * ckv_scale * log2(e)
   float v_scale;     // ckv_scale
+  float kpe_mul;     // fp8 KV: kpe_scale / ckv_scale, applied to kpe when it is widened to bf16
+  int q_fp8;         // fp8 KV only: q is fp8 e4m3 (widened to bf16 exactly when staged)
 };
+
+// Four fp8 e4m3 values (element 0 in the lowest byte) -> four bf16 (two words), times mul. An
+// e4m3 value is exact in bf16, so with mul == 1 the widening is lossless.
+__device__ __forceinline__ uint2 e4m3x4_to_bf16x4(uint32_t bits, float mul) {
+  uint32_t out[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const __half2_raw raw =
+        __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>((bits >> (16 * i)) & 0xFFFFu), __NV_E4M3);
+    __half2 h;
+    memcpy(&h, &raw, sizeof(h));
+    const float2 f = __half22float2(h);
+    out[i] = sm80::pack2<false>(f.x * mul, f.y * mul);
+  }
+  return make_uint2(out[0], out[1]);
+}
 
 template <int kM>
 struct Layout {
@@ -91,7 +112,13 @@ struct Layout {
 template <int kM>
 constexpr int kCtasPerSm = kM == 1 ? 2 : 1;
 
-template <int kM>
+// kFp8Kv: the caches are fp8 e4m3. Warp w loads keys [4 w, 4 w + 4) of a tile, each key's 576 fp8
+// bytes (ckv | kpe) into the first 576 bytes of its own padded bf16 row; after the tile's wait every
+// thread reads back the chunks it loaded itself, the warp syncs, and it writes them widened to bf16
+// over the whole row (only the warp's own rows: no block barrier beyond the existing one). The rest
+// of the kernel (S, softmax, P V, epilogue) is the bf16 kernel's: the scales stay in scale_log2 and
+// v_scale, kpe is multiplied by kpe_scale / ckv_scale when widened.
+template <int kM, bool kFp8Kv>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm<kM>) mla_fa2_kernel(const Args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using L = Layout<kM>;
@@ -136,30 +163,94 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm<kM>) mla_fa2_kernel(const
     const int t = min(k_begin + tile * kTile + lane, k_end - 1);
     return __ldg(pages + t / a.page_size) * a.page_size + t % a.page_size;
   };
+  static_assert(kTile == 4 * (kThreads / 32), "fp8 KV: four keys per warp");
   auto load_tile = [&](int stage, int slot) {
     const uint32_t dst0 = kv_base + stage * kTile * kRowBytes;
+    if constexpr (kFp8Kv) {
+      const uint8_t* ckv8 = static_cast<const uint8_t*>(a.ckv);
+      const uint8_t* kpe8 = static_cast<const uint8_t*>(a.kpe);
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {  // ckv: lane's 16-byte chunk of each of the warp's keys
+        const int key = warp * 4 + kk;
+        const int64_t row = s_idx[slot * kTile + key];
+        sm80::cp_async16(dst0 + key * kRowBytes + lane * 16, ckv8 + row * kDc + lane * 16);
+      }
+      if (lane < 16) {  // kpe: 4 chunks a key
+        const int key = warp * 4 + (lane >> 2);
+        const int64_t row = s_idx[slot * kTile + key];
+        sm80::cp_async16(dst0 + key * kRowBytes + kDc + (lane & 3) * 16, kpe8 + row * kDp + (lane & 3) * 16);
+      }
+    } else {
+      const __nv_bfloat16* ckv = static_cast<const __nv_bfloat16*>(a.ckv);
+      const __nv_bfloat16* kpe = static_cast<const __nv_bfloat16*>(a.kpe);
 #pragma unroll 3
-    for (int it = 0; it < kTile * kChunks / kThreads; ++it) {
-      const int c = tid + it * kThreads;
-      const int key = c / kChunks, ch = c % kChunks;
-      const int64_t row = s_idx[slot * kTile + key];
-      const void* src = ch < kDc / 8 ? static_cast<const void*>(a.ckv + row * kDc + ch * 8)
-                                     : static_cast<const void*>(a.kpe + row * kDp + (ch - kDc / 8) * 8);
-      sm80::cp_async16(dst0 + key * kRowBytes + ch * 16, src);
+      for (int it = 0; it < kTile * kChunks / kThreads; ++it) {
+        const int c = tid + it * kThreads;
+        const int key = c / kChunks, ch = c % kChunks;
+        const int64_t row = s_idx[slot * kTile + key];
+        const void* src = ch < kDc / 8 ? static_cast<const void*>(ckv + row * kDc + ch * 8)
+                                       : static_cast<const void*>(kpe + row * kDp + (ch - kDc / 8) * 8);
+        sm80::cp_async16(dst0 + key * kRowBytes + ch * 16, src);
+      }
+    }
+  };
+  // fp8 KV: widen the warp's four keys of stage `stage` in place (after the thread's cp.async wait).
+  auto widen_tile = [&](int stage) {
+    uint8_t* t = smem + L::kv + stage * kTile * kRowBytes;
+    uint4 c[4], e = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) c[kk] = *reinterpret_cast<const uint4*>(t + (warp * 4 + kk) * kRowBytes + lane * 16);
+    const int ekey = warp * 4 + (lane >> 2);
+    if (lane < 16) e = *reinterpret_cast<const uint4*>(t + ekey * kRowBytes + kDc + (lane & 3) * 16);
+    __syncwarp();  // every lane's fp8 bytes are in registers before any row is overwritten
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+      uint8_t* dst = t + (warp * 4 + kk) * kRowBytes + lane * 32;  // columns [16 lane, 16 lane + 16)
+      const uint2 w0 = e4m3x4_to_bf16x4(c[kk].x, 1.0f), w1 = e4m3x4_to_bf16x4(c[kk].y, 1.0f);
+      const uint2 w2 = e4m3x4_to_bf16x4(c[kk].z, 1.0f), w3 = e4m3x4_to_bf16x4(c[kk].w, 1.0f);
+      *reinterpret_cast<uint4*>(dst) = make_uint4(w0.x, w0.y, w1.x, w1.y);
+      *reinterpret_cast<uint4*>(dst + 16) = make_uint4(w2.x, w2.y, w3.x, w3.y);
+    }
+    if (lane < 16) {
+      uint8_t* dst = t + ekey * kRowBytes + kDc * 2 + (lane & 3) * 32;  // kpe columns [512 + 16 (lane & 3), ...)
+      const uint2 w0 = e4m3x4_to_bf16x4(e.x, a.kpe_mul), w1 = e4m3x4_to_bf16x4(e.y, a.kpe_mul);
+      const uint2 w2 = e4m3x4_to_bf16x4(e.z, a.kpe_mul), w3 = e4m3x4_to_bf16x4(e.w, a.kpe_mul);
+      *reinterpret_cast<uint4*>(dst) = make_uint4(w0.x, w0.y, w1.x, w1.y);
+      *reinterpret_cast<uint4*>(dst + 16) = make_uint4(w2.x, w2.y, w3.x, w3.y);
     }
   };
 
-  // Q rows (zeros past the request's rows) and the first two tiles' cache rows.
-  for (int c = tid; c < kRows * kChunks; c += kThreads) {
-    const int r = c / kChunks, ch = c % kChunks;
-    const uint32_t dst = q_base + r * kRowBytes + ch * 16;
-    if (j0 + r < a.rows) {
-      const int64_t qrow = row0 + j0 + r;
-      const void* src = ch < kDc / 8 ? static_cast<const void*>(a.q_nope + qrow * kDc + ch * 8)
-                                     : static_cast<const void*>(a.q_pe + qrow * kDp + (ch - kDc / 8) * 8);
-      sm80::cp_async16(dst, src);
-    } else {
-      asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst), "r"(0) : "memory");
+  // Q rows (zeros past the request's rows) and the first two tiles' cache rows. fp8 q (fp8 KV
+  // only) is widened to bf16 exactly by plain loads (q_scale stays in scale_log2).
+  if (kFp8Kv && a.q_fp8) {
+    const uint8_t* q_nope8 = static_cast<const uint8_t*>(a.q_nope);
+    const uint8_t* q_pe8 = static_cast<const uint8_t*>(a.q_pe);
+    for (int c = tid; c < kRows * kChunks; c += kThreads) {
+      const int r = c / kChunks, ch = c % kChunks;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (j0 + r < a.rows) {
+        const int64_t qrow = row0 + j0 + r;
+        const uint2 f = __ldg(reinterpret_cast<const uint2*>(
+            ch < kDc / 8 ? q_nope8 + qrow * kDc + ch * 8 : q_pe8 + qrow * kDp + (ch - kDc / 8) * 8));
+        const uint2 lo = e4m3x4_to_bf16x4(f.x, 1.0f), hi = e4m3x4_to_bf16x4(f.y, 1.0f);
+        v = make_uint4(lo.x, lo.y, hi.x, hi.y);
+      }
+      *reinterpret_cast<uint4*>(smem + L::q + r * kRowBytes + ch * 16) = v;
+    }
+  } else {
+    const __nv_bfloat16* q_nope = static_cast<const __nv_bfloat16*>(a.q_nope);
+    const __nv_bfloat16* q_pe = static_cast<const __nv_bfloat16*>(a.q_pe);
+    for (int c = tid; c < kRows * kChunks; c += kThreads) {
+      const int r = c / kChunks, ch = c % kChunks;
+      const uint32_t dst = q_base + r * kRowBytes + ch * 16;
+      if (j0 + r < a.rows) {
+        const int64_t qrow = row0 + j0 + r;
+        const void* src = ch < kDc / 8 ? static_cast<const void*>(q_nope + qrow * kDc + ch * 8)
+                                       : static_cast<const void*>(q_pe + qrow * kDp + (ch - kDc / 8) * 8);
+        sm80::cp_async16(dst, src);
+      } else {
+        asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};\n" ::"r"(dst), "r"(0) : "memory");
+      }
     }
   }
   if (warp == 0) {
@@ -196,7 +287,8 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm<kM>) mla_fa2_kernel(const
     if (tile + 1 < num_tiles) load_tile(stage ^ 1, (tile + 1) % 3);
     sm80::cp_async_commit();
     sm80::cp_async_wait<1>();
-    __syncthreads();  // tile `tile` (and Q) in shared memory
+    if constexpr (kFp8Kv) widen_tile(stage);  // the warp's own keys: its own cp.async bytes, then __syncwarp
+    __syncthreads();  // tile `tile` (and Q) in shared memory, as bf16
 
     // ---- S partials: rows of every m tile x keys [16 kg, 16 kg + 16) x dims [144 kq, 144 kq + 144)
     {
@@ -375,17 +467,17 @@ __global__ void __launch_bounds__(128) mla_fa2_merge_kernel(const Args a) {
   *reinterpret_cast<uint2*>(a.out + flat * kDc + col) = packed;
 }
 
-template <int kM>
+template <int kM, bool kFp8Kv>
 cudaError_t launch_rows(const Args& args, int row_blocks, int batch, cudaStream_t stream) {
   static std::atomic<uint64_t> done{0};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
   if (status != cudaSuccess) return status;
-  status = ensure_smem_limit(mla_fa2_kernel<kM>, Layout<kM>::bytes, device, done);
+  status = ensure_smem_limit(mla_fa2_kernel<kM, kFp8Kv>, Layout<kM>::bytes, device, done);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>(args.num_splits), static_cast<unsigned>(row_blocks),
                   static_cast<unsigned>(batch));
-  return launch_kernel(mla_fa2_kernel<kM>, grid, dim3(kThreads), Layout<kM>::bytes, stream, false, args);
+  return launch_kernel(mla_fa2_kernel<kM, kFp8Kv>, grid, dim3(kThreads), Layout<kM>::bytes, stream, false, args);
 }
 
 }  // namespace mla_fa2_detail
@@ -413,17 +505,26 @@ std::size_t MlaFa2Plan::workspace_bytes(const MlaParams& p) const {
   return slots * (kDc + 1) * sizeof(float);
 }
 
+bool mla_fa2_dtypes_supported(DType q, DType kv) {
+  return (q == DType::bfloat16 && kv == DType::bfloat16) || (q == DType::bfloat16 && kv == DType::fp8_e4m3) ||
+         (q == DType::fp8_e4m3 && kv == DType::fp8_e4m3);
+}
+
 bool mla_fa2_supported(const MlaParams& p) {
-  return p.q_dtype == DType::bfloat16 && p.kv_dtype == DType::bfloat16 && p.head_dim_ckv == kDc &&
-         p.head_dim_kpe == kDp && p.batch >= 0 && p.batch <= 65535 && p.s_qo >= 1 && p.num_heads >= 1 &&
-         p.page_size >= 1 && static_cast<int64_t>(p.s_qo) * p.num_heads <= (1 << 20) &&
-         p.ckv_scale == p.kpe_scale && std::isfinite(p.sm_scale) && std::isfinite(p.q_scale) &&
-         std::isfinite(p.ckv_scale);
+  // bf16 KV: one scale for ckv and kpe (applied in fp32). fp8 KV: kpe is widened times
+  // kpe_scale / ckv_scale, which must be finite.
+  const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
+  const bool scales_ok = p.ckv_scale == p.kpe_scale ||
+                         (fp8_kv && p.ckv_scale != 0.0f && std::isfinite(p.kpe_scale / p.ckv_scale));
+  return mla_fa2_dtypes_supported(p.q_dtype, p.kv_dtype) && p.head_dim_ckv == kDc && p.head_dim_kpe == kDp &&
+         p.batch >= 0 && p.batch <= 65535 && p.s_qo >= 1 && p.num_heads >= 1 && p.page_size >= 1 &&
+         static_cast<int64_t>(p.s_qo) * p.num_heads <= (1 << 20) && scales_ok && std::isfinite(p.sm_scale) &&
+         std::isfinite(p.q_scale) && std::isfinite(p.ckv_scale);
 }
 
 cudaError_t mla_fa2_available() {
   cudaFuncAttributes attributes{};
-  return kernel_image_status(cudaFuncGetAttributes(&attributes, mla_fa2_kernel<1>));
+  return kernel_image_status(cudaFuncGetAttributes(&attributes, mla_fa2_kernel<1, false>));
 }
 
 MlaFa2Plan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
@@ -461,10 +562,10 @@ cudaError_t launch_mla_fa2(const MlaParams& p, const MlaFa2Plan& plan, void* out
     return cudaErrorInvalidValue;
   }
   Args a{};
-  a.q_nope = static_cast<const __nv_bfloat16*>(p.q_nope);
-  a.q_pe = static_cast<const __nv_bfloat16*>(p.q_pe);
-  a.ckv = static_cast<const __nv_bfloat16*>(p.ckv);
-  a.kpe = static_cast<const __nv_bfloat16*>(p.kpe);
+  a.q_nope = p.q_nope;
+  a.q_pe = p.q_pe;
+  a.ckv = p.ckv;
+  a.kpe = p.kpe;
   a.kv_indptr = p.kv_indptr;
   a.kv_indices = p.kv_indices;
   a.kv_len = p.kv_len;
@@ -477,6 +578,9 @@ cudaError_t launch_mla_fa2(const MlaParams& p, const MlaFa2Plan& plan, void* out
   a.split_keys = plan.split_keys;
   a.scale_log2 = p.sm_scale * p.q_scale * p.ckv_scale * kLog2e;
   a.v_scale = p.ckv_scale;
+  const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
+  a.kpe_mul = fp8_kv && p.kpe_scale != p.ckv_scale ? p.kpe_scale / p.ckv_scale : 1.0f;
+  a.q_fp8 = p.q_dtype == DType::fp8_e4m3 ? 1 : 0;
   if (plan.num_splits > 1) {
     const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * a.rows;
     a.part_o = static_cast<float*>(workspace);
@@ -485,9 +589,12 @@ cudaError_t launch_mla_fa2(const MlaParams& p, const MlaFa2Plan& plan, void* out
   const int row_blocks = (a.rows + plan.rows_per_cta - 1) / plan.rows_per_cta;
   cudaError_t status = cudaSuccess;
   switch (plan.rows_per_cta) {
-    case 16: status = launch_rows<1>(a, row_blocks, p.batch, stream); break;
-    case 32: status = launch_rows<2>(a, row_blocks, p.batch, stream); break;
-    default: status = launch_rows<4>(a, row_blocks, p.batch, stream); break;
+    case 16: status = fp8_kv ? launch_rows<1, true>(a, row_blocks, p.batch, stream)
+                             : launch_rows<1, false>(a, row_blocks, p.batch, stream); break;
+    case 32: status = fp8_kv ? launch_rows<2, true>(a, row_blocks, p.batch, stream)
+                             : launch_rows<2, false>(a, row_blocks, p.batch, stream); break;
+    default: status = fp8_kv ? launch_rows<4, true>(a, row_blocks, p.batch, stream)
+                             : launch_rows<4, false>(a, row_blocks, p.batch, stream); break;
   }
   if (status != cudaSuccess || plan.num_splits == 1) return status;
   const int64_t merge_blocks = static_cast<int64_t>(p.batch) * a.rows;

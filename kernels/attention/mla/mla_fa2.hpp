@@ -1,6 +1,7 @@
 // kbench's own MLA decode kernel "fa2" (mma.sync, sm_80+): host-side API. The problem is mla.hpp's
-// (MlaParams); this kernel takes bfloat16 q and caches, head dims 512 / 64 (fp8 KV and other head
-// dims are not implemented yet). The plan (query-row block size, KV splits, workspace) is made on
+// (MlaParams); this kernel takes head dims 512 / 64 and q / KV dtypes bfloat16 / bfloat16,
+// bfloat16 / fp8 e4m3 or fp8 e4m3 / fp8 e4m3 (fp8 is widened to bf16 in shared memory; the
+// per-tensor scales are applied in fp32). Other head dims and e5m2 are not implemented. The plan (query-row block size, KV splits, workspace) is made on
 // the host, outside timing, from the longest KV length; the launch is graph-safe (no host sync).
 #pragma once
 
@@ -20,6 +21,8 @@ struct MlaFa2Plan {
   [[nodiscard]] std::size_t workspace_bytes(const MlaParams& p) const;
 };
 
+// Whether kernel fa2 takes this q / KV dtype pair (see above).
+[[nodiscard]] bool mla_fa2_dtypes_supported(DType q_dtype, DType kv_dtype);
 // Whether kernel fa2 takes this problem (dtypes, head dims, sizes); no pointer is looked at.
 [[nodiscard]] bool mla_fa2_supported(const MlaParams& params);
 // cudaSuccess where this build has the kernel's image for the current device.

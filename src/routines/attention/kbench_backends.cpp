@@ -194,9 +194,10 @@ class MlaKernelBackend final : public BackendFor<MlaCase> {
  protected:
   [[nodiscard]] Support implements(const MlaCase& problem) const override {
     const MlaProblem& p = problem.problem();
-    if (p.q_dtype != DType::bfloat16 || p.kv_dtype != DType::bfloat16) {
-      return Support::no("kbench's MLA fa2 kernel takes bfloat16 q and KV only (fp8 KV is not implemented yet; got q " +
-                         std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) + ")");
+    if (!kernels::mla_fa2_dtypes_supported(p.q_dtype, p.kv_dtype)) {
+      return Support::no(
+          "kbench's MLA fa2 kernel takes q / KV bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3 only (got q " +
+          std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) + ")");
     }
     if (p.head_dim_ckv != 512 || p.head_dim_kpe != 64) {
       return Support::no("kbench's MLA fa2 kernel takes head dims 512 / 64 only (got " +

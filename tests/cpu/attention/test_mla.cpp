@@ -91,9 +91,12 @@ TEST_F(MlaRoutineTest, KbenchFa2SaysWhatItDoesNotTake) {
   const Backend* fa2 = mla.find_backend("fa2");
   ASSERT_NE(fa2, nullptr);
   EXPECT_TRUE(fa2->can_implement(*make("--s_qo 4")));
-  const Support fp8 = fa2->can_implement(*make("--kv_dtype fp8_e4m3"));
+  // fp8 e4m3 KV with bfloat16 or fp8 q; fp8 q with a bfloat16 cache is not taken.
+  EXPECT_TRUE(fa2->can_implement(*make("--kv_dtype fp8_e4m3")));
+  EXPECT_TRUE(fa2->can_implement(*make("--q_dtype fp8_e4m3 --kv_dtype fp8_e4m3")));
+  const Support fp8 = fa2->can_implement(*make("--q_dtype fp8_e4m3"));
   EXPECT_FALSE(fp8);
-  EXPECT_NE(fp8.reason.find("bfloat16 q and KV only"), std::string::npos) << fp8.reason;
+  EXPECT_NE(fp8.reason.find("fp8_e4m3 / fp8_e4m3 only (got q fp8_e4m3, kv bfloat16)"), std::string::npos) << fp8.reason;
   const Support dims = fa2->can_implement(*make("--head_dim_ckv 256 --head_dim_kpe 32"));
   EXPECT_FALSE(dims);
   EXPECT_NE(dims.reason.find("head dims 512 / 64 only"), std::string::npos) << dims.reason;

@@ -3,7 +3,9 @@
 // torch.isclose): heads 16 / 32 / 128, 1 / 2 / 4 query tokens, page sizes 1 / 16 / 64 / 128, ragged
 // lengths (kv_len = s_qo, lengths off the 32-key tile), batch 1, small batches that split the KV
 // and large ones that do not, and forced plans with many (partly empty) splits. Inputs are random
-// (q_pe too); the output is poisoned first, so every element must be written.
+// (q_pe too); the output is poisoned first, so every element must be written. FP8 e4m3 KV (bf16 or
+// fp8 q) as the routine builds it: values times 10 quantised, scales 0.1 (kpe's also 0.2), checked
+// with the routine's fp8 tolerance (rtol 0.5, atol 0.1); the reference reads the same fp8 values.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -36,11 +38,23 @@ struct Fa2Case {
   int page_size = 64;
   std::optional<int> forced_split_keys;  // a plan with this many keys per split instead of plan_mla_fa2's
   int expect_splits = 0;                 // 1: no split expected; 2: more than one; 0: either
+  DType q_dtype = DType::bfloat16;
+  DType kv_dtype = DType::bfloat16;
+  float kpe_scale_factor = 1.0f;         // fp8: kpe_scale = kpe_scale_factor * ckv_scale
 };
+
+Fa2Case fp8(Fa2Case c, bool fp8_q, float kpe_scale_factor = 1.0f) {
+  c.kv_dtype = DType::fp8_e4m3;
+  if (fp8_q) c.q_dtype = DType::fp8_e4m3;
+  c.kpe_scale_factor = kpe_scale_factor;
+  return c;
+}
 
 std::string describe(const Fa2Case& c) {
   return "batch " + std::to_string(c.lens.size()) + " lens " + lengths_text(c.lens) + " s_qo " +
-         std::to_string(c.s_qo) + " heads " + std::to_string(c.num_heads) + " page " + std::to_string(c.page_size);
+         std::to_string(c.s_qo) + " heads " + std::to_string(c.num_heads) + " page " + std::to_string(c.page_size) +
+         " q " + std::string(dtype_name(c.q_dtype)) + " kv " + std::string(dtype_name(c.kv_dtype)) +
+         (c.kpe_scale_factor != 1.0f ? " kpe_scale x" + std::to_string(c.kpe_scale_factor) : "");
 }
 
 int sm_count() {
@@ -50,9 +64,13 @@ int sm_count() {
   return count;
 }
 
-DeviceBuffer random_bf16(std::size_t count, uint64_t seed, cudaStream_t stream) {
-  DeviceBuffer b(count * 2);
-  KBENCH_CUDA_CHECK(kernels::fill_normal(b.get(), DType::bfloat16, static_cast<int64_t>(count), seed, 0.0f, 1.0f, stream));
+constexpr float kFp8Magnitude = 10.0f;  // fp8 tensors hold N(0, 10^2), dequantised by 0.1 (as mla_case)
+
+DeviceBuffer random_normal(DType dtype, std::size_t count, uint64_t seed, cudaStream_t stream) {
+  const bool fp8 = dtype == DType::fp8_e4m3;
+  DeviceBuffer b(count * (fp8 ? 1 : 2));
+  KBENCH_CUDA_CHECK(kernels::fill_normal(b.get(), dtype, static_cast<int64_t>(count), seed, 0.0f,
+                                         fp8 ? kFp8Magnitude : 1.0f, stream));
   return b;
 }
 
@@ -64,10 +82,10 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
   const PagedKvLayout pages = make_paged_kv_layout(c.lens, max_len, c.page_size, 7);
   const std::size_t rows = static_cast<std::size_t>(batch) * c.s_qo;
   const std::size_t tokens = static_cast<std::size_t>(pages.total_pages) * c.page_size;
-  const DeviceBuffer q_nope = random_bf16(rows * c.num_heads * 512, 1, stream.get());
-  const DeviceBuffer q_pe = random_bf16(rows * c.num_heads * 64, 2, stream.get());
-  const DeviceBuffer ckv = random_bf16(tokens * 512, 3, stream.get());
-  const DeviceBuffer kpe = random_bf16(tokens * 64, 4, stream.get());
+  const DeviceBuffer q_nope = random_normal(c.q_dtype, rows * c.num_heads * 512, 1, stream.get());
+  const DeviceBuffer q_pe = random_normal(c.q_dtype, rows * c.num_heads * 64, 2, stream.get());
+  const DeviceBuffer ckv = random_normal(c.kv_dtype, tokens * 512, 3, stream.get());
+  const DeviceBuffer kpe = random_normal(c.kv_dtype, tokens * 64, 4, stream.get());
   const auto upload = [&](const std::vector<int32_t>& v) {
     DeviceBuffer b(std::max<std::size_t>(v.size(), 1) * sizeof(int32_t));
     KBENCH_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), v.size() * sizeof(int32_t), cudaMemcpyHostToDevice));
@@ -88,6 +106,15 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
   p.num_heads = c.num_heads;
   p.page_size = c.page_size;
   p.sm_scale = static_cast<float>(1.0 / std::sqrt(192.0));
+  p.q_dtype = c.q_dtype;
+  p.kv_dtype = c.kv_dtype;
+  if (c.q_dtype == DType::fp8_e4m3) p.q_scale = 1.0f / kFp8Magnitude;
+  if (c.kv_dtype == DType::fp8_e4m3) {
+    p.ckv_scale = 1.0f / kFp8Magnitude;
+    p.kpe_scale = c.kpe_scale_factor / kFp8Magnitude;
+  }
+  const bool fp8_inputs = c.q_dtype == DType::fp8_e4m3 || c.kv_dtype == DType::fp8_e4m3;
+  const double rtol = fp8_inputs ? 0.5 : 0.2, atol = fp8_inputs ? 0.1 : 0.01;
   ASSERT_TRUE(kernels::mla_fa2_supported(p));
 
   kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, max_len, sm_count());
@@ -121,7 +148,7 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
   std::size_t bad = 0, first_bad = out_count;
   for (std::size_t e = 0; e < out_count; ++e) {
     const double d = std::abs(static_cast<double>(got[e]) - want[e]);
-    if (!std::isfinite(got[e]) || !(d <= 0.01 + 0.2 * std::abs(want[e]))) {
+    if (!std::isfinite(got[e]) || !(d <= atol + rtol * std::abs(want[e]))) {
       if (bad++ == 0) first_bad = e;
     }
     if (std::isfinite(got[e])) worst_abs = std::max(worst_abs, d);
@@ -134,7 +161,8 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
                   << (first_bad / 512) % c.num_heads << " dim " << first_bad % 512 << ": got " << got[first_bad]
                   << ", reference " << want[first_bad];
   }
-  // bf16 output and bf16 P: far inside the refcheck's tolerance on these inputs.
+  // bf16 output and bf16 P: far inside the refcheck's tolerance on these inputs (fp8 values are
+  // exact in bf16, so fp8 inputs do no worse; kpe times a scale ratio rounds once to bf16).
   EXPECT_LT(worst_abs, 0.05);
 }
 
@@ -186,6 +214,52 @@ TEST(MlaFa2, ManySmallSplitsWithEmptyOnes) {
   expect_fa2_matches_reference({{2, 64, 257}, 2, 32, 1, 64, 0});
 }
 
+// FP8 e4m3 KV, bf16 or fp8 q: heads x query tokens x page sizes on the small ragged batch (splits).
+class MlaFa2Fp8Matrix : public ::testing::TestWithParam<std::tuple<int, int, int, bool>> {};
+
+TEST_P(MlaFa2Fp8Matrix, MatchesTheReference) {
+  KBENCH_REQUIRE_GPU();
+  const auto [heads, s_qo, page, fp8_q] = GetParam();
+  expect_fa2_matches_reference(fp8({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0}, fp8_q));
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa2Fp8Matrix,
+                         ::testing::Combine(::testing::Values(16, 128), ::testing::Values(1, 2), ::testing::Values(1, 64),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           std::string name = "h";
+                           name += std::to_string(std::get<0>(info.param));
+                           name += "_q";
+                           name += std::to_string(std::get<1>(info.param));
+                           name += "_p";
+                           name += std::to_string(std::get<2>(info.param));
+                           name += std::get<3>(info.param) ? "_fp8q" : "_bf16q";
+                           return name;
+                         });
+
+TEST(MlaFa2Fp8, SplitAndUnsplit) {
+  KBENCH_REQUIRE_GPU();
+  for (const bool fp8_q : {false, true}) {
+    expect_fa2_matches_reference(fp8({{5000}, 1, 16, 64, std::nullopt, 2}, fp8_q));
+    expect_fa2_matches_reference(fp8({{4099}, 2, 128, 16, std::nullopt, 2}, fp8_q));
+    expect_fa2_matches_reference(fp8({{3}, 3, 48, 1, std::nullopt, 0}, fp8_q));  // three 64-row blocks
+    std::mt19937 rng(5);
+    std::vector<int32_t> lens(300);
+    for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
+    expect_fa2_matches_reference(fp8({lens, 1, 16, 64, std::nullopt, 1}, fp8_q));
+    lens.resize(140);
+    for (auto& len : lens) len = std::max(len, 2);
+    expect_fa2_matches_reference(fp8({lens, 2, 128, 32, std::nullopt, 1}, fp8_q));
+    expect_fa2_matches_reference(fp8({{4, 33, 700, 95}, 4, 16, 16, 32, 0}, fp8_q));  // many, partly empty, splits
+  }
+}
+
+TEST(MlaFa2Fp8, KpeScaleDiffersFromCkvScale) {
+  KBENCH_REQUIRE_GPU();
+  expect_fa2_matches_reference(fp8({{1, 37, 300, 1029, 64}, 1, 16, 64, std::nullopt, 0}, false, 2.0f));
+  expect_fa2_matches_reference(fp8({{2, 37, 300, 1029, 64}, 2, 128, 1, std::nullopt, 0}, true, 0.5f));
+}
+
 TEST(MlaFa2, RejectsWhatItCannotTake) {
   kernels::MlaParams p;
   p.batch = 1;
@@ -193,9 +267,21 @@ TEST(MlaFa2, RejectsWhatItCannotTake) {
   p.page_size = 64;
   p.sm_scale = 0.1f;
   EXPECT_TRUE(kernels::mla_fa2_supported(p));
-  p.kv_dtype = DType::fp8_e4m3;
+  p.kpe_scale = 2.0f;  // bf16 KV: one scale for ckv and kpe
   EXPECT_FALSE(kernels::mla_fa2_supported(p));
-  p.kv_dtype = DType::bfloat16;
+  p.kv_dtype = DType::fp8_e4m3;  // fp8 KV: any finite kpe_scale / ckv_scale
+  EXPECT_TRUE(kernels::mla_fa2_supported(p));
+  p.ckv_scale = 0.0f;
+  EXPECT_FALSE(kernels::mla_fa2_supported(p));
+  p.ckv_scale = p.kpe_scale = 1.0f;
+  p.q_dtype = DType::fp8_e4m3;
+  EXPECT_TRUE(kernels::mla_fa2_supported(p));
+  p.kv_dtype = DType::fp8_e5m2;
+  EXPECT_FALSE(kernels::mla_fa2_supported(p));
+  p.kv_dtype = DType::bfloat16;  // fp8 q takes an fp8 cache
+  EXPECT_FALSE(kernels::mla_fa2_supported(p));
+  EXPECT_FALSE(kernels::mla_fa2_dtypes_supported(DType::float16, DType::float16));
+  p.q_dtype = DType::bfloat16;
   p.head_dim_ckv = 256;
   EXPECT_FALSE(kernels::mla_fa2_supported(p));
   p.head_dim_ckv = 512;
