@@ -29,15 +29,14 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
-#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
+#include "kernels/attention/decode/decode_common.cuh"
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
@@ -85,11 +84,7 @@ __device__ __forceinline__ uint2 e4m3x4_to_bf16x4(uint32_t bits, float mul) {
   uint32_t out[2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    const __half2_raw raw =
-        __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>((bits >> (16 * i)) & 0xFFFFu), __NV_E4M3);
-    __half2 h;
-    memcpy(&h, &raw, sizeof(h));
-    const float2 f = __half22float2(h);
+    const float2 f = decode_detail::fa2::e4m3x2_to_float2(bits >> (16 * i));
     out[i] = sm80::pack2<false>(f.x * mul, f.y * mul);
   }
   return make_uint2(out[0], out[1]);

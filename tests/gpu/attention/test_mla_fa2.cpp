@@ -57,13 +57,6 @@ std::string describe(const Fa2Case& c) {
          (c.kpe_scale_factor != 1.0f ? " kpe_scale x" + std::to_string(c.kpe_scale_factor) : "");
 }
 
-int sm_count() {
-  int device = 0, count = 0;
-  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 constexpr float kFp8Magnitude = 10.0f;  // fp8 tensors hold N(0, 10^2), dequantised by 0.1 (as mla_case)
 
 DeviceBuffer random_normal(DType dtype, std::size_t count, uint64_t seed, cudaStream_t stream) {
@@ -117,7 +110,7 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
   const double rtol = fp8_inputs ? 0.5 : 0.2, atol = fp8_inputs ? 0.1 : 0.01;
   ASSERT_TRUE(kernels::mla_fa2_supported(p));
 
-  kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, max_len, sm_count());
+  kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, max_len, testing::device_sm_count());
   if (c.forced_split_keys) {
     plan.split_keys = *c.forced_split_keys;
     plan.num_splits = (max_len + plan.split_keys - 1) / plan.split_keys;
@@ -167,6 +160,18 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
 }
 
 // Heads x query tokens x page sizes on a small ragged batch (kv_len = s_qo, lengths off the tile).
+// A matrix case's test name: h<heads>_q<tokens>_p<page size>.
+// (Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string temporaries.)
+std::string matrix_name(int heads, int s_qo, int page) {
+  std::string name = "h";
+  name += std::to_string(heads);
+  name += "_q";
+  name += std::to_string(s_qo);
+  name += "_p";
+  name += std::to_string(page);
+  return name;
+}
+
 class MlaFa2Matrix : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
 
 TEST_P(MlaFa2Matrix, MatchesTheReference) {
@@ -179,13 +184,7 @@ INSTANTIATE_TEST_SUITE_P(HeadsTokensPages, MlaFa2Matrix,
                          ::testing::Combine(::testing::Values(16, 32, 128), ::testing::Values(1, 2, 4),
                                             ::testing::Values(1, 16, 64, 128)),
                          [](const auto& info) {
-                           std::string name = "h";
-                           name += std::to_string(std::get<0>(info.param));
-                           name += "_q";
-                           name += std::to_string(std::get<1>(info.param));
-                           name += "_p";
-                           name += std::to_string(std::get<2>(info.param));
-                           return name;
+                           return matrix_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
                          });
 
 TEST(MlaFa2, BatchOneSplitsTheKv) {
@@ -227,14 +226,8 @@ INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa2Fp8Matrix,
                          ::testing::Combine(::testing::Values(16, 128), ::testing::Values(1, 2), ::testing::Values(1, 64),
                                             ::testing::Bool()),
                          [](const auto& info) {
-                           std::string name = "h";
-                           name += std::to_string(std::get<0>(info.param));
-                           name += "_q";
-                           name += std::to_string(std::get<1>(info.param));
-                           name += "_p";
-                           name += std::to_string(std::get<2>(info.param));
-                           name += std::get<3>(info.param) ? "_fp8q" : "_bf16q";
-                           return name;
+                           return matrix_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param)) +
+                                  (std::get<3>(info.param) ? "_fp8q" : "_bf16q");
                          });
 
 TEST(MlaFa2Fp8, SplitAndUnsplit) {

@@ -177,11 +177,7 @@ TEST(QuantizeKernels, Nvfp4PerTokenEqualsTheReference) {
 // the device's SM count so that warps take runs of 2 tiles or more at 6 waves.
 TEST(QuantizeKernels, Nvfp4RunsOfTilesEqualTheReference) {
   KBENCH_REQUIRE_GPU();
-  int device = 0;
-  int sms = 0;
-  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const int64_t warps = int64_t{sms} * 32 * 6;
+  const int64_t warps = int64_t{kbench::testing::device_sm_count()} * 32 * 6;
   uint32_t seed = 600;
   for (bool per_token : {false, true}) {
     for (DType in : {DType::bfloat16, DType::float16}) {
