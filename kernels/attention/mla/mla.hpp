@@ -42,6 +42,9 @@ struct MlaParams {
   float sm_scale = 0.0f;
 };
 
+// kbench's MLA decode kernels: fa2 (mma.sync, sm_80+: mla_fa2.hpp) and fa3 (wgmma, sm_90a: mla_fa3.hpp).
+enum class MlaKernel { fa2, fa3 };
+
 // The fp32 reference: out_fp32[batch * s_qo][num_heads][head_dim_ckv]. Simple and slow (one block
 // per query row and head, scalar loads, double accumulation); for the refcheck and tests.
 [[nodiscard]] cudaError_t launch_mla_reference(const MlaParams& params, float* out_fp32, cudaStream_t stream);

@@ -24,7 +24,7 @@
 //  * O += P V: warp w owns output columns [64 w, 64 w + 64) for all kRows rows (32 kM fp32
 //    registers per thread); V fragments by ldmatrix.trans from the ckv part of the tile.
 // End: o = ckv_scale * O / l as bf16 (one split), or the normalised partial O and the log2-sum-exp
-// (fp32, workspace) for the merge kernel, which combines a row's splits by their weights.
+// (fp32, workspace) for the merge kernel (mla_split.cu), which combines a row's splits by their weights.
 #include "kernels/attention/mla/mla_fa2.hpp"
 
 #include <cuda_bf16.h>
@@ -430,38 +430,6 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm<kM>) mla_fa2_kernel(const
 #endif
 }
 
-// One 128-thread block per (request, row): out = sum_s w_s o_s / sum_s w_s, w_s = 2^(lse_s - max).
-__global__ void __launch_bounds__(128) mla_fa2_merge_kernel(const Args a) {
-  const int64_t flat = blockIdx.x;  // b * rows + j
-  const int b = static_cast<int>(flat / a.rows);
-  const int j = static_cast<int>(flat % a.rows);
-  const int64_t base = static_cast<int64_t>(b) * a.num_splits * a.rows + j;
-  float mx = -INFINITY;
-  for (int s = 0; s < a.num_splits; ++s) mx = fmaxf(mx, a.part_lse[base + static_cast<int64_t>(s) * a.rows]);
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  float wsum = 0.0f;
-  const int col = static_cast<int>(threadIdx.x) * 4;
-  for (int s = 0; s < a.num_splits; ++s) {
-    const int64_t idx = base + static_cast<int64_t>(s) * a.rows;
-    const float lse = a.part_lse[idx];
-    if (lse == -INFINITY) continue;
-    const float w = exp2f(lse - mx);
-    wsum += w;
-    const float4 v = *reinterpret_cast<const float4*>(a.part_o + idx * kDc + col);
-    acc[0] += w * v.x;
-    acc[1] += w * v.y;
-    acc[2] += w * v.z;
-    acc[3] += w * v.w;
-  }
-  const float inv = wsum > 0.0f ? 1.0f / wsum : 0.0f;
-  __nv_bfloat162 lo = __floats2bfloat162_rn(acc[0] * inv, acc[1] * inv);
-  __nv_bfloat162 hi = __floats2bfloat162_rn(acc[2] * inv, acc[3] * inv);
-  uint2 packed;
-  packed.x = *reinterpret_cast<uint32_t*>(&lo);
-  packed.y = *reinterpret_cast<uint32_t*>(&hi);
-  *reinterpret_cast<uint2*>(a.out + flat * kDc + col) = packed;
-}
-
 template <int kM, bool kFp8Kv>
 cudaError_t launch_rows(const Args& args, int row_blocks, int batch, cudaStream_t stream) {
   static std::atomic<uint64_t> done{0};
@@ -494,12 +462,6 @@ int max_smem_per_block() {
 }
 }  // namespace
 
-std::size_t MlaFa2Plan::workspace_bytes(const MlaParams& p) const {
-  if (num_splits <= 1) return 0;
-  const std::size_t slots = static_cast<std::size_t>(p.batch) * num_splits * p.s_qo * p.num_heads;
-  return slots * (kDc + 1) * sizeof(float);
-}
-
 bool mla_fa2_dtypes_supported(DType q, DType kv) {
   return (q == DType::bfloat16 && kv == DType::bfloat16) || (q == DType::bfloat16 && kv == DType::fp8_e4m3) ||
          (q == DType::fp8_e4m3 && kv == DType::fp8_e4m3);
@@ -522,29 +484,14 @@ cudaError_t mla_fa2_available() {
   return kernel_image_status(cudaFuncGetAttributes(&attributes, mla_fa2_kernel<1, false>));
 }
 
-MlaFa2Plan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
-  MlaFa2Plan plan;
-  const int rows = p.s_qo * p.num_heads;
-  plan.rows_per_cta = rows_per_cta(rows);
+MlaPlan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
+  int rows = rows_per_cta(p.s_qo * p.num_heads);
   // 64-row blocks need 192 KB of shared memory: 32-row blocks where a block may not have it (A100).
-  if (plan.rows_per_cta == 64 && max_smem_per_block() < Layout<4>::bytes) plan.rows_per_cta = 32;
-  plan.row_blocks = (rows + plan.rows_per_cta - 1) / plan.rows_per_cta;
-  const int ctas_per_sm = plan.rows_per_cta == 16 ? 2 : 1;
-  const int64_t base = static_cast<int64_t>(std::max(p.batch, 1)) * plan.row_blocks;
-  const int64_t target = static_cast<int64_t>(std::max(sm_count, 1)) * ctas_per_sm;
-  const int tiles = std::max((std::max(max_kv_len, 1) + kTile - 1) / kTile, 1);
-  int splits = 1;
-  if (base < target) {
-    constexpr int kMinTilesPerSplit = 4;  // 128 keys: a split shorter than that costs more in merge than it gains
-    splits = static_cast<int>(std::min<int64_t>((target + base - 1) / base, std::max(tiles / kMinTilesPerSplit, 1)));
-  }
-  const int tiles_per_split = (tiles + splits - 1) / splits;
-  plan.split_keys = tiles_per_split * kTile;
-  plan.num_splits = (tiles + tiles_per_split - 1) / tiles_per_split;
-  return plan;
+  if (rows == 64 && max_smem_per_block() < Layout<4>::bytes) rows = 32;
+  return plan_mla_split(p, rows, rows == 16 ? kCtasPerSm<1> : kCtasPerSm<4>, kTile, max_kv_len, sm_count);
 }
 
-cudaError_t launch_mla_fa2(const MlaParams& p, const MlaFa2Plan& plan, void* out, void* workspace,
+cudaError_t launch_mla_fa2(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
                            cudaStream_t stream) {
   if (!mla_fa2_supported(p) || plan.num_splits < 1 || plan.split_keys < kTile || plan.split_keys % kTile != 0 ||
       (plan.rows_per_cta != 16 && plan.rows_per_cta != 32 && plan.rows_per_cta != 64)) {
@@ -592,10 +539,7 @@ cudaError_t launch_mla_fa2(const MlaParams& p, const MlaFa2Plan& plan, void* out
                              : launch_rows<4, false>(a, row_blocks, p.batch, stream); break;
   }
   if (status != cudaSuccess || plan.num_splits == 1) return status;
-  const int64_t merge_blocks = static_cast<int64_t>(p.batch) * a.rows;
-  if (merge_blocks > 0x7fffffff) return cudaErrorInvalidValue;
-  mla_fa2_merge_kernel<<<static_cast<unsigned>(merge_blocks), 128, 0, stream>>>(a);
-  return cudaGetLastError();
+  return launch_mla_merge(p, plan, workspace, out, stream);
 }
 
 }  // namespace kbench::kernels

@@ -313,7 +313,8 @@ constexpr int kMaxMlaHeads = 65535;  // the reference kernel's gridDim.y
 class MlaRoutine final : public Routine {
  public:
   MlaRoutine() {
-    add_backend(make_mla_kernel_backend());
+    add_backend(make_mla_kernel_backend(kernels::MlaKernel::fa2));
+    add_backend(make_mla_kernel_backend(kernels::MlaKernel::fa3));
     add_backend(vendor_backend<FlashinferMlaBackend, FlashinferLibrary>(
         {"flashinfer_fa3",
          "FlashInfer",

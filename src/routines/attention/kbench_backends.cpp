@@ -5,6 +5,7 @@
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/attention/mla/mla_fa2.hpp"
+#include "kernels/attention/mla/mla_fa3.hpp"
 #include "routines/attention/decode_case.hpp"
 #include "routines/attention/mla_case.hpp"
 #include "routines/attention/prefill_case.hpp"
@@ -155,36 +156,74 @@ class PrefillKernelBackend final : public BackendFor<PrefillCase> {
   kernels::PrefillKernel kernel_;
 };
 
-// kbench's MLA decode kernel with its plan (rows per CTA, KV splits from the longest request, the
+// One of kbench's MLA decode kernels (fa2: mma.sync, sm_80+; fa3: wgmma, sm_90a), as its backend
+// calls it.
+struct MlaKernelEntry {
+  BackendInfo info;
+  const char* needs;   // why it refuses other devices
+  const char* dtypes;  // the q / KV dtype pairs it takes, for the refusal
+  bool (*runs_on)(const DeviceInfo&);
+  bool (*dtypes_supported)(DType, DType);
+  bool (*supported)(const kernels::MlaParams&);
+  cudaError_t (*available)();
+  kernels::MlaPlan (*plan)(const kernels::MlaParams&, int, int);
+  cudaError_t (*launch)(const kernels::MlaParams&, const kernels::MlaPlan&, void*, void*, cudaStream_t);
+};
+
+const MlaKernelEntry& mla_kernel_entry(kernels::MlaKernel kernel) {
+  static const MlaKernelEntry fa2{{"fa2", "kbench", "sm_80+"},
+                                  "kbench's MLA fa2 kernel needs sm_80+ (cp.async, bf16 mma.sync)",
+                                  "bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3",
+                                  [](const DeviceInfo& d) { return d.cc_major >= 8; },
+                                  kernels::mla_fa2_dtypes_supported,
+                                  kernels::mla_fa2_supported,
+                                  kernels::mla_fa2_available,
+                                  kernels::plan_mla_fa2,
+                                  kernels::launch_mla_fa2};
+  static const MlaKernelEntry fa3{{"fa3", "kbench", "sm_90a"},
+                                  "fa3 is kbench's Hopper MLA kernel: wgmma and setmaxnreg, sm_90a only",
+                                  "bfloat16 / bfloat16",
+                                  [](const DeviceInfo& d) { return d.cc_major == 9 && d.cc_minor == 0; },
+                                  kernels::mla_fa3_dtypes_supported,
+                                  kernels::mla_fa3_supported,
+                                  kernels::mla_fa3_available,
+                                  kernels::plan_mla_fa3,
+                                  kernels::launch_mla_fa3};
+  return kernel == kernels::MlaKernel::fa3 ? fa3 : fa2;
+}
+
+// A kbench MLA kernel with its plan (rows per CTA, KV splits from the longest request, the
 // partial-output workspace), made here, outside timing.
 class MlaKernelOperation final : public Operation {
  public:
-  explicit MlaKernelOperation(const MlaCase& problem) : problem_(problem) {
+  MlaKernelOperation(const MlaKernelEntry& kernel, const MlaCase& problem) : kernel_(kernel), problem_(problem) {
     const MlaProblem& p = problem.problem();
     const kernels::MlaParams params = problem.params(MlaCase::kNoCopy);
     const int max_len = p.pages.seq_lens.empty() ? 1 : *std::max_element(p.pages.seq_lens.begin(), p.pages.seq_lens.end());
-    plan_ = kernels::plan_mla_fa2(params, max_len, current_device_sm_count());
+    plan_ = kernel.plan(params, max_len, current_device_sm_count());
     const std::size_t bytes = plan_.workspace_bytes(params);
     if (bytes > 0) workspace_ = DeviceBuffer(bytes);
   }
   void launch(cudaStream_t stream, int copy) override {
-    KBENCH_CUDA_CHECK(kernels::launch_mla_fa2(problem_.params(copy), plan_, problem_.out(copy),
-                                              plan_.num_splits > 1 ? workspace_.get() : nullptr, stream));
+    KBENCH_CUDA_CHECK(kernel_.launch(problem_.params(copy), plan_, problem_.out(copy),
+                                     plan_.num_splits > 1 ? workspace_.get() : nullptr, stream));
   }
 
  private:
+  const MlaKernelEntry& kernel_;
   const MlaCase& problem_;
-  kernels::MlaFa2Plan plan_;
+  kernels::MlaPlan plan_;
   DeviceBuffer workspace_;
 };
 
 class MlaKernelBackend final : public BackendFor<MlaCase> {
  public:
-  MlaKernelBackend() : BackendFor({"fa2", "kbench", "sm_80+"}) {}
+  explicit MlaKernelBackend(kernels::MlaKernel kernel)
+      : BackendFor(mla_kernel_entry(kernel).info), kernel_(mla_kernel_entry(kernel)) {}
 
   [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
-    if (device.cc_major < 8) return Support::no("kbench's MLA fa2 kernel needs sm_80+ (cp.async, bf16 mma.sync)");
-    if (kernels::mla_fa2_available() != cudaSuccess) {
+    if (!kernel_.runs_on(device)) return Support::no(kernel_.needs);
+    if (kernel_.available() != cudaSuccess) {
       (void)cudaGetLastError();
       return Support::no(no_kernel_image(device));
     }
@@ -194,29 +233,34 @@ class MlaKernelBackend final : public BackendFor<MlaCase> {
  protected:
   [[nodiscard]] Support implements(const MlaCase& problem) const override {
     const MlaProblem& p = problem.problem();
-    if (!kernels::mla_fa2_dtypes_supported(p.q_dtype, p.kv_dtype)) {
-      return Support::no(
-          "kbench's MLA fa2 kernel takes q / KV bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3 only (got q " +
-          std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) + ")");
+    const std::string kernel = "kbench's MLA " + std::string(name()) + " kernel";
+    if (!kernel_.dtypes_supported(p.q_dtype, p.kv_dtype)) {
+      return Support::no(kernel + " takes q / KV " + kernel_.dtypes + " only (got q " +
+                         std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) + ")");
     }
     if (p.head_dim_ckv != 512 || p.head_dim_kpe != 64) {
-      return Support::no("kbench's MLA fa2 kernel takes head dims 512 / 64 only (got " +
-                         std::to_string(p.head_dim_ckv) + " / " + std::to_string(p.head_dim_kpe) + ")");
+      return Support::no(kernel + " takes head dims 512 / 64 only (got " + std::to_string(p.head_dim_ckv) + " / " +
+                         std::to_string(p.head_dim_kpe) + ")");
     }
-    if (!kernels::mla_fa2_supported(problem.params(MlaCase::kNoCopy))) {
-      return Support::no("kbench's MLA fa2 kernel does not take this shape (batch " + std::to_string(p.batch) +
-                         ", s_qo " + std::to_string(p.s_qo) + ", heads " + std::to_string(p.num_heads) + ")");
+    if (!kernel_.supported(problem.params(MlaCase::kNoCopy))) {
+      return Support::no(kernel + " does not take this shape (batch " + std::to_string(p.batch) + ", s_qo " +
+                         std::to_string(p.s_qo) + ", heads " + std::to_string(p.num_heads) + ")");
     }
     return Support::yes();
   }
   [[nodiscard]] std::unique_ptr<Operation> bind(MlaCase& problem, cudaStream_t) const override {
-    return std::make_unique<MlaKernelOperation>(problem);
+    return std::make_unique<MlaKernelOperation>(kernel_, problem);
   }
+
+ private:
+  const MlaKernelEntry& kernel_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mla_kernel_backend() { return std::make_unique<MlaKernelBackend>(); }
+std::unique_ptr<Backend> make_mla_kernel_backend(kernels::MlaKernel kernel) {
+  return std::make_unique<MlaKernelBackend>(kernel);
+}
 
 std::unique_ptr<Backend> make_decode_kernel_backend(kernels::DecodeKernel kernel) {
   return std::make_unique<DecodeKernelBackend>(kernel);

@@ -9,6 +9,7 @@
 
 #include "core/cli.hpp"
 #include "core/csv.hpp"
+#include "core/device_info.hpp"
 #include "core/shell_words.hpp"
 #include "core/usage_error.hpp"
 #include "routines/attention/mla_case.hpp"
@@ -82,9 +83,10 @@ TEST_F(MlaRoutineTest, FlashinferBackendsAreNamedApartFromKbenchs) {
   ASSERT_NE(mla.find_backend("flashinfer_fa3"), nullptr);
   ASSERT_NE(mla.find_backend("flashinfer_fa2"), nullptr);
   EXPECT_EQ(mla.find_backend("flashinfer"), mla.find_backend("flashinfer_fa3"));
-  // fa2 is kbench's own mma.sync MLA kernel; fa3 (kbench's Hopper kernel) comes later.
+  // fa2 is kbench's own mma.sync MLA kernel, fa3 its Hopper (wgmma) one.
   ASSERT_NE(mla.find_backend("fa2"), nullptr);
-  EXPECT_EQ(mla.find_backend("fa3"), nullptr);
+  ASSERT_NE(mla.find_backend("fa3"), nullptr);
+  EXPECT_NE(mla.find_backend("fa3"), mla.find_backend("flashinfer_fa3"));
 }
 
 TEST_F(MlaRoutineTest, KbenchFa2SaysWhatItDoesNotTake) {
@@ -100,6 +102,25 @@ TEST_F(MlaRoutineTest, KbenchFa2SaysWhatItDoesNotTake) {
   const Support dims = fa2->can_implement(*make("--head_dim_ckv 256 --head_dim_kpe 32"));
   EXPECT_FALSE(dims);
   EXPECT_NE(dims.reason.find("head dims 512 / 64 only"), std::string::npos) << dims.reason;
+}
+
+TEST_F(MlaRoutineTest, KbenchFa3SaysWhatItDoesNotTake) {
+  const Backend* fa3 = mla.find_backend("fa3");
+  ASSERT_NE(fa3, nullptr);
+  EXPECT_TRUE(fa3->can_implement(*make("--s_qo 4")));
+  const Support fp8 = fa3->can_implement(*make("--kv_dtype fp8_e4m3"));
+  EXPECT_FALSE(fp8);
+  EXPECT_NE(fp8.reason.find("kbench's MLA fa3 kernel takes q / KV bfloat16 / bfloat16 only (got q bfloat16, kv fp8_e4m3)"),
+            std::string::npos)
+      << fp8.reason;
+  const Support dims = fa3->can_implement(*make("--head_dim_ckv 256 --head_dim_kpe 32"));
+  EXPECT_FALSE(dims);
+  EXPECT_NE(dims.reason.find("head dims 512 / 64 only"), std::string::npos) << dims.reason;
+  DeviceInfo ampere;
+  ampere.cc_major = 8;
+  const Support device = fa3->can_run_on(ampere);
+  EXPECT_FALSE(device);
+  EXPECT_NE(device.reason.find("sm_90a only"), std::string::npos) << device.reason;
 }
 
 TEST_F(MlaRoutineTest, RejectsWhatMlaCannotBe) {

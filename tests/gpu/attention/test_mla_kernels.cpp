@@ -1,11 +1,13 @@
-// GPU tests of kbench's MLA decode kernel fa2 (kernels/attention/mla/mla_fa2.cu) against the fp32
-// reference kernel (launch_mla_reference), with the routine's tolerance (rtol 0.2, atol 0.01, as
-// torch.isclose): heads 16 / 32 / 128, 1 / 2 / 4 query tokens, page sizes 1 / 16 / 64 / 128, ragged
-// lengths (kv_len = s_qo, lengths off the 32-key tile), batch 1, small batches that split the KV
+// GPU tests of kbench's MLA decode kernels fa2 (kernels/attention/mla/mla_fa2.cu, sm_80+) and fa3
+// (mla_fa3.cu, sm_90a: skipped elsewhere) against the fp32 reference kernel (launch_mla_reference),
+// with the routine's tolerance (rtol 0.2, atol 0.01, as torch.isclose), the same matrix for both:
+// heads 16 / 32 / 128, 1 / 2 / 4 query tokens, page sizes 1 / 16 / 64 / 128, ragged lengths (kv_len
+// = s_qo, lengths off the kernels' 32- and 64-key tiles), batch 1, small batches that split the KV
 // and large ones that do not, and forced plans with many (partly empty) splits. Inputs are random
 // (q_pe too); the output is poisoned first, so every element must be written. FP8 e4m3 KV (bf16 or
 // fp8 q) as the routine builds it: values times 10 quantised, scales 0.1 (kpe's also 0.2), checked
-// with the routine's fp8 tolerance (rtol 0.5, atol 0.1); the reference reads the same fp8 values.
+// with the routine's fp8 tolerance (rtol 0.5, atol 0.1); the reference reads the same fp8 values
+// (fa2 only: fa3 takes bf16).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -25,32 +27,33 @@
 #include "kbench/dtype.hpp"
 #include "kernels/attention/mla/mla.hpp"
 #include "kernels/attention/mla/mla_fa2.hpp"
+#include "kernels/attention/mla/mla_fa3.hpp"
 #include "kernels/common/tensor_fill.hpp"
 #include "routines/attention/paged_kv_layout.hpp"
 
 namespace kbench {
 namespace {
 
-struct Fa2Case {
+struct KernelCase {
   std::vector<int32_t> lens;
   int s_qo = 1;
   int num_heads = 16;
   int page_size = 64;
-  std::optional<int> forced_split_keys;  // a plan with this many keys per split instead of plan_mla_fa2's
+  std::optional<int> forced_split_keys;  // a plan with this many keys per split instead of the kernel's
   int expect_splits = 0;                 // 1: no split expected; 2: more than one; 0: either
   DType q_dtype = DType::bfloat16;
   DType kv_dtype = DType::bfloat16;
   float kpe_scale_factor = 1.0f;         // fp8: kpe_scale = kpe_scale_factor * ckv_scale
 };
 
-Fa2Case fp8(Fa2Case c, bool fp8_q, float kpe_scale_factor = 1.0f) {
+KernelCase fp8(KernelCase c, bool fp8_q, float kpe_scale_factor = 1.0f) {
   c.kv_dtype = DType::fp8_e4m3;
   if (fp8_q) c.q_dtype = DType::fp8_e4m3;
   c.kpe_scale_factor = kpe_scale_factor;
   return c;
 }
 
-std::string describe(const Fa2Case& c) {
+std::string describe(const KernelCase& c) {
   return "batch " + std::to_string(c.lens.size()) + " lens " + lengths_text(c.lens) + " s_qo " +
          std::to_string(c.s_qo) + " heads " + std::to_string(c.num_heads) + " page " + std::to_string(c.page_size) +
          " q " + std::string(dtype_name(c.q_dtype)) + " kv " + std::string(dtype_name(c.kv_dtype)) +
@@ -67,8 +70,21 @@ DeviceBuffer random_normal(DType dtype, std::size_t count, uint64_t seed, cudaSt
   return b;
 }
 
-void expect_fa2_matches_reference(const Fa2Case& c) {
-  SCOPED_TRACE(describe(c));
+const char* kernel_name(kernels::MlaKernel kernel) { return kernel == kernels::MlaKernel::fa3 ? "fa3" : "fa2"; }
+
+// Skips the test where the kernel cannot run on this device (fa3: sm_90a only).
+#define KBENCH_REQUIRE_MLA_KERNEL(kernel)                                                           \
+  do {                                                                                              \
+    KBENCH_REQUIRE_GPU();                                                                           \
+    if ((kernel) == kernels::MlaKernel::fa3 && kernels::mla_fa3_available() != cudaSuccess) {      \
+      (void)cudaGetLastError();                                                                     \
+      GTEST_SKIP() << "kbench's MLA fa3 kernel needs an sm_90 device and a build with sm_90a";      \
+    }                                                                                               \
+  } while (0)
+
+void expect_matches_reference(kernels::MlaKernel kernel, const KernelCase& c) {
+  SCOPED_TRACE(std::string(kernel_name(kernel)) + ": " + describe(c));
+  const bool fa3 = kernel == kernels::MlaKernel::fa3;
   CudaStream stream;
   const int batch = static_cast<int>(c.lens.size());
   const int max_len = *std::max_element(c.lens.begin(), c.lens.end());
@@ -108,9 +124,10 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
   }
   const bool fp8_inputs = c.q_dtype == DType::fp8_e4m3 || c.kv_dtype == DType::fp8_e4m3;
   const double rtol = fp8_inputs ? 0.5 : 0.2, atol = fp8_inputs ? 0.1 : 0.01;
-  ASSERT_TRUE(kernels::mla_fa2_supported(p));
+  ASSERT_TRUE(fa3 ? kernels::mla_fa3_supported(p) : kernels::mla_fa2_supported(p));
 
-  kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, max_len, testing::device_sm_count());
+  kernels::MlaPlan plan = fa3 ? kernels::plan_mla_fa3(p, max_len, testing::device_sm_count())
+                              : kernels::plan_mla_fa2(p, max_len, testing::device_sm_count());
   if (c.forced_split_keys) {
     plan.split_keys = *c.forced_split_keys;
     plan.num_splits = (max_len + plan.split_keys - 1) / plan.split_keys;
@@ -128,7 +145,9 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
   KBENCH_CUDA_CHECK(kernels::poison(out.get(), static_cast<int64_t>(out.bytes()), stream.get()));
   KBENCH_CUDA_CHECK(kernels::poison(workspace.get(), static_cast<int64_t>(workspace.bytes()), stream.get()));
   ASSERT_EQ(kernels::launch_mla_reference(p, ref.as<float>(), stream.get()), cudaSuccess);
-  ASSERT_EQ(kernels::launch_mla_fa2(p, plan, out.get(), ws_bytes > 0 ? workspace.get() : nullptr, stream.get()),
+  void* ws = ws_bytes > 0 ? workspace.get() : nullptr;
+  ASSERT_EQ(fa3 ? kernels::launch_mla_fa3(p, plan, out.get(), ws, stream.get())
+                : kernels::launch_mla_fa2(p, plan, out.get(), ws, stream.get()),
             cudaSuccess);
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   DeviceBuffer out_f(out_count * sizeof(float));
@@ -146,7 +165,7 @@ void expect_fa2_matches_reference(const Fa2Case& c) {
     }
     if (std::isfinite(got[e])) worst_abs = std::max(worst_abs, d);
   }
-  std::cout << "[mla fa2] " << describe(c) << ": " << plan.rows_per_cta << " rows per CTA, " << plan.num_splits
+  std::cout << "[mla " << kernel_name(kernel) << "] " << describe(c) << ": " << plan.rows_per_cta << " rows per CTA, " << plan.num_splits
             << " splits of " << plan.split_keys << " keys, worst abs error " << worst_abs << "\n";
   if (bad > 0) {
     const std::size_t row = first_bad / 512 / c.num_heads;
@@ -172,54 +191,108 @@ std::string matrix_name(int heads, int s_qo, int page) {
   return name;
 }
 
-class MlaFa2Matrix : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+// The bf16 matrix case (heads, s_qo, page size) and the plain cases, for either kernel.
+using MatrixParam = std::tuple<int, int, int>;
 
-TEST_P(MlaFa2Matrix, MatchesTheReference) {
-  KBENCH_REQUIRE_GPU();
-  const auto [heads, s_qo, page] = GetParam();
-  expect_fa2_matches_reference({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0});
+void expect_matrix_case(kernels::MlaKernel kernel, const MatrixParam& param) {
+  const auto [heads, s_qo, page] = param;
+  expect_matches_reference(kernel, {{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0});
 }
 
-INSTANTIATE_TEST_SUITE_P(HeadsTokensPages, MlaFa2Matrix,
-                         ::testing::Combine(::testing::Values(16, 32, 128), ::testing::Values(1, 2, 4),
-                                            ::testing::Values(1, 16, 64, 128)),
-                         [](const auto& info) {
-                           return matrix_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
-                         });
-
-TEST(MlaFa2, BatchOneSplitsTheKv) {
-  KBENCH_REQUIRE_GPU();
-  expect_fa2_matches_reference({{5000}, 1, 16, 64, std::nullopt, 2});
-  expect_fa2_matches_reference({{4099}, 2, 128, 16, std::nullopt, 2});
-  expect_fa2_matches_reference({{3}, 3, 48, 1, std::nullopt, 0});  // 144 rows: three 64-row blocks, the last one partial
+void expect_batch_one_splits_the_kv(kernels::MlaKernel kernel) {
+  expect_matches_reference(kernel, {{5000}, 1, 16, 64, std::nullopt, 2});
+  expect_matches_reference(kernel, {{4099}, 2, 128, 16, std::nullopt, 2});
+  expect_matches_reference(kernel, {{3}, 3, 48, 1, std::nullopt, 0});  // 144 rows: three 64-row blocks, the last one partial
 }
 
-TEST(MlaFa2, LargeBatchNeedsNoSplit) {
-  KBENCH_REQUIRE_GPU();
+void expect_large_batch_needs_no_split(kernels::MlaKernel kernel) {
   std::mt19937 rng(5);
   std::vector<int32_t> lens(300);
   for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
-  expect_fa2_matches_reference({lens, 1, 16, 64, std::nullopt, 1});
+  expect_matches_reference(kernel, {lens, 1, 16, 64, std::nullopt, 1});
   lens.resize(140);
   for (auto& len : lens) len = std::max(len, 2);
-  expect_fa2_matches_reference({lens, 2, 128, 32, std::nullopt, 1});
+  expect_matches_reference(kernel, {lens, 2, 128, 32, std::nullopt, 1});
+}
+
+// One split per KV tile of the longest request (32 keys fa2, 64 fa3), and two: the short requests'
+// later splits are empty, and the early query tokens' rows see none of the last split's keys.
+void expect_many_small_splits(kernels::MlaKernel kernel) {
+  const int tile = kernel == kernels::MlaKernel::fa3 ? 64 : 32;
+  expect_matches_reference(kernel, {{4, 33, 700, 95}, 4, 16, 16, tile, 0});
+  expect_matches_reference(kernel, {{2, 64, 257}, 2, 32, 1, 2 * tile, 0});
+}
+
+std::string matrix_param_name(const ::testing::TestParamInfo<MatrixParam>& info) {
+  return matrix_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param));
+}
+
+const auto kMatrix = ::testing::Combine(::testing::Values(16, 32, 128), ::testing::Values(1, 2, 4),
+                                        ::testing::Values(1, 16, 64, 128));
+
+class MlaFa2Matrix : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(MlaFa2Matrix, MatchesTheReference) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_matrix_case(kernels::MlaKernel::fa2, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadsTokensPages, MlaFa2Matrix, kMatrix, matrix_param_name);
+
+TEST(MlaFa2, BatchOneSplitsTheKv) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_batch_one_splits_the_kv(kernels::MlaKernel::fa2);
+}
+
+TEST(MlaFa2, LargeBatchNeedsNoSplit) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_large_batch_needs_no_split(kernels::MlaKernel::fa2);
 }
 
 TEST(MlaFa2, ManySmallSplitsWithEmptyOnes) {
-  KBENCH_REQUIRE_GPU();
-  // One split per 32-key tile of the longest request: the short requests' later splits are empty,
-  // and the early query tokens' rows see none of the last split's keys.
-  expect_fa2_matches_reference({{4, 33, 700, 95}, 4, 16, 16, 32, 0});
-  expect_fa2_matches_reference({{2, 64, 257}, 2, 32, 1, 64, 0});
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_many_small_splits(kernels::MlaKernel::fa2);
+}
+
+class MlaFa3Matrix : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(MlaFa3Matrix, MatchesTheReference) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_matrix_case(kernels::MlaKernel::fa3, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadsTokensPages, MlaFa3Matrix, kMatrix, matrix_param_name);
+
+TEST(MlaFa3, BatchOneSplitsTheKv) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_batch_one_splits_the_kv(kernels::MlaKernel::fa3);
+}
+
+TEST(MlaFa3, LargeBatchNeedsNoSplit) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_large_batch_needs_no_split(kernels::MlaKernel::fa3);
+}
+
+TEST(MlaFa3, ManySmallSplitsWithEmptyOnes) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_many_small_splits(kernels::MlaKernel::fa3);
+}
+
+// The two headline shapes at a reduced batch: 16 heads x 1 token (a quarter of the 64-row block
+// used) and 128 heads x 2 tokens (four full blocks), page 64, long and equal lengths.
+TEST(MlaFa3, HeadlineShapes) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_matches_reference(kernels::MlaKernel::fa3, {std::vector<int32_t>(8, 8192), 1, 16, 64, std::nullopt, 0});
+  expect_matches_reference(kernels::MlaKernel::fa3, {std::vector<int32_t>(4, 8192), 2, 128, 64, std::nullopt, 0});
 }
 
 // FP8 e4m3 KV, bf16 or fp8 q: heads x query tokens x page sizes on the small ragged batch (splits).
 class MlaFa2Fp8Matrix : public ::testing::TestWithParam<std::tuple<int, int, int, bool>> {};
 
 TEST_P(MlaFa2Fp8Matrix, MatchesTheReference) {
-  KBENCH_REQUIRE_GPU();
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
   const auto [heads, s_qo, page, fp8_q] = GetParam();
-  expect_fa2_matches_reference(fp8({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0}, fp8_q));
+  expect_matches_reference(kernels::MlaKernel::fa2, fp8({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0}, fp8_q));
 }
 
 INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa2Fp8Matrix,
@@ -231,26 +304,26 @@ INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa2Fp8Matrix,
                          });
 
 TEST(MlaFa2Fp8, SplitAndUnsplit) {
-  KBENCH_REQUIRE_GPU();
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
   for (const bool fp8_q : {false, true}) {
-    expect_fa2_matches_reference(fp8({{5000}, 1, 16, 64, std::nullopt, 2}, fp8_q));
-    expect_fa2_matches_reference(fp8({{4099}, 2, 128, 16, std::nullopt, 2}, fp8_q));
-    expect_fa2_matches_reference(fp8({{3}, 3, 48, 1, std::nullopt, 0}, fp8_q));  // three 64-row blocks
+    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{5000}, 1, 16, 64, std::nullopt, 2}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{4099}, 2, 128, 16, std::nullopt, 2}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{3}, 3, 48, 1, std::nullopt, 0}, fp8_q));  // three 64-row blocks
     std::mt19937 rng(5);
     std::vector<int32_t> lens(300);
     for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
-    expect_fa2_matches_reference(fp8({lens, 1, 16, 64, std::nullopt, 1}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa2, fp8({lens, 1, 16, 64, std::nullopt, 1}, fp8_q));
     lens.resize(140);
     for (auto& len : lens) len = std::max(len, 2);
-    expect_fa2_matches_reference(fp8({lens, 2, 128, 32, std::nullopt, 1}, fp8_q));
-    expect_fa2_matches_reference(fp8({{4, 33, 700, 95}, 4, 16, 16, 32, 0}, fp8_q));  // many, partly empty, splits
+    expect_matches_reference(kernels::MlaKernel::fa2, fp8({lens, 2, 128, 32, std::nullopt, 1}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{4, 33, 700, 95}, 4, 16, 16, 32, 0}, fp8_q));  // many, partly empty, splits
   }
 }
 
 TEST(MlaFa2Fp8, KpeScaleDiffersFromCkvScale) {
-  KBENCH_REQUIRE_GPU();
-  expect_fa2_matches_reference(fp8({{1, 37, 300, 1029, 64}, 1, 16, 64, std::nullopt, 0}, false, 2.0f));
-  expect_fa2_matches_reference(fp8({{2, 37, 300, 1029, 64}, 2, 128, 1, std::nullopt, 0}, true, 0.5f));
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_matches_reference(kernels::MlaKernel::fa2, fp8({{1, 37, 300, 1029, 64}, 1, 16, 64, std::nullopt, 0}, false, 2.0f));
+  expect_matches_reference(kernels::MlaKernel::fa2, fp8({{2, 37, 300, 1029, 64}, 2, 128, 1, std::nullopt, 0}, true, 0.5f));
 }
 
 TEST(MlaFa2, RejectsWhatItCannotTake) {
@@ -278,10 +351,38 @@ TEST(MlaFa2, RejectsWhatItCannotTake) {
   p.head_dim_ckv = 256;
   EXPECT_FALSE(kernels::mla_fa2_supported(p));
   p.head_dim_ckv = 512;
-  const kernels::MlaFa2Plan plan = kernels::plan_mla_fa2(p, 100, 132);
+  const kernels::MlaPlan plan = kernels::plan_mla_fa2(p, 100, 132);
   EXPECT_EQ(kernels::launch_mla_fa2(p, plan, nullptr, nullptr, nullptr), cudaErrorInvalidValue);  // no tensors
   p.batch = 0;
   EXPECT_EQ(kernels::launch_mla_fa2(p, plan, nullptr, nullptr, nullptr), cudaSuccess);  // nothing to do
+}
+
+TEST(MlaFa3, RejectsWhatItCannotTake) {
+  kernels::MlaParams p;
+  p.batch = 1;
+  p.num_heads = 16;
+  p.page_size = 64;
+  p.sm_scale = 0.1f;
+  EXPECT_TRUE(kernels::mla_fa3_supported(p));
+  p.kpe_scale = 2.0f;  // one scale for ckv and kpe
+  EXPECT_FALSE(kernels::mla_fa3_supported(p));
+  p.kpe_scale = 1.0f;
+  p.kv_dtype = DType::fp8_e4m3;  // bf16 only (fp8 KV runs on fa2)
+  EXPECT_FALSE(kernels::mla_fa3_supported(p));
+  EXPECT_FALSE(kernels::mla_fa3_dtypes_supported(DType::bfloat16, DType::fp8_e4m3));
+  EXPECT_TRUE(kernels::mla_fa3_dtypes_supported(DType::bfloat16, DType::bfloat16));
+  p.kv_dtype = DType::bfloat16;
+  p.head_dim_kpe = 128;
+  EXPECT_FALSE(kernels::mla_fa3_supported(p));
+  p.head_dim_kpe = 64;
+  kernels::MlaPlan plan = kernels::plan_mla_fa3(p, 100, 132);
+  EXPECT_EQ(plan.rows_per_cta, 64);
+  EXPECT_EQ(plan.split_keys % 64, 0);
+  EXPECT_EQ(kernels::launch_mla_fa3(p, plan, nullptr, nullptr, nullptr), cudaErrorInvalidValue);  // no tensors
+  p.batch = 0;
+  EXPECT_EQ(kernels::launch_mla_fa3(p, plan, nullptr, nullptr, nullptr), cudaSuccess);  // nothing to do
+  plan.split_keys = 32;  // not whole 64-key tiles
+  EXPECT_EQ(kernels::launch_mla_fa3(p, plan, nullptr, nullptr, nullptr), cudaErrorInvalidValue);
 }
 
 }  // namespace

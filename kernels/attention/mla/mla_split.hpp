@@ -1,0 +1,36 @@
+// Split KV for kbench's MLA decode kernels (fa2, fa3): the plan both make on the host, outside
+// timing (query-row blocks, KV splits from the longest request, workspace), and the merge of a
+// row's splits. A split kernel writes, per (request, split, row), the row's output normalised over
+// the split's keys (times ckv_scale) and its log2-sum-exp (-inf: the row saw none of the split's
+// keys) into the workspace; the merge weights them by 2^(lse - max) into bf16 out.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "kernels/attention/mla/mla.hpp"
+
+namespace kbench::kernels {
+
+struct MlaPlan {
+  int rows_per_cta = 64;  // query rows (token x head pairs of one request) per CTA
+  int row_blocks = 1;     // ceil(s_qo * num_heads / rows_per_cta)
+  int num_splits = 1;     // KV splits per request (1: no workspace, no merge)
+  int split_keys = 0;     // keys per split (a multiple of the kernel's KV tile)
+  // Workspace: [batch][num_splits][rows][512] fp32 partial outputs, then [batch][num_splits][rows]
+  // fp32 log2-sum-exps.
+  [[nodiscard]] std::size_t workspace_bytes(const MlaParams& p) const;
+};
+
+// Splits the KV of every request when batch x row_blocks CTAs leave the GPU's sm_count x
+// ctas_per_sm CTA slots idle and more, shorter splits finish sooner (fewer waves per unit of work):
+// no split shorter than four tiles of tile_keys keys.
+[[nodiscard]] MlaPlan plan_mla_split(const MlaParams& params, int rows_per_cta, int ctas_per_sm, int tile_keys,
+                                     int max_kv_len, int sm_count);
+
+// The merge of the plan's splits (plan.num_splits > 1) into out ([batch * s_qo][num_heads][512] bf16).
+[[nodiscard]] cudaError_t launch_mla_merge(const MlaParams& params, const MlaPlan& plan, const void* workspace,
+                                           void* out, cudaStream_t stream);
+
+}  // namespace kbench::kernels
