@@ -10,6 +10,7 @@
 
 #include "kbench/dtype.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
+#include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::gemm {
 
@@ -19,6 +20,9 @@ namespace kbench::kernels::gemm {
 // scratch; `dequant_scale` receives the one fp32 scale.
 [[nodiscard]] cudaError_t quantize_per_tensor(const void* bf16_input, int64_t count, DType fp8_format, float* amax,
                                               uint8_t* output, float* dequant_scale, cudaStream_t stream);
+
+// amax = the largest magnitude of `count` bfloat16 values (mm_fp4's global scales, 2688 / amax).
+[[nodiscard]] cudaError_t amax_bfloat16(const void* bf16_input, int64_t count, float* amax, cudaStream_t stream);
 
 // Groupwise FP8 (groupwise_fp8.hpp's rules) of `groups` matrices of rows x k fp32 values, in blocks
 // of block_rows x tile (1 x tile for A, tile x tile for B; k a multiple of tile, the last block row
@@ -56,6 +60,14 @@ struct ReferenceOperand {
   int64_t scale_block_rows = 0;    // block rows one layout spans (B: scale_blocks(n, tile))
   int64_t scale_batch_stride = 0;  // floats
   int64_t scale_batch_rows = 0;
+  // Block-scaled FP4 (dtype uint8, one matrix): packed e2m1 pairs (element 2j in byte j's low
+  // nibble), the scale of (row i, block c) at sf_offset(sf_layout, i, c, sf_columns), each element
+  // dequantized as block_formats.hpp's dequantize_element (NVFP4: divided by global_scale).
+  const uint8_t* fp4_scales = nullptr;
+  quant::BlockFormat fp4_format = quant::BlockFormat::nvfp4;
+  quant::SfLayout sf_layout = quant::SfLayout::swizzled_128x4;
+  int64_t sf_columns = 0;
+  float global_scale = 1.0f;
 };
 
 // D[b][i][j] = sum over k of A[b][i][k] * B[b][j][k] (+ bias[j]) accumulated in fp32, rounded to

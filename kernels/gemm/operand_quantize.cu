@@ -89,12 +89,17 @@ unsigned grid_for(int64_t count) {
 
 }  // namespace
 
+cudaError_t amax_bfloat16(const void* bf16_input, int64_t count, float* amax, cudaStream_t stream) {
+  if (const cudaError_t e = cudaMemsetAsync(amax, 0, sizeof(float), stream); e != cudaSuccess) return e;
+  amax_kernel<<<grid_for(count), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(bf16_input), count, amax);
+  return cudaGetLastError();
+}
+
 cudaError_t quantize_per_tensor(const void* bf16_input, int64_t count, DType fp8_format, float* amax, uint8_t* output,
                                 float* dequant_scale, cudaStream_t stream) {
   if (!is_fp8(fp8_format)) return cudaErrorInvalidValue;
   const auto* x = static_cast<const __nv_bfloat16*>(bf16_input);
-  if (const cudaError_t e = cudaMemsetAsync(amax, 0, sizeof(float), stream); e != cudaSuccess) return e;
-  amax_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, amax);
+  if (const cudaError_t e = amax_bfloat16(bf16_input, count, amax, stream); e != cudaSuccess) return e;
   if (fp8_format == DType::fp8_e4m3) {
     per_tensor_kernel<__NV_E4M3><<<grid_for(count), kThreads, 0, stream>>>(x, count, 448.0f, amax, output, dequant_scale);
   } else {

@@ -33,6 +33,12 @@ __device__ float element(const void* data, DType dtype, int64_t i) {
 // Operand value (batch b, row i, column c) with its scale applied.
 __device__ float dequantized(const ReferenceOperand& o, int64_t k, int64_t tile, ScaleMajor major, int64_t b,
                              int64_t i, int64_t c) {
+  if (o.fp4_scales != nullptr) {
+    const uint8_t pair = static_cast<const uint8_t*>(o.data)[(i * k + c) / 2];
+    const int64_t block = o.fp4_format == quant::BlockFormat::nvfp4 ? 16 : 32;
+    const uint8_t sf = o.fp4_scales[quant::sf_offset(o.sf_layout, i, c / block, o.sf_columns)];
+    return quant::dequantize_element(o.fp4_format, c % 2 ? pair >> 4 : pair & 0xF, sf, o.global_scale);
+  }
   float v = element(o.data, o.dtype, b * o.batch_stride + i * k + c);
   if (o.tensor_scale != nullptr) v *= *o.tensor_scale;
   if (o.block_scales != nullptr) {

@@ -1,10 +1,15 @@
 // kbench's own GEMM for Hopper (sm_90a, issue 18): D = A B^T with A [rows][k] and B [groups][n][k]
-// both k-contiguous, D [rows][n] row-major: e4m3 operands in one of two scalings, or bf16 (none):
+// both k-contiguous, D [rows][n] row-major: e4m3 operands in one of two scalings, bf16 (none), or
+// block-scaled FP4 expanded to bf16 in the pipeline (block_fp4):
 //   groupwise:  DeepSeek-style fp32 block scales, A 1 x 128 and B 128 x 128, promoted into the fp32
 //               accumulators every 128 of k (each 128-deep slice is accumulated by wgmma alone, then
 //               added times its two scales);
 //   per_tensor: one fp32 scale for all of A and one for all of B, applied in the epilogue;
 //   none:       bf16 A and B, D = A B^T.
+//   block_fp4:  NVFP4 or MXFP4 A and B (packed e2m1 pairs, element 2j in byte j's low nibble; one
+//               scale byte per 16 or 32 elements of a row in a quant::SfLayout), D = alpha A B^T:
+//               a converter warpgroup expands each k-slice to bf16 (x its block scales, exactly:
+//               fp4_expand.hpp) into the stages the bf16 wgmma reads; alpha in the fp32 epilogue.
 // A's and D's rows are split into groups (contiguous layout: group g owns rows
 // [row_offsets[g], row_offsets[g + 1])), group g multiplying B's matrix g: one matrix (groups 1), a
 // batch (equal groups) or an MoE grouped GEMM whose group sizes live on the device (graph-safe: no
@@ -23,10 +28,11 @@
 #include <string>
 
 #include "kbench/dtype.hpp"
+#include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::gemm::sm90 {
 
-enum class GemmScaling { per_tensor, groupwise, none };
+enum class GemmScaling { per_tensor, groupwise, none, block_fp4 };
 
 // Groups whose sizes are read on the device: at most this many (their offsets and tile counts are
 // staged in shared memory).
@@ -42,9 +48,9 @@ struct WgmmaGemmParams {
   const int32_t* row_offsets = nullptr;
   int64_t rows = 0;  // rows of A and D (all groups)
   int64_t n = 0;
-  int64_t k = 0;     // a multiple of 128 (groupwise); rows of 16-byte multiples (TMA)
+  int64_t k = 0;     // a multiple of 128 (groupwise, block_fp4); rows of 16-byte multiples (TMA)
   const void* a = nullptr;
-  DType a_dtype = DType::fp8_e4m3;  // fp8_e4m3 (scaled) or bfloat16 (none)
+  DType a_dtype = DType::fp8_e4m3;  // fp8_e4m3 (scaled), bfloat16 (none) or uint8 (block_fp4: code pairs)
   const void* b = nullptr;
   DType b_dtype = DType::fp8_e4m3;
   void* d = nullptr;
@@ -60,6 +66,15 @@ struct WgmmaGemmParams {
   int64_t b_scale_group_stride = 0;
   int64_t b_scale_n_stride = 0;
   int64_t b_scale_k_stride = 0;
+  // block_fp4 (one group, n a multiple of 128): the format (nvfp4: e4m3 scales of 16 elements;
+  // mxfp4: ue8m0 of 32), A's scale bytes over its rows and B's over its n rows, each in its layout
+  // with k / block scale columns, and alpha (NVFP4's 1 / (global scale A x global scale B)).
+  quant::BlockFormat fp4_format = quant::BlockFormat::nvfp4;
+  const uint8_t* a_block_scales = nullptr;
+  const uint8_t* b_block_scales = nullptr;
+  quant::SfLayout a_sf_layout = quant::SfLayout::swizzled_128x4;
+  quant::SfLayout b_sf_layout = quant::SfLayout::swizzled_128x4;
+  float alpha = 1.0f;
   bool enable_pdl = false;
 };
 

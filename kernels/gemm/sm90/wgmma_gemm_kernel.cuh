@@ -24,6 +24,20 @@
 // epilogue. One launch, no host work: graph-safe.
 // The epilogue converts to bf16 / fp16 and stores from registers (rows past the group's end and
 // columns past n are not stored), while the producer already loads the next unit.
+//
+// block_fp4 (FP4 operands on bf16 wgmma): the producer's TMA loads each k-slice's packed codes
+// (64 elements: 32 bytes a row, 32-byte swizzle) into a ring of raw stages and its lanes copy the
+// slice's scale words beside them (cp.async); a converter warpgroup (warpgroup 1) expands every
+// row of a raw stage into the 128-byte swizzled bf16 row the consumers' wgmma descriptors read
+// (fp4_expand.hpp: e2m1 x scale, exact), so the consumers run the bf16 path unchanged.
+// Why it keeps up (128 x 256 tiles): a slice is 384 rows x 64 elements, 3 rows a converter thread;
+// a row costs 2 ld.shared.v4, one scale word, 4 scale conversions, 8 words x (1 shift + 4 x (2 lop3
+// + 1 imad + 1 mul.bf16x2)) and 8 st.shared.v4: per warp and slice ~220 integer-pipe instructions
+// (16 lanes a clock: ~440 cycles) and ~100 imad / 100 mul.bf16x2 on the fma pipe, one warp per SM
+// sub-partition, while the tensor cores take 2 x 128 x 256 x 64 / 1024 dense bf16 FMAs a clock
+// per SM = 1024 cycles for the slice at peak: under half the integer pipe. Shared memory: the
+// converter moves 12 KB in and 48 KB out per slice (~60 B a clock at peak, beside wgmma's 80 of
+// 128), the tightest resource; 3 bf16 stages decouple the converter from the consumers.
 #pragma once
 
 #include <cuda.h>
@@ -39,14 +53,15 @@
 #include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/hopper.cuh"
+#include "kernels/gemm/sm90/fp4_expand.hpp"
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
 
 namespace kbench::kernels::gemm::sm90 {
 
 // The kernel's parameters (tensor maps first: 64-byte aligned).
 struct WgmmaGemmArgs {
-  CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle
-  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1
+  CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle (block_fp4: 32, 32-byte)
+  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1 (block_fp4: 32 bytes)
   int groups;
   int rows_per_group;  // > 0: equal groups; 0: row_offsets on the device
   const int32_t* row_offsets;
@@ -69,16 +84,26 @@ struct WgmmaGemmArgs {
   int64_t b_scale_group_stride;
   int64_t b_scale_n_stride;
   int64_t b_scale_k_stride;
+  // block_fp4 (WgmmaGemmParams): scale bytes, their layouts and scale columns (k / block), alpha.
+  const uint8_t* a_block_scales;
+  const uint8_t* b_block_scales;
+  quant::SfLayout a_sf_layout;
+  quant::SfLayout b_sf_layout;
+  quant::BlockFormat fp4_format;
+  uint32_t sf_columns;
+  float alpha;
 };
 
 template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_>
 struct WgmmaGemmConfig {
-  using A = ElemA;  // cute::float_e4m3_t, cute::float_e5m2_t or cute::bfloat16_t
+  using A = ElemA;  // cute::float_e4m3_t, cute::float_e5m2_t or cute::bfloat16_t (also block_fp4's)
   using B = ElemB;
   static constexpr bool kGroupwise = kScaling == GemmScaling::groupwise;
   static constexpr bool kPerTensor = kScaling == GemmScaling::per_tensor;
+  static constexpr bool kFp4 = kScaling == GemmScaling::block_fp4;
   static constexpr int kConsumers = kConsumers_;
-  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kConverters = kFp4 ? 1 : 0;  // warpgroups expanding FP4 (warpgroup 1)
+  static constexpr int kThreads = 128 * (1 + kConverters + kConsumers);
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = kBlockN_;
   static constexpr int kElemBytes = static_cast<int>(sizeof(ElemA));
@@ -101,19 +126,42 @@ struct WgmmaGemmConfig {
   // (kMaxDeviceGroups + 1 each).
   static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemLimit = 227 * 1024;
-  static constexpr int kStages = std::min((kSmemLimit - kAuxBytes) / kStageBytes, 8);
-  static constexpr int kFullOffset = kStages * kStageBytes;  // barriers after the stages
+  // block_fp4: the raw stages (A's then B's rows of packed codes, 32 bytes each, then one scale word
+  // a row) after the bf16 stages; 3 bf16 stages, as many raw ones as fit (to cover memory latency).
+  static constexpr int kLoadRows = kBlockM + kBlockN;
+  static constexpr int kRawStageBytes = kFp4 ? (kLoadRows * (32 + 4) + 1023) / 1024 * 1024 : 0;
+  static constexpr int kStages = kFp4 ? 3 : std::min((kSmemLimit - kAuxBytes) / kStageBytes, 8);
+  static constexpr int kRawStages =
+      kFp4 ? std::min((kSmemLimit - kAuxBytes - kStages * kStageBytes) / kRawStageBytes, 8) : 0;
+  static constexpr int kRawOffset = kStages * kStageBytes;
+  static constexpr int kFullOffset = kRawOffset + kRawStages * kRawStageBytes;  // barriers after the stages
   static constexpr int kEmptyOffset = kFullOffset + 8 * kStages;
+  static constexpr int kRawFullOffset = kEmptyOffset + 8 * kStages;
+  static constexpr int kRawEmptyOffset = kRawFullOffset + 8 * kRawStages;
   static constexpr int kScaleOffset = kFullOffset + 1024;
   static constexpr int kGroupOffset = kScaleOffset + 8 * kScaleStageBytes;
-  static constexpr int kSmemBytes = kStages * kStageBytes + kAuxBytes;
-  // Arrivals that complete a stage: the TMA issuer's (with the transaction bytes), and groupwise
-  // every producer lane's once its scale copies have landed.
-  static constexpr int kFullArrivals = kGroupwise ? 1 + 32 : 1;
-  // setmaxnreg with two consumer warpgroups (168 x 384 at launch): the producer gives up what the
-  // consumers take (their accumulators and the groupwise temporary need ~200).
+  static constexpr int kSmemBytes = kFullOffset + kAuxBytes;
+  // The ring the producer fills: the bf16 / fp8 stages themselves, or block_fp4's raw stages.
+  static constexpr int kLoadStages = kFp4 ? kRawStages : kStages;
+  static constexpr int kLoadOffset = kFp4 ? kRawOffset : 0;
+  static constexpr int kLoadStageBytes = kFp4 ? kRawStageBytes : kStageBytes;
+  static constexpr int kLoadFullOffset = kFp4 ? kRawFullOffset : kFullOffset;
+  static constexpr int kLoadEmptyOffset = kFp4 ? kRawEmptyOffset : kEmptyOffset;
+  static constexpr int kLoadRowBytes = kFp4 ? 32 : kBlockK;  // bytes of k a slice loads per row
+  static constexpr int kLoadBOffset = kBlockM * kLoadRowBytes;
+  static constexpr int kLoadBBytes = kBlockN * kLoadRowBytes;
+  static constexpr int kLoadScaleOffset = kLoadRows * kLoadRowBytes;  // block_fp4's scale words
+  // Arrivals that complete a loaded stage: the TMA issuer's (with the transaction bytes), and
+  // (groupwise, block_fp4) every producer lane's once its scale copies have landed. block_fp4's bf16
+  // stages: lane 0 of each converter warp.
+  static constexpr int kFullArrivals = kGroupwise || kFp4 ? 1 + 32 : 1;
+  // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
+  // both): the producer and the converter give up what the consumers take (their accumulators, the
+  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200).
+  static constexpr bool kSetMaxNReg = kConsumers > 1 || kConverters > 0;
   static constexpr int kProducerRegs = 40;
-  static constexpr int kConsumerRegs = 232;
+  static constexpr int kConverterRegs = 56;
+  static constexpr int kConsumerRegs = kFp4 && kConsumers > 1 ? 208 : 232;
   static constexpr int kBand = 8;  // m-blocks per raster band
   // Groupwise with two consumer warpgroups: they take turns issuing their wgmmas (named barriers
   // kTurnBarrier + warpgroup), so that one promotes while the tensor cores run the other's. Issued
@@ -125,9 +173,12 @@ struct WgmmaGemmConfig {
   static constexpr int kSlotFloats = kBlockM * kBlockN;  // one unit's fp32 tile in the workspace
   static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
-  static_assert(16 * kStages <= 1024, "barriers");
-  static_assert(kStages >= 3 && kSmemBytes <= kSmemLimit, "shared memory per block");
-  static_assert(kConsumers == 1 || 128 * kProducerRegs + 256 * kConsumerRegs <= 65536, "register pool");
+  static_assert(16 * (kStages + kRawStages) <= 1024, "barriers");
+  static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
+  static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "block_fp4 expands to bf16 slices of 64 elements");
+  static_assert(!kSetMaxNReg || 128 * (kProducerRegs + kConverters * kConverterRegs + kConsumers * kConsumerRegs) <=
+                                   kThreads * std::min(255, 65536 / kThreads / 8 * 8),
+                "register pool");
 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -253,11 +304,28 @@ struct WgmmaSlice {
   }
 };
 
-// Warp 0 of the producer warpgroup: lane 0 issues the TMA loads of each slice; groupwise, every lane
-// copies a share of the slice's block scales (cp.async, completing on the stage's full barrier).
+// block_fp4: this lane's rows' scale words of slice kb into the raw stage's `scales` (row r of the
+// stage, A's rows then B's, at scales + 4 r; rows past the group's end or past n read the last row's:
+// their results are not stored).
+template <class Cfg>
+__device__ __forceinline__ void copy_fp4_scales(const WgmmaGemmArgs& args, const GemmTile& tile, int kb, uint32_t scales,
+                                                int lane) {
+#pragma unroll 1  // the producer's few registers (unrolled, the offsets spill)
+  for (int r = lane; r < Cfg::kLoadRows; r += 32) {
+    const bool a_row = r < Cfg::kBlockM;
+    const uint32_t row = a_row ? min(tile.row_begin + r, tile.row_end - 1) : min(tile.col_begin + r - Cfg::kBlockM, args.n - 1);
+    const uint32_t offset = fp4_slice_scale_offset<uint32_t>(a_row ? args.a_sf_layout : args.b_sf_layout, args.fp4_format,
+                                                             row, kb, args.sf_columns);
+    hopper::cp_async_4(scales + 4 * r, (a_row ? args.a_block_scales : args.b_block_scales) + offset);
+  }
+}
+
+// Warp 0 of the producer warpgroup: lane 0 issues the TMA loads of each slice; groupwise and
+// block_fp4, every lane copies a share of the slice's block scales (cp.async, completing on the
+// stage's full barrier).
 template <class Cfg>
 __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int lane) {
-  const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
+  const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kLoadRowBytes;
   uint32_t it = 0;
   for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
     const GemmUnit unit = map.unit(u);
@@ -278,15 +346,20 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
       }
     }
     for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
-      const uint32_t stage = it % Cfg::kStages;
-      const uint32_t phase = (it / Cfg::kStages) & 1;
-      const uint32_t full = smem + Cfg::kFullOffset + 8 * stage;
-      hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, phase ^ 1);
+      const uint32_t stage = it % Cfg::kLoadStages;
+      const uint32_t phase = (it / Cfg::kLoadStages) & 1;
+      const uint32_t full = smem + Cfg::kLoadFullOffset + 8 * stage;
+      hopper::mbar_wait(smem + Cfg::kLoadEmptyOffset + 8 * stage, phase ^ 1);
+      const uint32_t a_dst = smem + Cfg::kLoadOffset + stage * Cfg::kLoadStageBytes;
       if (lane == 0) {
-        hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kBBytes);
-        const uint32_t a_dst = smem + stage * Cfg::kStageBytes;
-        hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kBlockK, tile.row_begin);
-        hopper::tma_load_3d(a_dst + Cfg::kABytes, &args.tma_b, full, kb * Cfg::kBlockK, tile.col_begin, tile.group);
+        hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kLoadBBytes);
+        hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
+        hopper::tma_load_3d(a_dst + Cfg::kLoadBOffset, &args.tma_b, full, kb * Cfg::kLoadRowBytes, tile.col_begin,
+                            tile.group);
+      }
+      if constexpr (Cfg::kFp4) {
+        copy_fp4_scales<Cfg>(args, tile, kb, a_dst + Cfg::kLoadScaleOffset, lane);
+        hopper::cp_async_arrive_noinc(full);
       }
       if constexpr (Cfg::kGroupwise) {
         const uint32_t scales = smem + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes;
@@ -296,6 +369,72 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         }
         if (b_src != nullptr) hopper::cp_async_4(scales + 4 * (Cfg::kBlockM + lane), b_src + kb * args.b_scale_k_stride);
         hopper::cp_async_arrive_noinc(full);
+      }
+    }
+  }
+}
+
+// block_fp4: 8 codes (one word) times their block's scale factor (bf16x2 bits, both halves alike)
+// as 4 bf16 pairs (fp4_expand.hpp's order), exactly.
+__device__ __forceinline__ uint4 expand_fp4_word(uint32_t q, uint32_t scale2) {
+  uint32_t out[4];
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(out[s]) : "r"(fp4_pair_bits(q, s)), "r"(scale2));
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
+}
+
+// block_fp4: row r of a raw stage (its 32 bytes of codes, 32-byte swizzled: 16-byte chunk j at
+// j ^ ((r / 4) % 2); its scale word at scales + 4 r) expanded into row r of a bf16 stage (A's rows
+// then B's, 128 bytes each, 128-byte swizzled: chunk j at j ^ (r % 8)); word j of the codes fills
+// chunk j. Consecutive threads take consecutive rows: both the loads and the stores are free of
+// bank conflicts.
+template <class Cfg>
+__device__ __forceinline__ void expand_fp4_row(const WgmmaGemmArgs& args, const uint8_t* raw, uint8_t* out, int r,
+                                               int kb) {
+  const uint32_t scale_word = *reinterpret_cast<const uint32_t*>(raw + Cfg::kLoadScaleOffset + 4 * r);
+  uint32_t scale2[4];
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t scale = fp4_scale_bf16(args.fp4_format, (scale_word >> (8 * fp4_slice_scale_byte(args.fp4_format, kb, c))) & 0xFF);
+    scale2[c] = scale | (scale << 16);
+  }
+  const int flip = (r / 4) % 2;
+  const uint4 lo = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * flip);
+  const uint4 hi = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * (1 - flip));
+  const uint32_t words[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    *reinterpret_cast<uint4*>(out + 128 * r + 16 * (j ^ (r % 8))) = expand_fp4_word(words[j], scale2[j / 2]);
+  }
+}
+
+// block_fp4's converter warpgroup: every slice's raw stage into its bf16 stage, row r by thread
+// r % 128. Each warp releases the raw stage and fills the bf16 one (its lane 0 arrives once the
+// warp's shared-memory writes are fenced for the async proxy, which wgmma reads through).
+template <class Cfg>
+__device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem,
+                              int thread) {
+  uint32_t it = 0;
+  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+    const GemmUnit unit = map.unit(u);
+    for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
+      const uint32_t raw_stage = it % Cfg::kRawStages, stage = it % Cfg::kStages;
+      hopper::mbar_wait(smem + Cfg::kRawFullOffset + 8 * raw_stage, (it / Cfg::kRawStages) & 1);
+      hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, ((it / Cfg::kStages) & 1) ^ 1);
+      const uint8_t* raw = smem_raw + Cfg::kRawOffset + raw_stage * Cfg::kRawStageBytes;
+      uint8_t* out = smem_raw + stage * Cfg::kStageBytes;
+#pragma unroll
+      for (int i = 0; i < (Cfg::kLoadRows + 127) / 128; ++i) {
+        const int r = thread + 128 * i;
+        if (r < Cfg::kLoadRows) expand_fp4_row<Cfg>(args, raw, out, r, kb);
+      }
+      hopper::fence_proxy_async();
+      __syncwarp();
+      if (thread % 32 == 0) {
+        hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
+        hopper::mbar_arrive(smem + Cfg::kFullOffset + 8 * stage);
       }
     }
   }
@@ -488,8 +627,11 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
       if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
     }
     if (args.k_splits > 1 && !reduce_splits<Cfg>(args, unit, acc, row0 < tile.row_end, consumer, thread)) continue;
-    // Per-tensor: the scales once, on the tile's (or the splits' summed) raw products.
-    const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale) : 1.0f;
+    // Per-tensor: the scales once, on the tile's (or the splits' summed) raw products; block_fp4:
+    // alpha and the operands' 2^-32 each (fp4_expand.hpp).
+    const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale)
+                        : Cfg::kFp4     ? args.alpha * 0x1p64f
+                                        : 1.0f;
     store_tile<Cfg>(args, tile, acc, row0, lane, scale);
   }
 }
@@ -505,8 +647,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kFullArrivals);
+      // block_fp4's bf16 stages are filled by lane 0 of each converter warp.
+      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kFp4 ? 4 : Cfg::kFullArrivals);
       hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
+    }
+    for (int s = 0; s < Cfg::kRawStages; ++s) {
+      hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
+      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, 4);  // lane 0 of each converter warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -523,11 +670,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   const GemmTileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
-    if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
+    if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
     if (tid < 32) run_producer<Cfg>(args, map, smem, tid);
+  } else if (warpgroup <= Cfg::kConverters) {
+    if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kConverterRegs));
+    if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, smem_raw, smem, tid % 128);
   } else {
-    if constexpr (Cfg::kConsumers > 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
-    run_consumer<Cfg>(args, map, smem_raw, smem, warpgroup - 1, tid % 128);
+    if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
+    run_consumer<Cfg>(args, map, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
   }
   pdl_launch_dependents();
 #else
@@ -549,7 +699,7 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int grid, cudaStream_t 
 }
 
 // The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where
-// there are tiles for every SM, 64 x 128 (one) for decode-sized m.
+// there are tiles for every SM, 64 x 128 (one) for decode-sized m. block_fp4 multiplies on bf16.
 using E4m3 = cute::float_e4m3_t;
 using GroupwiseTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 256, 2>;
 using GroupwiseTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 1>;
@@ -558,11 +708,15 @@ using PerTensorTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor,
 using Bf16 = cute::bfloat16_t;
 using Bf16Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 256, 2>;
 using Bf16Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 128, 1>;
+using Fp4Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::block_fp4, 256, 2>;
+using Fp4Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::block_fp4, 128, 1>;
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Bf16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Bf16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Fp4Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Fp4Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 }  // namespace kbench::kernels::gemm::sm90

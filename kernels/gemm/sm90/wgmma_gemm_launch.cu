@@ -92,6 +92,17 @@ constexpr TileChoice kGroupwiseTiles[] = {tile_choice<GroupwiseTile128x256>("128
 constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128x256"),
                                           tile_choice<PerTensorTile64x128>("64x128")};
 constexpr TileChoice kBf16Tiles[] = {tile_choice<Bf16Tile128x256>("128x256"), tile_choice<Bf16Tile64x128>("64x128")};
+constexpr TileChoice kFp4Tiles[] = {tile_choice<Fp4Tile128x256>("128x256"), tile_choice<Fp4Tile64x128>("64x128")};
+
+std::span<const TileChoice> tiles_of(GemmScaling scaling) {
+  switch (scaling) {
+    case GemmScaling::groupwise: return kGroupwiseTiles;
+    case GemmScaling::per_tensor: return kPerTensorTiles;
+    case GemmScaling::none: return kBf16Tiles;
+    case GemmScaling::block_fp4: return kFp4Tiles;
+  }
+  return kBf16Tiles;
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -102,9 +113,7 @@ int64_t m_blocks(const WgmmaGemmParams& p, int block_m) {
 
 // KBENCH_WGMMA_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
 const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
-  const std::span<const TileChoice> tiles = p.scaling == GemmScaling::groupwise    ? std::span<const TileChoice>(kGroupwiseTiles)
-                                            : p.scaling == GemmScaling::per_tensor ? std::span<const TileChoice>(kPerTensorTiles)
-                                                                                   : std::span<const TileChoice>(kBf16Tiles);
+  const std::span<const TileChoice> tiles = tiles_of(p.scaling);
   if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
     for (const TileChoice& t : tiles) {
       if (std::string_view(forced) == t.name) return t;
@@ -134,13 +143,13 @@ int choose_k_splits(const WgmmaGemmParams& p, int64_t b_panels, int64_t tiles, i
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
-            const cuuint32_t* box) {
+            const cuuint32_t* box, CUtensorMapSwizzle swizzle) {
   const PFN_cuTensorMapEncodeTiled_v12000 encoder = tensor_map_encoder();
   if (encoder == nullptr) throw std::runtime_error("kbench wgmma GEMM: the driver has no cuTensorMapEncodeTiled");
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult result = encoder(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, static_cast<cuuint32_t>(rank),
                                   const_cast<void*>(base), dims, strides, box, element_strides,
-                                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                  CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS) {
     throw std::runtime_error("kbench wgmma GEMM: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) + ")");
@@ -155,15 +164,41 @@ int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int s
   return static_cast<int>(std::max<int64_t>(1, std::min({wanted, sm_count / tiles, k_blocks})));
 }
 
+namespace {
+
+// block_fp4's own limits (beyond the shared ones below).
+std::optional<std::string> fp4_unsupported(const WgmmaGemmParams& p) {
+  if (p.fp4_format != quant::BlockFormat::nvfp4 && p.fp4_format != quant::BlockFormat::mxfp4) {
+    return "kbench's FP4 GEMM takes NVFP4 or MXFP4 operands";
+  }
+  if (p.groups != 1 || p.rows_per_group != p.rows) return "kbench's FP4 GEMM takes one matrix (no batch, no groups)";
+  if (p.k % 128 != 0) {
+    return "k must be a multiple of 128 for kbench's FP4 GEMM (it expands 64-element slices, whole scale blocks), got " +
+           std::to_string(p.k);
+  }
+  if (p.n % 128 != 0) {
+    return "n must be a multiple of 128 for kbench's FP4 GEMM (B's scales are read in whole 128-row tiles), got " +
+           std::to_string(p.n);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
-  const DType operands = p.scaling == GemmScaling::none ? DType::bfloat16 : DType::fp8_e4m3;
+  const bool fp4 = p.scaling == GemmScaling::block_fp4;
+  const DType operands = fp4 ? DType::uint8 : p.scaling == GemmScaling::none ? DType::bfloat16 : DType::fp8_e4m3;
   if (p.a_dtype != operands || p.b_dtype != operands) {
-    return p.scaling == GemmScaling::none ? "kbench's unscaled GEMM is instantiated for bfloat16 operands"
-                                          : "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
+    return fp4 ? "kbench's FP4 GEMM takes packed e2m1 pairs (uint8) for A and B"
+           : p.scaling == GemmScaling::none ? "kbench's unscaled GEMM is instantiated for bfloat16 operands"
+                                            : "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
   }
   if (p.d_dtype != DType::bfloat16 && p.d_dtype != DType::float16) return "kbench's GEMM writes bfloat16 or float16";
+  if (fp4) {
+    if (auto reason = fp4_unsupported(p)) return reason;
+  }
   if (p.scaling == GemmScaling::groupwise && p.k % 128 != 0) return "k must be a multiple of 128 (whole scale blocks)";
-  if (p.k * static_cast<int64_t>(dtype_size(operands)) % 16 != 0) {
+  if (!fp4 && p.k * static_cast<int64_t>(dtype_size(operands)) % 16 != 0) {
     return "rows of k must be multiples of 16 bytes (TMA): k a multiple of " + std::to_string(16 / dtype_size(operands));
   }
   if (p.n % 2 != 0) return "n must be even (the epilogue stores column pairs)";
@@ -183,8 +218,11 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d)) {
     throw std::runtime_error("kbench wgmma GEMM: A, B and D must be 16-byte aligned (TMA)");
   }
-  const bool scaled = p.scaling != GemmScaling::none;
-  if ((scaled && (p.a_scale == nullptr || p.b_scale == nullptr)) || (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
+  const bool fp4 = p.scaling == GemmScaling::block_fp4;
+  const bool scaled = p.scaling == GemmScaling::per_tensor || p.scaling == GemmScaling::groupwise;
+  if ((scaled && (p.a_scale == nullptr || p.b_scale == nullptr)) ||
+      (fp4 && (p.a_block_scales == nullptr || p.b_block_scales == nullptr)) ||
+      (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
     throw std::runtime_error("kbench wgmma GEMM: scales or the device groups' row offsets missing");
   }
   const TileChoice& tiles = choose_tiles(p);
@@ -195,8 +233,10 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.row_offsets = p.row_offsets;
   a.rows = static_cast<int>(p.rows);
   a.n = static_cast<int>(p.n);
-  const int64_t row_bytes = p.k * static_cast<int64_t>(dtype_size(p.a_dtype));
-  a.k_blocks = static_cast<int>(ceil_div(row_bytes, 128));
+  // block_fp4: two codes a byte; a k-block is 64 elements (a 128-byte bf16 row once expanded).
+  const int64_t row_bytes = fp4 ? p.k / 2 : p.k * static_cast<int64_t>(dtype_size(p.a_dtype));
+  const int64_t load_row_bytes = fp4 ? kFp4SliceBytes : 128;
+  a.k_blocks = static_cast<int>(ceil_div(row_bytes, load_row_bytes));
   a.n_blocks = static_cast<int>(ceil_div(p.n, tiles.block_n));
   // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
   // tile's rows are never stored.
@@ -212,15 +252,23 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.b_scale_group_stride = p.b_scale_group_stride;
   a.b_scale_n_stride = p.b_scale_n_stride;
   a.b_scale_k_stride = p.b_scale_k_stride;
+  a.a_block_scales = p.a_block_scales;
+  a.b_block_scales = p.b_block_scales;
+  a.a_sf_layout = p.a_sf_layout;
+  a.b_sf_layout = p.b_sf_layout;
+  a.fp4_format = p.fp4_format;
+  a.sf_columns = fp4 ? static_cast<uint32_t>(p.k / (p.fp4_format == quant::BlockFormat::nvfp4 ? 16 : 32)) : 0;
+  a.alpha = p.alpha;
   const auto k = static_cast<cuuint64_t>(row_bytes);  // the maps address bytes
   const cuuint64_t a_dims[2] = {k, static_cast<cuuint64_t>(p.rows)};
   const cuuint64_t a_strides[1] = {k};
-  const cuuint32_t a_box[2] = {128, static_cast<cuuint32_t>(a.a_box_rows)};
-  encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box);
+  const CUtensorMapSwizzle swizzle = fp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_128B;
+  const cuuint32_t a_box[2] = {static_cast<cuuint32_t>(load_row_bytes), static_cast<cuuint32_t>(a.a_box_rows)};
+  encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box, swizzle);
   const cuuint64_t b_dims[3] = {k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
   const cuuint64_t b_strides[2] = {k, k * static_cast<cuuint64_t>(p.n)};
-  const cuuint32_t b_box[3] = {128, static_cast<cuuint32_t>(tiles.block_n), 1};
-  encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box);
+  const cuuint32_t b_box[3] = {static_cast<cuuint32_t>(load_row_bytes), static_cast<cuuint32_t>(tiles.block_n), 1};
+  encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box, swizzle);
   const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
   a.k_splits = choose_k_splits(p, static_cast<int64_t>(p.groups) * a.n_blocks, tile_bound, a.k_blocks);
   const int64_t units = tile_bound * a.k_splits;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/host_tensor.hpp"
 #include "core/log.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kernels/common/tensor_fill.hpp"
 #include "kernels/gemm/gemm_kernels.hpp"
+#include "kernels/quantization/quantize.hpp"
 #include "routines/device_tensors.hpp"
 
 namespace kbench {
@@ -19,6 +21,12 @@ using kernels::gemm::ScaleMajor;
 enum TensorId { kA = 0, kB = 1, kBias = 2 };
 
 std::size_t bytes_of(int64_t elements, DType dtype) { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
+
+// mm_fp4's operand bytes (two codes a byte) and scale bytes.
+std::size_t fp4_bytes(int64_t rows, int64_t k) { return static_cast<std::size_t>(rows * k / 2); }
+std::size_t fp4_scale_bytes(kernels::quant::SfLayout layout, int64_t rows, const GemmProblem& p) {
+  return static_cast<std::size_t>(kernels::quant::sf_bytes(layout, rows, p.k / p.fp4_block()));
+}
 
 std::string shape_text(std::initializer_list<int64_t> dims) {
   std::string s = "torch.Size([";
@@ -62,6 +70,10 @@ double gemm_bytes(const GemmProblem& p) {
 }
 
 std::size_t GemmCase::bytes_per_copy() const {
+  if (p_.variant == GemmVariant::mm_fp4) {
+    return fp4_bytes(p_.m, p_.k) + fp4_bytes(p_.n, p_.k) + bytes_of(p_.out_elements(), p_.out_dtype) +
+           fp4_scale_bytes(p_.a_sf_layout(), p_.m, p_) + fp4_scale_bytes(p_.b_sf_layout(), p_.n, p_);
+  }
   std::size_t bytes = bytes_of(p_.a_elements(), p_.a_dtype) + bytes_of(p_.b_elements(), p_.b_dtype) +
                       bytes_of(p_.out_elements(), p_.out_dtype);
   if (p_.groupwise() || p_.per_tensor()) bytes += bytes_of(p_.a_scale_count() + p_.b_scale_count(), DType::float32);
@@ -73,9 +85,9 @@ std::size_t GemmCase::reference_bytes() const {
   // The fp32 reference output, and the scratch that builds the quantized operands (the larger
   // source tensor: fp32 for groupwise, bfloat16 for per-tensor).
   const int64_t source = std::max(p_.a_elements(), p_.b_elements());
-  const std::size_t scratch = p_.groupwise() ? bytes_of(source, DType::float32)
-                              : p_.per_tensor() ? bytes_of(source, DType::bfloat16)
-                                                : 0;
+  const std::size_t scratch = p_.groupwise()                                       ? bytes_of(source, DType::float32)
+                              : p_.per_tensor() || p_.variant == GemmVariant::mm_fp4 ? bytes_of(source, DType::bfloat16)
+                                                                                     : 0;
   return std::max(bytes_of(p_.out_elements(), DType::float32), scratch);
 }
 
@@ -188,23 +200,63 @@ void GemmCase::build_groupwise(Copy& c, uint64_t seed, int copy, cudaStream_t st
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
-void GemmCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
-  if (p_.variant == GemmVariant::mm_fp4) {
-    // No backend of kbench's takes mm_fp4 (the reference has none on sm_90 either), so the runner
-    // never gets here; building NVFP4/MXFP4 operands waits for one.
-    throw std::logic_error("mm_fp4 has no kbench backend: nothing builds its operands");
+void GemmCase::build_fp4(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const {
+  // The reference draws bfloat16 normals A (m, k) and B (n, k) and quantizes each with its own
+  // global scale (NVFP4: 2688 / amax; MXFP4: none) in its layout; alpha = 1 / (gA gB).
+  DeviceBuffer source(bytes_of(std::max(p_.m, p_.n) * p_.k, DType::bfloat16));
+  DeviceBuffer amax(sizeof(float));
+  const struct {
+    DeviceBuffer* data;
+    DeviceBuffer* scales;
+    float* global_scale;
+    int64_t rows;
+    kernels::quant::SfLayout layout;
+    TensorId id;
+  } operands[] = {{&c.a, &c.a_block_scales, &c.a_global_scale, p_.m, p_.a_sf_layout(), kA},
+                  {&c.b, &c.b_block_scales, &c.b_global_scale, p_.n, p_.b_sf_layout(), kB}};
+  for (const auto& o : operands) {
+    const int64_t elements = o.rows * p_.k;
+    KBENCH_CUDA_CHECK(kernels::fill_normal(source.get(), DType::bfloat16, elements, tensor_seed(seed, copy, o.id), 0.0f,
+                                           1.0f, stream));
+    *o.global_scale = 1.0f;
+    if (p_.use_nvfp4) {
+      KBENCH_CUDA_CHECK(kernels::gemm::amax_bfloat16(source.get(), elements, amax.as<float>(), stream));
+      *o.global_scale = 2688.0f / read_as_floats(amax.get(), DType::float32, 1, stream).at(0);  // 448 * 6
+    }
+    kernels::QuantizeParams q;
+    q.input = source.get();
+    q.output = o.data->as<uint8_t>();
+    q.scales = o.scales->as<uint8_t>();
+    q.rows = o.rows;
+    q.columns = q.padded_columns = p_.k;
+    q.block_size = static_cast<int>(p_.fp4_block());
+    q.format = p_.fp4_format();
+    q.layout = o.layout;
+    q.global_scale = *o.global_scale;
+    KBENCH_CUDA_CHECK(kernels::launch_quantize(q, stream));
   }
+  c.alpha = 1.0f / (c.a_global_scale * c.b_global_scale);
+  // `source` is freed on return: the stream must be done with it.
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+void GemmCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
+  const bool fp4 = p_.variant == GemmVariant::mm_fp4;
   copies_.clear();
   for (int i = 0; i < copies; ++i) {
     Copy c;
-    c.a = DeviceBuffer(bytes_of(p_.a_elements(), p_.a_dtype));
-    c.b = DeviceBuffer(bytes_of(p_.b_elements(), p_.b_dtype));
+    c.a = DeviceBuffer(fp4 ? fp4_bytes(p_.m, p_.k) : bytes_of(p_.a_elements(), p_.a_dtype));
+    c.b = DeviceBuffer(fp4 ? fp4_bytes(p_.n, p_.k) : bytes_of(p_.b_elements(), p_.b_dtype));
     c.out = DeviceBuffer(bytes_of(p_.out_elements(), p_.out_dtype));
     if (p_.groupwise() || p_.per_tensor()) {
       c.a_scale = DeviceBuffer(bytes_of(p_.a_scale_count(), DType::float32));
       c.b_scale = DeviceBuffer(bytes_of(p_.b_scale_count(), DType::float32));
     }
-    if (p_.groupwise()) {
+    if (fp4) {
+      c.a_block_scales = DeviceBuffer(fp4_scale_bytes(p_.a_sf_layout(), p_.m, p_));
+      c.b_block_scales = DeviceBuffer(fp4_scale_bytes(p_.b_sf_layout(), p_.n, p_));
+      build_fp4(c, seed, i, stream);
+    } else if (p_.groupwise()) {
       build_groupwise(c, seed, i, stream);
     } else if (p_.per_tensor()) {
       build_per_tensor(c, seed, i, stream);
@@ -226,7 +278,15 @@ void GemmCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
 
 GemmOperands GemmCase::operands(int copy) const {
   const Copy& c = copies_.at(static_cast<std::size_t>(copy));
-  return {c.a.get(), c.b.get(), c.out.get(), c.a_scale.as<float>(), c.b_scale.as<float>(), c.bias.get()};
+  return {c.a.get(),
+          c.b.get(),
+          c.out.get(),
+          c.a_scale.as<float>(),
+          c.b_scale.as<float>(),
+          c.bias.get(),
+          c.a_block_scales.as<uint8_t>(),
+          c.b_block_scales.as<uint8_t>(),
+          c.alpha};
 }
 
 std::vector<CheckedOutput> GemmCase::outputs() const {
@@ -256,6 +316,19 @@ std::vector<std::vector<float>> GemmCase::reference(cudaStream_t stream) {
     r.b.block_rows = p_.tile;
     r.b.scale_block_rows = p_.n_blocks();
     r.b.scale_batch_stride = p_.n_blocks() * p_.k_blocks();
+  }
+  if (p_.variant == GemmVariant::mm_fp4) {
+    // The fp32 product of the dequantized operands (the reference compares against the unquantized
+    // bf16 product; its cosine rule passes either).
+    const Copy& c = copies_.front();
+    for (auto [operand, scales, layout, g] : {std::tuple{&r.a, o.a_block_scales, p_.a_sf_layout(), c.a_global_scale},
+                                              std::tuple{&r.b, o.b_block_scales, p_.b_sf_layout(), c.b_global_scale}}) {
+      operand->fp4_scales = scales;
+      operand->fp4_format = p_.fp4_format();
+      operand->sf_layout = layout;
+      operand->sf_columns = p_.k / p_.fp4_block();
+      operand->global_scale = g;
+    }
   }
   r.tile = p_.tile;
   r.major = p_.major;

@@ -13,6 +13,7 @@
 #include "core/routine.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
+#include "kernels/quantization/block_formats.hpp"
 
 namespace kbench {
 
@@ -53,6 +54,19 @@ struct GemmProblem {
   // Groupwise: fp32 scales of all of A (one layout over every group's rows) and of all of B.
   [[nodiscard]] int64_t a_scale_count() const { return groupwise() ? batch * m * k_blocks() : 1; }
   [[nodiscard]] int64_t b_scale_count() const { return groupwise() ? batch * n_blocks() * k_blocks() : 1; }
+  // mm_fp4: the block format (--use_nvfp4: NVFP4, else MXFP4), its block and the scale layouts the
+  // reference quantizes with: NVFP4's A 128x4 with --use_128x4_sf_layout, else 8x4; MXFP4's A
+  // 128x4 whatever the flag (the reference quantizes it so and only declares 8x4: its quirk,
+  // gemm.md); B 128x4. Scale columns: k / block.
+  [[nodiscard]] kernels::quant::BlockFormat fp4_format() const {
+    return use_nvfp4 ? kernels::quant::BlockFormat::nvfp4 : kernels::quant::BlockFormat::mxfp4;
+  }
+  [[nodiscard]] int64_t fp4_block() const { return use_nvfp4 ? 16 : 32; }
+  [[nodiscard]] kernels::quant::SfLayout a_sf_layout() const {
+    return use_nvfp4 && !use_128x4_sf_layout ? kernels::quant::SfLayout::swizzled_8x4
+                                             : kernels::quant::SfLayout::swizzled_128x4;
+  }
+  [[nodiscard]] kernels::quant::SfLayout b_sf_layout() const { return kernels::quant::SfLayout::swizzled_128x4; }
   // The refcheck's rule: the reference's cosine-similarity threshold, or 0 where it compares
   // elements (isclose, the groupwise routines).
   [[nodiscard]] double cosine_threshold() const;
@@ -70,6 +84,10 @@ struct GemmOperands {
   const float* a_scale = nullptr;  // per-tensor: one dequantization scale; groupwise: the layout of `major`
   const float* b_scale = nullptr;
   const void* bias = nullptr;
+  // mm_fp4: the block scale bytes (GemmProblem's layouts) and alpha (NVFP4: 1 / (gA gB); MXFP4: 1).
+  const uint8_t* a_block_scales = nullptr;
+  const uint8_t* b_block_scales = nullptr;
+  float alpha = 1.0f;
 };
 
 class GemmCase final : public Case {
@@ -101,9 +119,15 @@ class GemmCase final : public Case {
     DeviceBuffer a_scale;
     DeviceBuffer b_scale;
     DeviceBuffer bias;
+    DeviceBuffer a_block_scales;  // mm_fp4
+    DeviceBuffer b_block_scales;
+    float alpha = 1.0f;
+    float a_global_scale = 1.0f;  // NVFP4's gA, gB (the reference's dequantization divides by them)
+    float b_global_scale = 1.0f;
   };
   void build_per_tensor(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
   void build_groupwise(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
+  void build_fp4(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
 
   GemmProblem p_;
   std::vector<Copy> copies_;

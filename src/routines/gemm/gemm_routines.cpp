@@ -46,7 +46,7 @@ constexpr VariantInfo kVariants[] = {
      .cublas_name = nullptr, .reference_default = "cutlass", .cutlass = true, .kbench_kernel = true},
     {.variant = GemmVariant::mm_fp4, .name = "mm_fp4", .test_name = "testMmFp4",
      .description = "FP4 GEMM (NVFP4 with --use_nvfp4, else MXFP4), D = A B^T.", .cublas_name = nullptr,
-     .reference_default = "cudnn"},
+     .reference_default = "cudnn", .kbench_kernel = true, .kbench_default = true},
     {.variant = GemmVariant::mm_fp8, .name = "mm_fp8", .test_name = "testMmFp8",
      .description = "FP8 GEMM with per-tensor scales, bf16 out.", .cublas_name = "cublas",
      .reference_default = "trtllm_low_latency", .cutlass = true, .kbench_kernel = true},

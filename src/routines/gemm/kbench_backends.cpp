@@ -15,9 +15,8 @@ namespace {
 
 namespace wgmma = kernels::gemm::sm90;
 
-bool kernel_routine(GemmVariant v) { return v != GemmVariant::mm_fp4; }
-
 wgmma::GemmScaling scaling(const GemmProblem& p) {
+  if (p.variant == GemmVariant::mm_fp4) return wgmma::GemmScaling::block_fp4;
   if (p.groupwise()) return wgmma::GemmScaling::groupwise;
   return p.per_tensor() ? wgmma::GemmScaling::per_tensor : wgmma::GemmScaling::none;
 }
@@ -43,6 +42,14 @@ wgmma::WgmmaGemmParams kernel_params(const GemmProblem& p, const GemmOperands& o
   k.a_scale = o.a_scale;
   k.b_scale = o.b_scale;
   k.enable_pdl = p.enable_pdl;
+  if (p.variant == GemmVariant::mm_fp4) {
+    k.fp4_format = p.fp4_format();
+    k.a_block_scales = o.a_block_scales;
+    k.b_block_scales = o.b_block_scales;
+    k.a_sf_layout = p.a_sf_layout();
+    k.b_sf_layout = p.b_sf_layout();
+    k.alpha = o.alpha;
+  }
   if (p.groupwise()) {
     // The reference's layouts (groupwise_fp8.hpp's offsets, one step along each coordinate): A's
     // over all groups' rows, B's one per group.
@@ -96,7 +103,6 @@ class KbenchGemmBackend final : public BackendFor<GemmCase> {
  protected:
   [[nodiscard]] Support implements(const GemmCase& problem) const override {
     const GemmProblem& p = problem.problem();
-    if (!kernel_routine(p.variant)) return Support::no("kbench's own GEMM kernel has no FP4 path yet");
     if (p.bias) return Support::no("kbench's GEMM kernel adds no bias yet");
     if (const auto reason = wgmma::wgmma_gemm_unsupported(kernel_params(p, {}, nullptr))) return Support::no(*reason);
     return Support::yes();

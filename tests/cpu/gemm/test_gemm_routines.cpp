@@ -96,19 +96,46 @@ TEST_F(GemmRoutines, FlagsAndDefaults) {
             (std::vector<std::string>{"tile_size"}));
   EXPECT_EQ(registry.find("bmm_fp8")->default_backends(), (std::vector<std::string>{"cublas"}));
   EXPECT_EQ(registry.find("mm_bf16")->default_backends(), (std::vector<std::string>{"cublaslt"}));
-  EXPECT_EQ(registry.find("mm_fp4")->default_backends(), (std::vector<std::string>{"cudnn"}));
+  EXPECT_EQ(registry.find("mm_fp4")->default_backends(), (std::vector<std::string>{"cuda"}));
   EXPECT_EQ(registry.find("group_gemm_fp8_nt_groupwise")->default_backends(), (std::vector<std::string>{"cutlass"}));
-  EXPECT_TRUE(registry.find("mm_fp4")->backends().empty());
+  EXPECT_EQ(registry.find("mm_fp4")->backends().size(), 1u);  // kbench's own kernel alone (the reference's are Blackwell's)
   // kbench's own FP8 kernel: the default where cuBLASLt refuses the routine on Hopper.
   EXPECT_EQ(registry.find("gemm_fp8_nt_groupwise")->default_backends(), (std::vector<std::string>{"cuda"}));
   for (const char* routine :
-       {"bmm_fp8", "mm_fp8", "gemm_fp8_nt_groupwise", "group_gemm_fp8_nt_groupwise", "mm_bf16", "bmm_bf16"}) {
+       {"bmm_fp8", "mm_fp8", "gemm_fp8_nt_groupwise", "group_gemm_fp8_nt_groupwise", "mm_fp4", "mm_bf16", "bmm_bf16"}) {
     EXPECT_NE(registry.find(routine)->find_backend("cuda"), nullptr) << routine;
   }
-  EXPECT_EQ(registry.find("mm_fp4")->find_backend("cuda"), nullptr);
   // The reference's default for the group GEMM is kbench's CUTLASS backend (absent with its reason
   // in builds without sm_90a).
   EXPECT_NE(registry.find("group_gemm_fp8_nt_groupwise")->find_backend("cutlass"), nullptr);
+}
+
+// mm_fp4's formats and scale layouts as the reference quantizes them, and what kbench's kernel
+// refuses (the reasons are the kernel's, asked without a GPU).
+TEST_F(GemmRoutines, MmFp4FormatsLayoutsAndRefusals) {
+  using kernels::quant::BlockFormat;
+  using kernels::quant::SfLayout;
+  const GemmProblem& nv = problem(make("-R mm_fp4 --m 7 --n 256 --k 384 --use_nvfp4 --use_128x4_sf_layout"));
+  EXPECT_EQ(nv.fp4_format(), BlockFormat::nvfp4);
+  EXPECT_EQ(nv.fp4_block(), 16);
+  EXPECT_EQ(nv.a_sf_layout(), SfLayout::swizzled_128x4);
+  EXPECT_EQ(nv.b_sf_layout(), SfLayout::swizzled_128x4);
+  EXPECT_EQ(problem(make("-R mm_fp4 --m 7 --n 256 --k 384 --use_nvfp4")).a_sf_layout(), SfLayout::swizzled_8x4);
+  // MXFP4: the reference quantizes both in 128x4 whatever --use_128x4_sf_layout says.
+  const GemmProblem& mx = problem(make("-R mm_fp4 --m 7 --n 256 --k 384"));
+  EXPECT_EQ(mx.fp4_format(), BlockFormat::mxfp4);
+  EXPECT_EQ(mx.fp4_block(), 32);
+  EXPECT_EQ(mx.a_sf_layout(), SfLayout::swizzled_128x4);
+  // Packed codes and scale bytes: 7 x 384 / 2 + 256 x 384 / 2 + out + 128x4 scales (128 and 256 rows).
+  EXPECT_EQ(make("-R mm_fp4 --m 7 --n 256 --k 384 --use_nvfp4 --use_128x4_sf_layout")->bytes_per_copy(),
+            7u * 192 + 256u * 192 + 7u * 256 * 2 + 128u * 24 + 256u * 24);
+  for (const char* flags : {"--m 1 --n 128 --k 128", "--m 1000 --n 384 --k 1024 --use_nvfp4"}) {
+    const std::string why = refusal("mm_fp4", flags, "cuda");
+    EXPECT_TRUE(why.empty() || why.find("sm_90a") != std::string::npos) << flags << ": " << why;
+  }
+  EXPECT_NE(refusal("mm_fp4", "--m 4 --n 192 --k 256 --use_nvfp4", "cuda").find("n must be a multiple of 128"),
+            std::string::npos);
+  EXPECT_NE(refusal("mm_fp4", "--m 4 --n 256 --k 192", "cuda").find("k must be a multiple of 128"), std::string::npos);
 }
 
 TEST_F(GemmRoutines, TileSizeOtherThan128IsRefusedWithTheReason) {

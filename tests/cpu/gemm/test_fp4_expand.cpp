@@ -1,0 +1,97 @@
+// The FP4 operand mode of kbench's wgmma GEMM without a GPU (kernels/gemm/sm90/fp4_expand.hpp):
+// every code in every nibble position expands to its bf16 bits (e2m1 x 2^-126) in the documented
+// pair order, whatever its neighbours; the scale factors times every code give e2m1 x scale x 2^-32
+// exactly as a bf16 normal over the documented ranges (every e4m3 scale, ue8m0 codes 34..160); and
+// the slice's scale word and byte are the block's scale in every layout.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+
+#include "kernels/gemm/sm90/fp4_expand.hpp"
+
+namespace {
+
+namespace quant = kbench::kernels::quant;
+namespace wg = kbench::kernels::gemm::sm90;
+
+float bf16_value(uint32_t bits16) { return quant::bits_float(bits16 << 16); }
+
+TEST(Fp4Expand, EveryCodeInEveryPositionWhateverItsNeighbours) {
+  std::mt19937 random(7);
+  for (int s = 0; s < 4; ++s) {
+    for (uint32_t lo = 0; lo < 16; ++lo) {
+      for (uint32_t hi = 0; hi < 16; ++hi) {
+        for (int trial = 0; trial < 8; ++trial) {
+          // Element s (bits 4s..) and element s + 4 (bits 16 + 4s..) in a word of random neighbours.
+          uint32_t q = static_cast<uint32_t>(random());
+          q = (q & ~(0xFu << (4 * s)) & ~(0xFu << (4 * s + 16))) | lo << (4 * s) | hi << (4 * s + 16);
+          const uint32_t pair = wg::fp4_pair_bits(q, s);
+          EXPECT_EQ(bf16_value(pair & 0xFFFF), quant::e2m1_to_float(static_cast<uint8_t>(lo)) * 0x1p-126f) << s << " " << lo;
+          EXPECT_EQ(bf16_value(pair >> 16), quant::e2m1_to_float(static_cast<uint8_t>(hi)) * 0x1p-126f) << s << " " << hi;
+          EXPECT_EQ(std::signbit(bf16_value(pair & 0xFFFF)), (lo & 8) != 0);
+          EXPECT_EQ(std::signbit(bf16_value(pair >> 16)), (hi & 8) != 0);
+        }
+      }
+    }
+  }
+}
+
+// e2m1 (bits) x scale factor, both bf16: the float product is exact (8 x 8 significant bits), so it
+// is what mul.rn.bf16x2 gives wherever it is a bf16.
+void expect_exact_products(quant::BlockFormat format, uint8_t sf, float scale) {
+  const float factor = bf16_value(wg::fp4_scale_bf16(format, sf));
+  for (uint8_t code = 0; code < 16; ++code) {
+    const float product = bf16_value(((code & 7u) << 6) | ((code & 8u) << 12)) * factor;
+    const float expected = quant::e2m1_to_float(code) * scale * 0x1p-32f;
+    EXPECT_EQ(product, expected) << static_cast<int>(sf) << " " << static_cast<int>(code);
+    EXPECT_EQ(quant::float_bits(product) & 0xFFFFu, 0u) << "not a bf16: " << static_cast<int>(sf);
+    if (code % 8 != 0 && scale != 0.0f) {
+      EXPECT_TRUE(std::isnormal(product)) << static_cast<int>(sf) << " " << static_cast<int>(code);
+    }
+  }
+}
+
+TEST(Fp4Expand, Nvfp4ScalesAreExactForEveryFiniteE4m3) {
+  for (int sf = 0; sf < 256; ++sf) {
+    if ((sf & 0x7F) == 0x7F) continue;  // NaN
+    const float scale = quant::e4m3_to_float(static_cast<uint8_t>(sf));
+    expect_exact_products(quant::BlockFormat::nvfp4, static_cast<uint8_t>(sf), scale);
+  }
+}
+
+TEST(Fp4Expand, Mxfp4ScalesAreExactFrom2ToTheMinus93To2ToThe33) {
+  for (int sf = 34; sf <= 160; ++sf) {
+    expect_exact_products(quant::BlockFormat::mxfp4, static_cast<uint8_t>(sf), std::ldexp(1.0f, sf - 127));
+  }
+  EXPECT_TRUE(std::isinf(bf16_value(wg::fp4_scale_bf16(quant::BlockFormat::mxfp4, 161))));
+  EXPECT_TRUE(std::isnan(bf16_value(wg::fp4_scale_bf16(quant::BlockFormat::mxfp4, 255))));
+}
+
+TEST(Fp4Expand, SliceScaleWordAndByteAreTheBlocksScale) {
+  for (const auto layout : {quant::SfLayout::linear, quant::SfLayout::swizzled_128x4, quant::SfLayout::swizzled_8x4}) {
+    for (const auto format : {quant::BlockFormat::nvfp4, quant::BlockFormat::mxfp4}) {
+      const int64_t block = format == quant::BlockFormat::nvfp4 ? 16 : 32;
+      const int64_t k = 1152, columns = k / block;
+      for (int64_t row = 0; row < 300; ++row) {
+        for (int64_t slice = 0; slice < k / wg::kFp4SliceElements; ++slice) {
+          const int64_t word = wg::fp4_slice_scale_offset<int64_t>(layout, format, row, slice, columns);
+          EXPECT_EQ(word % 4, 0);
+          for (int c = 0; c < 4; ++c) {  // the slice's 16-element blocks
+            const int64_t column = (slice * wg::kFp4SliceElements + 16 * c) / block;
+            EXPECT_EQ(word + wg::fp4_slice_scale_byte(format, slice, c), quant::sf_offset(layout, row, column, columns))
+                << static_cast<int>(layout) << " " << static_cast<int>(format) << " row " << row << " slice " << slice;
+          }
+          // The kernel's 32-bit offsets agree.
+          EXPECT_EQ(static_cast<int64_t>(wg::fp4_slice_scale_offset<uint32_t>(layout, format, static_cast<uint32_t>(row),
+                                                                             static_cast<uint32_t>(slice),
+                                                                             static_cast<uint32_t>(columns))),
+                    word);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
