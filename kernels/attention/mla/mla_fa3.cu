@@ -1,8 +1,7 @@
 // kbench's MLA decode kernel "fa3" for Hopper (sm_90a): wgmma from shared memory, a producer
 // warpgroup that gathers the paged latent cache with cp.async completing on mbarriers, two consumer
-// warpgroups that score alternate KV tiles (ping-pong) and split the 512-wide V / output between
-// them. bfloat16 q and caches, head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90 decode is the
-// model.
+// warpgroups that share every S tile and split the 512-wide V / output between them. bfloat16 q and
+// caches, head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90 decode is the model.
 //
 // Grid (num_splits, row_blocks, batch), 384 threads. A CTA takes 64 query rows of one request (row
 // j = token i * num_heads + head h: the request's rows in memory order, several tokens may share a
@@ -13,32 +12,24 @@
 // Shared memory (1024-byte aligned, 128-byte swizzle: [64-element column chunk][64 rows][128 B], the
 // layout wgmma descriptors read K-major, and MN-major for V):
 //   Q [9 chunks][64 rows] (q_nope | q_pe, 72 KB), a 2-stage ring of KV tiles [9 chunks][64 keys]
-//   (ckv | kpe, 72 KB each), one P tile [64 rows][64 keys] bf16 (8 KB), the latest tile's row maxima
-//   and rescale factors, the warpgroups' row sums, mbarriers: 226 KB, one CTA per SM.
+//   (ckv | kpe, 72 KB each), P [64 rows][64 keys] bf16 (8 KB), per-row maxima and sums of the two
+//   consumer warpgroups, mbarriers: 225 KB, one CTA per SM.
 // Warp roles:
 //  * producer (warpgroup 0, setmaxnreg 56): cp.async of Q (zero-filled past the request's rows,
-//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty), copy it
-//    chunk by chunk (thread tid copies 16 bytes tid % 8 of keys tid / 8 + 16 p, p < 4: 8 lanes per
-//    128-byte line; keys past the range zero-filled), each chunk arriving on its own kv_full barrier
-//    as it lands, so the consumer's S starts on the first chunk instead of the whole 72 KB. The
-//    thread's page-table entries for tile t + 1 are read while tile t is issued. Any page size.
-//  * consumers (warpgroups 1 and 2, setmaxnreg 224): warpgroup w scores tiles t = w, w + 2, ...
-//    (S = Q K^T on wgmma 64 x 64 x 576, Q read once per tile) and owns output columns
-//    [256 w, 256 w + 256) of every tile. Per own tile t:
-//      1. issue S(t) chunk by chunk as the chunks land;
-//      2. wait until the other warpgroup published tile t - 1 (named barrier "ready"), and for S(t):
-//         O *= alpha(t-1), O += P(t-1) V(t-1) from the shared P tile (SS), left running;
-//      3. mask (the row's causal bound kv_len - s_qo + 1 + i and the split end, only on tiles that
-//         reach it), m(t) = max(m(t-1), row max), alpha(t) = 2^(m(t-1) - m(t)), P(t) = 2^(s - m(t));
-//      4. PV(t-1) done (the shared P tile is free, release stage t - 1): store P(t) as bf16,
-//         alpha(t), m(t) to shared memory for the other warpgroup, "ready";
-//      5. O *= alpha(t), O += P(t) V(t) with P(t) as A fragments in registers (RS); waited for at
-//         once, then stage t is released (the next own tile refills it).
-//    The tensor cores run one warpgroup's S and PV while the other does its softmax; the max chain
-//    m(t - 1) -> m(t) is the only serial dependency between tiles. "ready" of tile t + 2 needs the
-//    other warpgroup's "ready" of t + 1, which comes after it read P(t), alpha(t), m(t): one P tile
-//    and one max / alpha buffer serve every tile. A warpgroup's row sum covers its own tiles,
-//    rescaled by every tile's alpha.
+//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty), warp w
+//    copies keys [16 w, 16 w + 16) whole (a key's 1024-byte ckv row by two coalesced 512-byte
+//    instructions, its kpe row by 8 lanes; keys past the range zero-filled), each thread's copies
+//    arriving on kv_full as they land. The warp's page-table entries for tile t + 1 (one per lane)
+//    are read while tile t is issued. Any page size.
+//  * consumers (warpgroups 1 and 2, setmaxnreg 224), per tile:
+//      S = Q K^T on wgmma 64 x 32 x 576: warpgroup w takes keys [32 w, 32 w + 32) (both read all of
+//      Q); mask (the row's causal bound kv_len - s_qo + 1 + i and the split end, only on tiles that
+//      reach it); the warpgroups exchange their row maxima through shared memory (named barrier),
+//      so both keep the same running max and rescale factors; P = 2^(s - m) as bf16 into shared
+//      memory (fence.proxy.async, named barrier); O[:, 256 w .. +256] = alpha O + P V on wgmma 64 x
+//      256 x 64 (128 fp32 accumulators per thread); the stage is released when both warpgroups'
+//      GEMMs on it are done. A warpgroup's PV of tile t has completed before it reaches the max
+//      exchange of tile t + 1, which is what lets one P buffer and one max buffer serve every tile.
 // End: the warpgroups add their row sums; o = ckv_scale * O / l as bf16 (one split), or the
 // normalised partial O and the log2-sum-exp for mla_split's merge.
 #include "kernels/attention/mla/mla_fa3.hpp"
@@ -72,19 +63,18 @@ constexpr int kProducerRegs = 56;
 constexpr int kConsumerRegs = 224;
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8), "register pool");
 // Named barriers (0 is __syncthreads), 256 consumer threads each.
-constexpr int kReadyBarrier = 1;  // + w: warpgroup w published its latest tile's P, alpha and max
-constexpr int kSumBarrier = 3;    // row sums written, at the end
+constexpr int kMaxBarrier = 1;     // row maxima (and, at the end, row sums) written
+constexpr int kPReadyBarrier = 2;  // P written
 constexpr float kLog2e = 1.4426950408889634f;
 
 struct Layout {
   static constexpr int q = 0;
   static constexpr int kv = q + kBlockBytes;
   static constexpr int p = kv + kStages * kBlockBytes;
-  static constexpr int row_max = p + kRows * 128;  // [64 rows] fp32, the latest tile's running max
-  static constexpr int row_alpha = row_max + kRows * 4;  // [64 rows] fp32, its rescale factors
-  static constexpr int row_sum = row_alpha + kRows * 4;  // [2 warpgroups][64 rows] fp32
-  static constexpr int bars = row_sum + 2 * kRows * 4;   // q_full, kv_full[stages][chunks], kv_empty[stages]
-  static constexpr int bytes = bars + 8 * (1 + kStages * kChunks + kStages);
+  static constexpr int row_max = p + kRows * 128;   // [2 warpgroups][64 rows] fp32
+  static constexpr int row_sum = row_max + 2 * kRows * 4;
+  static constexpr int bars = row_sum + 2 * kRows * 4;  // q_full, kv_full[2], kv_empty[2]
+  static constexpr int bytes = bars + 8 * (1 + 2 * kStages);
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
@@ -121,8 +111,8 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
 struct Barriers {
   uint32_t base;
   __device__ uint32_t q_full() const { return base; }
-  __device__ uint32_t kv_full(int s, int chunk) const { return base + 8 * (1 + s * kChunks + chunk); }
-  __device__ uint32_t kv_empty(int s) const { return base + 8 * (1 + kStages * kChunks + s); }
+  __device__ uint32_t kv_full(int s) const { return base + 8 * (1 + s); }
+  __device__ uint32_t kv_empty(int s) const { return base + 8 * (1 + kStages + s); }
 };
 
 // The request's rows [j0, j0 + 64) and keys [k_begin, k_end) of this CTA.
@@ -137,6 +127,8 @@ struct Block {
 
 __device__ __forceinline__ void run_producer(const Args& a, const Block& blk, uint32_t smem, const Barriers& bars,
                                              int tid) {
+  const int warp = tid / 32;
+  const int lane = tid % 32;
   // Q: thread tid copies ckv chunk tid % 64 of rows tid / 64 + 2 i and kpe chunk tid % 8 of rows
   // tid / 8 + 16 i (consecutive threads, consecutive 16 bytes).
   {
@@ -158,54 +150,44 @@ __device__ __forceinline__ void run_producer(const Args& a, const Block& blk, ui
     cp_async_arrive_noinc(bars.q_full());
   }
   const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
-  // Thread tid copies 16-byte piece tid % 8 of every 128-byte chunk of keys tid / 8 + 16 p: 8 lanes
-  // per line, 4 keys per warp instruction.
-  constexpr int kKeysPerThread = kTile / 16;
-  const int piece = tid % 8;
-  // Cache rows of the thread's keys of tile `tile`; -1 past the range.
-  auto cache_rows = [&](int tile, int (&rows)[kKeysPerThread]) {
-#pragma unroll
-    for (int p = 0; p < kKeysPerThread; ++p) {
-      const int t = blk.k_begin + tile * kTile + tid / 8 + 16 * p;
-      rows[p] = t < blk.k_end ? __ldg(pages + t / a.page_size) * a.page_size + t % a.page_size : -1;
-    }
+  // Cache row of key 16 warp + (lane % 16) of tile `tile`; -1 past the range.
+  auto cache_row = [&](int tile) -> int64_t {
+    const int t = blk.k_begin + tile * kTile + warp * 16 + (lane & 15);
+    return t < blk.k_end ? static_cast<int64_t>(__ldg(pages + t / a.page_size)) * a.page_size + t % a.page_size
+                         : int64_t{-1};
   };
-  int next_rows[kKeysPerThread];
-  cache_rows(0, next_rows);
+  int64_t next_row = cache_row(0);
   for (int tile = 0; tile < blk.num_tiles; ++tile) {
     const int s = tile % kStages;
-    int rows[kKeysPerThread];
-#pragma unroll
-    for (int p = 0; p < kKeysPerThread; ++p) rows[p] = next_rows[p];
-    if (tile + 1 < blk.num_tiles) cache_rows(tile + 1, next_rows);  // in flight while this tile is issued
+    const int64_t my_row = next_row;
+    if (tile + 1 < blk.num_tiles) next_row = cache_row(tile + 1);  // in flight while this tile is issued
     mbar_wait(bars.kv_empty(s), ((tile / kStages) & 1) ^ 1);
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
-#pragma unroll 1
-    for (int chunk = 0; chunk < kChunks; ++chunk) {
-#pragma unroll
-      for (int p = 0; p < kKeysPerThread; ++p) {
-        const bool valid = rows[p] >= 0;
-        const int64_t row = valid ? rows[p] : 0;
-        const __nv_bfloat16* src = chunk < kChunks - 1 ? a.ckv + row * kDc + chunk * 64 : a.kpe + row * kDp;
-        cp_async_16(stage + swizzled(tid / 8 + 16 * p, chunk * 8 + piece), src + piece * 8, valid ? 16u : 0u);
+#pragma unroll 4
+    for (int k = 0; k < 16; ++k) {
+      const int key = warp * 16 + k;
+      const int64_t row = __shfl_sync(0xffffffffu, my_row, k);
+      const bool valid = row >= 0;
+      const uint32_t bytes = valid ? 16u : 0u;
+      const __nv_bfloat16* ckv = valid ? a.ckv + row * kDc : a.ckv;
+      cp_async_16(stage + swizzled(key, lane), valid ? ckv + lane * 8 : ckv, bytes);
+      cp_async_16(stage + swizzled(key, 32 + lane), valid ? ckv + 256 + lane * 8 : ckv, bytes);
+      if (lane < 8) {
+        const __nv_bfloat16* kpe = valid ? a.kpe + row * kDp + lane * 8 : a.kpe;
+        cp_async_16(stage + swizzled(key, 64 + lane), kpe, bytes);
       }
-      cp_async_arrive_noinc(bars.kv_full(s, chunk));
     }
+    cp_async_arrive_noinc(bars.kv_full(s));
   }
   cp_async_wait_all();
 }
 
 using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                       cute::Shape<cute::_64, cute::_64, cute::_16>,
+                                                       cute::Shape<cute::_64, cute::_32, cute::_16>,
                                                        cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-// PV of the other warpgroup's tile: P from the shared P tile.
-using PvSharedOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                             cute::Shape<cute::_64, cute::_256, cute::_16>,
-                                                             cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
-// PV of the warpgroup's own tile: P from registers.
-using PvRegsOp = decltype(cute::SM90::GMMA::rs_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                           cute::Shape<cute::_64, cute::_256, cute::_16>,
-                                                           cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
+using PvOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                                       cute::Shape<cute::_64, cute::_256, cute::_16>,
+                                                       cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
 
 // Reduces a row's value over the four threads (a quad) that hold it.
 template <class Op>
@@ -214,18 +196,8 @@ __device__ __forceinline__ float quad_reduce(float v, Op op) {
   return op(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
 
-__device__ __forceinline__ void scale_rows(float (&o)[128], float alpha0, float alpha1) {
-#pragma unroll
-  for (int n = 0; n < 32; ++n) {
-    o[4 * n] *= alpha0;
-    o[4 * n + 1] *= alpha0;
-    o[4 * n + 2] *= alpha1;
-    o[4 * n + 3] *= alpha1;
-  }
-}
-
 __device__ __forceinline__ void run_consumer(const Args& a, const Block& blk, uint32_t smem, float* row_max,
-                                             float* row_alpha, float* row_sum, const Barriers& bars, int wg, int t) {
+                                             float* row_sum, const Barriers& bars, int wg, int t) {
   const int warp = t / 32;
   const int lane = t % 32;
   const int quad = lane % 4;
@@ -237,80 +209,42 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Block& blk, ui
   };
   const int end0 = row_end(r0), end1 = row_end(r0 + 8);
   const int mask_from = row_end(0);  // tiles reaching past the block's first row's bound need masks
-  auto stage_of = [&](int tile) { return smem + Layout::kv + (tile % kStages) * kBlockBytes; };
-  auto release = [&](int tile) {
-    if (t == 0) mbar_arrive(bars.kv_empty(tile % kStages));
-  };
-  // This warpgroup's V columns [256 wg, 256 wg + 256) of a stage: chunks 4 wg .. 4 wg + 3, N-major
-  // (64-column chunks kChunkBytes apart); k-steps of 16 keys are 2048 bytes apart.
-  auto v_desc = [&](int tile) { return smem_desc(stage_of(tile) + 4 * wg * kChunkBytes, kChunkBytes, 1024); };
 
   float o[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) o[i] = 0.0f;
-  float m0 = -INFINITY, m1 = -INFINITY;  // running maxima after the latest tile, log2 units
-  float l0 = 0.0f, l1 = 0.0f;            // this thread's share of the sums over the warpgroup's tiles
-  uint32_t p[16] = {};                   // P of the own tile as wgmma A fragments (k-step kk: p[4 kk ..])
+  float m0 = -INFINITY, m1 = -INFINITY;  // running maxima, log2 units
+  float l0 = 0.0f, l1 = 0.0f;            // this thread's share of the warpgroup's running sums
   const uint64_t q_desc = smem_desc(smem + Layout::q, 16, 1024);
   const uint64_t p_desc = smem_desc(smem + Layout::p, 16, 1024);
-  const int other = wg ^ 1;
   mbar_wait(bars.q_full(), 0);
 
-  // Iteration t: the own tile t (t < num_tiles) and the other warpgroup's tile t - 1 (t >= 1).
-  for (int tile = wg; tile <= blk.num_tiles; tile += 2) {
-    const bool own = tile < blk.num_tiles;
-    // 1. S(tile), chunk by chunk as the chunks land.
-    float sc[32];
-    if (own) {
-      const int parity = (tile / kStages) & 1;
-      const uint64_t k_desc = smem_desc(stage_of(tile), 16, 1024);
-#pragma unroll
-      for (int chunk = 0; chunk < kChunks; ++chunk) {
-        mbar_wait(bars.kv_full(tile % kStages, chunk), parity);
-        wgmma_fence();
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          const uint32_t off = chunk * kChunkBytes + k * 32;
-          gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, chunk + k > 0, std::make_index_sequence<32>{});
-        }
-      }
-      wgmma_commit();
-    }
-    // 2. The other warpgroup's tile - 1: O *= alpha(tile - 1) once S(tile) is done (no register of a
-    //    running wgmma may change), then O += P V on this warpgroup's columns, running while this
-    //    warpgroup does its softmax.
-    if (tile > 0) {
-      named_sync(kReadyBarrier + other, 256);
-      const float alpha0 = row_alpha[r0], alpha1 = row_alpha[r0 + 8];
-      m0 = row_max[r0];
-      m1 = row_max[r0 + 8];
-      wgmma_wait<0>();
-      fence_regs(o);
-      scale_rows(o, alpha0, alpha1);
-      l0 *= alpha0;
-      l1 *= alpha1;
-      const uint64_t vd = v_desc(tile - 1);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kTile / 16; ++kk) {
-        gmma_ss<PvSharedOp>(p_desc + ((kk * 32) >> 4), vd + ((kk * 2048) >> 4), o, true,
-                            std::make_index_sequence<128>{});
-      }
-      wgmma_commit();
-    }
-    if (!own) break;
+  for (int tile = 0; tile < blk.num_tiles; ++tile) {
+    const int s = tile % kStages;
+    const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
+    mbar_wait(bars.kv_full(s), (tile / kStages) & 1);
 
-    // 3. S(tile) done: mask, max chain, P.
-    if (tile == 0) wgmma_wait<0>();
+    // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile: 36 k-steps of 16 (32 bytes of a chunk).
+    float sc[16];
+    const uint64_t k_desc = smem_desc(stage + wg * 32 * 128, 16, 1024);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4 * kChunks; ++kk) {
+      const uint32_t off = (kk / 4) * kChunkBytes + (kk % 4) * 32;
+      gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, kk > 0, std::make_index_sequence<16>{});
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
     fence_regs(sc);
+
     const int tile_key0 = blk.k_begin + tile * kTile;
     const bool masked = tile_key0 + kTile > mask_from;
-    float mx0 = m0, mx1 = m1;
+    float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-    for (int n = 0; n < 8; ++n) {
+    for (int n = 0; n < 4; ++n) {
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        const int key = tile_key0 + 8 * n + 2 * quad + c;
+        const int key = tile_key0 + wg * 32 + 8 * n + 2 * quad + c;
         sc[4 * n + c] = masked && key >= end0 ? -INFINITY : sc[4 * n + c] * a.scale_log2;
         sc[4 * n + 2 + c] = masked && key >= end1 ? -INFINITY : sc[4 * n + 2 + c] * a.scale_log2;
         mx0 = fmaxf(mx0, sc[4 * n + c]);
@@ -320,6 +254,13 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Block& blk, ui
     const auto max_op = [](float x, float y) { return fmaxf(x, y); };
     mx0 = quad_reduce(mx0, max_op);
     mx1 = quad_reduce(mx1, max_op);
+    if (quad == 0) {
+      row_max[wg * kRows + r0] = mx0;
+      row_max[wg * kRows + r0 + 8] = mx1;
+    }
+    named_sync(kMaxBarrier, 256);
+    mx0 = fmaxf(fmaxf(mx0, row_max[(wg ^ 1) * kRows + r0]), m0);
+    mx1 = fmaxf(fmaxf(mx1, row_max[(wg ^ 1) * kRows + r0 + 8]), m1);
     // A row with no key yet keeps max -inf: subtract 0 instead (its P are all 2^-inf = 0).
     const float base0 = mx0 == -INFINITY ? 0.0f : mx0;
     const float base1 = mx1 == -INFINITY ? 0.0f : mx1;
@@ -328,81 +269,57 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Block& blk, ui
     m1 = mx1;
     float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      sc[4 * n] = sm80::ex2(sc[4 * n] - base0);
-      sc[4 * n + 1] = sm80::ex2(sc[4 * n + 1] - base0);
-      sc[4 * n + 2] = sm80::ex2(sc[4 * n + 2] - base1);
-      sc[4 * n + 3] = sm80::ex2(sc[4 * n + 3] - base1);
-      sum0 += sc[4 * n] + sc[4 * n + 1];
-      sum1 += sc[4 * n + 2] + sc[4 * n + 3];
+    for (int n = 0; n < 4; ++n) {
+      const float p00 = sm80::ex2(sc[4 * n] - base0), p01 = sm80::ex2(sc[4 * n + 1] - base0);
+      const float p10 = sm80::ex2(sc[4 * n + 2] - base1), p11 = sm80::ex2(sc[4 * n + 3] - base1);
+      sum0 += p00 + p01;
+      sum1 += p10 + p11;
+      // P[row][key], key = 32 wg + 8 n + 2 quad: 16-byte chunk 4 wg + n of the row, swizzled.
+      const int chunk = 4 * wg + n;
+      const uint32_t p_row0 = smem + Layout::p + r0 * 128 + quad * 4;
+      const uint32_t p_row1 = p_row0 + 8 * 128;
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + ((chunk ^ (r0 & 7)) << 4)), "r"(pack2<true>(p00, p01))
+                   : "memory");
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row1 + ((chunk ^ (r0 & 7)) << 4)), "r"(pack2<true>(p10, p11))
+                   : "memory");
     }
     l0 = fmaf(l0, alpha0, sum0);
     l1 = fmaf(l1, alpha1, sum1);
+    fence_proxy_async();  // P's generic-proxy stores, read next by wgmma
+    named_sync(kPReadyBarrier, 256);
 
-    // 4. PV(tile - 1) done: the shared P tile is free and this warpgroup is done with stage tile - 1.
-    if (tile > 0) {
-      wgmma_wait<0>();
-      fence_regs(o);
-      release(tile - 1);
-    }
-    // Keys 8 n + 2 quad (+1) of rows r0 and r0 + 8: k-step n / 2, its low or high 8 keys.
+    // O[:, 256 wg .. +256] = alpha O + P V: V = the tile's chunks 4 wg .. 4 wg + 3, N-major (64-column
+    // chunks kChunkBytes apart), 4 k-steps of 16 keys (2048 bytes).
 #pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      p[4 * (n / 2) + 2 * (n % 2)] = pack2<true>(sc[4 * n], sc[4 * n + 1]);
-      p[4 * (n / 2) + 2 * (n % 2) + 1] = pack2<true>(sc[4 * n + 2], sc[4 * n + 3]);
+    for (int n = 0; n < 32; ++n) {
+      o[4 * n] *= alpha0;
+      o[4 * n + 1] *= alpha0;
+      o[4 * n + 2] *= alpha1;
+      o[4 * n + 3] *= alpha1;
     }
-    // P[row][key]: 16-byte chunk key / 8 of the row, swizzled.
-    const uint32_t p_row0 = smem + Layout::p + r0 * 128 + quad * 4;
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      const uint32_t swz = (n ^ (r0 & 7)) << 4;
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + swz), "r"(p[4 * (n / 2) + 2 * (n % 2)]) : "memory");
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + 8 * 128 + swz), "r"(p[4 * (n / 2) + 2 * (n % 2) + 1])
-                   : "memory");
-    }
-    if (quad == 0) {
-      row_max[r0] = m0;
-      row_max[r0 + 8] = m1;
-      row_alpha[r0] = alpha0;
-      row_alpha[r0 + 8] = alpha1;
-    }
-    fence_proxy_async();  // P's generic-proxy stores, read next by the other warpgroup's wgmma
-    named_arrive(kReadyBarrier + wg, 256);
-
-    // 5. O = alpha O + P V on this warpgroup's columns, P from registers. Waited for at once: the
-    //    stage it reads is the next own tile's, and ptxas serializes every wgmma if one with register
-    //    operands stays in flight across the loop's back edge.
-    scale_rows(o, alpha0, alpha1);
-    const uint64_t vd = v_desc(tile);
+    const uint64_t v_desc = smem_desc(stage + 4 * wg * kChunkBytes, kChunkBytes, 1024);
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kTile / 16; ++kk) {
-      gmma_rs<PvRegsOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + ((kk * 2048) >> 4), o,
-                        std::make_index_sequence<128>{});
+      gmma_ss<PvOp>(p_desc + ((kk * 32) >> 4), v_desc + ((kk * 2048) >> 4), o, true,
+                    std::make_index_sequence<128>{});
     }
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(o);
-    fence_regs(p);
-    release(tile);
-  }
-  // The other warpgroup's last tile (step 2 of the final iteration, which broke out of the loop).
-  if ((blk.num_tiles - 1) % 2 == other) {
-    wgmma_wait<0>();
-    fence_regs(o);
-    release(blk.num_tiles - 1);
+    if (t == 0) mbar_arrive(bars.kv_empty(s));
   }
 
-  // Epilogue: the row sums of both warpgroups (both rescaled to the final maxima, so they add).
+  // Epilogue: the row sums of both warpgroups (same maxima, so they add).
   l0 = quad_reduce(l0, [](float x, float y) { return x + y; });
   l1 = quad_reduce(l1, [](float x, float y) { return x + y; });
   if (quad == 0) {
     row_sum[wg * kRows + r0] = l0;
     row_sum[wg * kRows + r0 + 8] = l1;
   }
-  named_sync(kSumBarrier, 256);
-  l0 += row_sum[other * kRows + r0];
-  l1 += row_sum[other * kRows + r0 + 8];
+  named_sync(kMaxBarrier, 256);
+  l0 += row_sum[(wg ^ 1) * kRows + r0];
+  l1 += row_sum[(wg ^ 1) * kRows + r0 + 8];
   const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blockIdx.x) * a.rows + blk.j0;
   const int64_t out_row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
 #pragma unroll
@@ -453,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   if (tid == 0) {
     mbar_init(bars.q_full(), 128);  // every producer thread, as its copies land
     for (int s = 0; s < kStages; ++s) {
-      for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), 128);
+      mbar_init(bars.kv_full(s), 128);
       mbar_init(bars.kv_empty(s), 2);  // one thread per consumer warpgroup
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -465,7 +382,6 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
     run_consumer(a, blk, smem, reinterpret_cast<float*>(smem_raw + Layout::row_max),
-                 reinterpret_cast<float*>(smem_raw + Layout::row_alpha),
                  reinterpret_cast<float*>(smem_raw + Layout::row_sum), bars, tid / 128 - 1, tid % 128);
   }
 #else
