@@ -206,5 +206,12 @@ TEST_F(MlaRoutineTest, DescribesItsTensorsAsTheReference) {
   EXPECT_FLOAT_EQ(k.q_scale, 1.0f);
 }
 
+// auto: fa3 first (Hopper, what it takes), then fa2.
+TEST_F(MlaRoutineTest, AutoTriesFa3ThenFa2) {
+  const auto c = testing::case_from_line(registry, kBase);
+  EXPECT_EQ(mla.auto_candidates(*c), (std::vector<std::string>{"fa3", "fa2"}));
+  EXPECT_EQ(mla.auto_rule(), "fa3 where it takes the case, else fa2");
+}
+
 }  // namespace
 }  // namespace kbench
