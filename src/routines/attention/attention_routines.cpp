@@ -76,14 +76,10 @@ class DecodeRoutine final : public Routine {
   [[nodiscard]] std::string_view test_name() const override { return "testBatchDecodeWithPagedKVCacheWrapper"; }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-  // Tensor cores pay once several query heads share a kv head (they fill mma's M dimension).
-  [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
-    if (static_cast<const DecodeCase&>(problem).problem().group() >= 4) return {"fa2_tc", "fa2"};
-    return {"fa2"};
-  }
-  [[nodiscard]] std::string_view auto_rule() const override {
-    return "fa2_tc when a kv head has 4+ query heads, else fa2";
-  }
+  // fa2_tc ran at least as fast as fa2 on every point of the attention grid, GQA 1 included (3-9%
+  // faster there; bench/results/h100/attention_grid/session16/).
+  [[nodiscard]] std::vector<std::string> auto_candidates(const Case&) const override { return {"fa2_tc", "fa2"}; }
+  [[nodiscard]] std::string_view auto_rule() const override { return "fa2_tc where it takes the case, else fa2"; }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     DecodeProblem p;
@@ -180,8 +176,18 @@ class PrefillRoutine final : public Routine {
   }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-  [[nodiscard]] std::vector<std::string> auto_candidates(const Case&) const override { return {"fa3", "fa2"}; }
-  [[nodiscard]] std::string_view auto_rule() const override { return "fa3 where it takes the case, else fa2"; }
+  // The attention grid (bench/results/h100/attention_grid/session16/): fa3 1.4-1.9x fa2 on ragged
+  // K/V and on pages of 16 and 64, but 13-15% slower on pages of 1, 12 and 48 (its paged gather
+  // takes whole power-of-two pages of 16+ keys in stride).
+  [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
+    const PrefillProblem& p = static_cast<const PrefillCase&>(problem).problem();
+    const bool fa3_pages = !p.paged || (p.page_size >= 16 && (p.page_size & (p.page_size - 1)) == 0);
+    if (fa3_pages) return {"fa3", "fa2"};
+    return {"fa2", "fa3"};
+  }
+  [[nodiscard]] std::string_view auto_rule() const override {
+    return "fa3 where it takes the case (pages: powers of two from 16), else fa2";
+  }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     PrefillProblem p;

@@ -414,6 +414,15 @@ TEST_F(PrefillValidation, BackendsAndTheirNames) {
   EXPECT_EQ(r.find_backend("cutlass"), nullptr);
   const auto c = make(ragged(""));
   EXPECT_EQ(r.auto_candidates(*c), (std::vector<std::string>{"fa3", "fa2"}));
+  // Paged: fa3 first on pages of a power of two from 16, fa2 first on the others (the grid's rule).
+  const Routine& paged_routine = *registry.find(kPaged);
+  const auto with_page = [&](int page) {
+    std::string line = paged("");
+    line.replace(line.find("--page_size 16"), 14, "--page_size " + std::to_string(page));
+    return paged_routine.auto_candidates(*make(line));
+  };
+  for (const int page : {16, 64}) EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa3", "fa2"})) << page;
+  for (const int page : {1, 12, 48}) EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa2", "fa3"})) << page;
   // fa2 refuses fp8 inputs whatever the GPU, with the reason the user reads.
   const Support fp8_fa2 = r.find_backend("fa2")->can_implement(*make(ragged("--q_dtype fp8_e4m3 --kv_dtype fp8_e4m3")));
   EXPECT_FALSE(fp8_fa2.supported);
