@@ -63,8 +63,14 @@ KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dty
 }
 
 constexpr double kHbmBytesPerSecond = 3.0e12;
+// What one decode CTA streams alone (~30 GB/s: a 2 MB chunk of a lone request took 68-72 us, 1 MB
+// 34-38 us; experiments/session16/decode_chunk_sweep.csv).
+constexpr double kCtaBytesPerSecond = 30.0e9;
 constexpr double kCtaOverheadSeconds = 1.5e-6;
+// The merge: fixed, plus per partial of a (request, kv head) pair (its blocks walk them in turn:
+// 128 and 256 partials of one pair added ~10 and ~20 us in the same sweep).
 constexpr double kMergeSeconds = 4.0e-6;
+constexpr double kMergeSecondsPerPartial = 80.0e-9;
 constexpr int64_t kMinChunkTokens = 256;
 constexpr double kSplitMargin = 0.995;
 constexpr int64_t kMaxTokens = int64_t{1} << 30;
@@ -89,7 +95,7 @@ std::vector<int64_t> chunk_bounds(int64_t len, int64_t chunk, int64_t align) {
 // launch order. Up to 16 waves: greedy list scheduling, as the block scheduler does; beyond, the
 // list-scheduling bound max(longest, total / slots) + mean cost (the last wave's quantization is
 // then a small part of the whole).
-double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slots) {
+double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slots, double cta_speedup) {
   double worst = 0.0;
   double total = 0.0;
   int64_t n = 0;
@@ -98,7 +104,9 @@ double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slo
     total += c * static_cast<double>(count);
     n += count;
   }
-  if (n <= slots) return worst;
+  // Under one wave the CTAs share the HBM bandwidth among fewer than `slots`: each streams up to
+  // cta_speedup times its full-GPU share, and together at most the HBM rate.
+  if (n <= slots) return std::max(worst / cta_speedup, total / static_cast<double>(slots));
   if (n > 16 * slots) return std::max(worst, total / static_cast<double>(slots)) + total / static_cast<double>(n);
   std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
   for (int64_t s = 0; s < slots; ++s) free_at.push(0.0);
@@ -149,6 +157,7 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   const double token_bytes = 2.0 * head_dim * static_cast<double>(dtype_size(kv_dtype));  // K and V
   const double token_seconds = token_bytes * static_cast<double>(slots) / kHbmBytesPerSecond;
   const double cta_overhead = kCtaOverheadSeconds / token_seconds;  // in tokens
+  const double cta_speedup = std::max(1.0, kCtaBytesPerSecond * static_cast<double>(slots) / kHbmBytesPerSecond);
   const int64_t align = page_size >= 16 ? page_size : page_size * ((16 + page_size - 1) / page_size);
 
   int64_t max_len = 0;
@@ -169,10 +178,12 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   auto evaluate = [&](int64_t chunk, int64_t* ctas) {
     std::vector<std::pair<double, int64_t>> runs;  // (CTA cost, CTAs)
     int64_t split_slots = 0;
+    int64_t most_partials = 0;  // of one pair
     for (const auto& [len, requests] : by_len) {
       const std::vector<int64_t> bounds = chunk_bounds(len, chunk, align);
       const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
       if (n > 1) split_slots += n * num_kv_heads * requests;
+      if (n > 1) most_partials = std::max(most_partials, n);
       for (int64_t i = 0; i < n; ++i) {
         runs.emplace_back(static_cast<double>(bounds[i + 1] - bounds[i]) + cta_overhead, requests * ctas_per_chunk);
       }
@@ -180,10 +191,11 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
     std::stable_sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     *ctas = 0;
     for (const auto& run : runs) *ctas += run.second;
-    double cost = makespan(runs, slots);
+    double cost = makespan(runs, slots, cta_speedup);
     if (split_slots > 0) {
       const double merge_bytes = 2.0 * static_cast<double>(split_slots) * group * (head_dim + 1) * 4.0;
-      cost += (kMergeSeconds + merge_bytes / kHbmBytesPerSecond) / token_seconds;
+      const double merge_seconds = kMergeSeconds + kMergeSecondsPerPartial * static_cast<double>(most_partials);
+      cost += (merge_seconds + merge_bytes / kHbmBytesPerSecond) / token_seconds;
     }
     return cost;
   };
