@@ -53,12 +53,20 @@ static_assert(126 - kFp4OperandExponent == 94, "fp4_scale_bf16's factor");
 
 // Where k-slice `slice` (kFp4SliceElements of k) of row `row` keeps its scales in a scale-factor
 // layout of `columns` scale columns: the 4-byte aligned group of scale columns that holds them (an
-// NVFP4 slice's 4 blocks are one group; an MXFP4 slice's 2 blocks half of one).
+// NVFP4 slice's 4 blocks are one group; an MXFP4 slice's 2 blocks half of one). A row part
+// (quant::sf_row_offset) plus the slice's part, the same for every row: the kernel computes each
+// row's part once per tile.
+template <class Index = int64_t>
+KBENCH_QUANT_HOST_DEVICE Index fp4_slice_scale_column_offset(quant::SfLayout layout, quant::BlockFormat format,
+                                                             Index slice) {
+  const Index first = format == quant::BlockFormat::nvfp4 ? 4 * slice : 2 * slice;
+  return quant::sf_column_offset<Index>(layout, first & ~Index{3});
+}
+
 template <class Index = int64_t>
 KBENCH_QUANT_HOST_DEVICE Index fp4_slice_scale_offset(quant::SfLayout layout, quant::BlockFormat format, Index row,
                                                       Index slice, Index columns) {
-  const Index first = format == quant::BlockFormat::nvfp4 ? 4 * slice : 2 * slice;
-  return quant::sf_offset<Index>(layout, row, first & ~Index{3}, columns);
+  return quant::sf_row_offset<Index>(layout, row, columns) + fp4_slice_scale_column_offset<Index>(layout, format, slice);
 }
 
 // The byte of that group holding the scale of the slice's 16-element block c (0..3).

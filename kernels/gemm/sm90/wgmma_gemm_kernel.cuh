@@ -26,18 +26,28 @@
 // columns past n are not stored), while the producer already loads the next unit.
 //
 // block_fp4 (FP4 operands on bf16 wgmma): the producer's TMA loads each k-slice's packed codes
-// (64 elements: 32 bytes a row, 32-byte swizzle) into a ring of raw stages and its lanes copy the
-// slice's scale words beside them (cp.async); a converter warpgroup (warpgroup 1) expands every
-// row of a raw stage into the 128-byte swizzled bf16 row the consumers' wgmma descriptors read
-// (fp4_expand.hpp: e2m1 x scale, exact), so the consumers run the bf16 path unchanged.
-// Why it keeps up (128 x 256 tiles): a slice is 384 rows x 64 elements, 3 rows a converter thread;
-// a row costs 2 ld.shared.v4, one scale word, 4 scale conversions, 8 words x (1 shift + 4 x (2 lop3
-// + 1 imad + 1 mul.bf16x2)) and 8 st.shared.v4: per warp and slice ~220 integer-pipe instructions
-// (16 lanes a clock: ~440 cycles) and ~100 imad / 100 mul.bf16x2 on the fma pipe, one warp per SM
-// sub-partition, while the tensor cores take 2 x 128 x 256 x 64 / 1024 dense bf16 FMAs a clock
-// per SM = 1024 cycles for the slice at peak: under half the integer pipe. Shared memory: the
-// converter moves 12 KB in and 48 KB out per slice (~60 B a clock at peak, beside wgmma's 80 of
-// 128), the tightest resource; 3 bf16 stages decouple the converter from the consumers.
+// (64 elements: 32 bytes a row, 32-byte swizzle) into a ring of raw stages and all its warpgroup's
+// threads copy the slice's scale words beside them (cp.async); a converter warpgroup (warpgroup 1)
+// expands every row of a raw stage into the 128-byte swizzled bf16 row the consumers' wgmma
+// descriptors read (fp4_expand.hpp: e2m1 x scale, exact), so the consumers run the bf16 path
+// unchanged.
+// Why it keeps up (128 x 256 tiles, 1737 slices a CTA at 4096 x 7168 x 16384): the tensor cores
+// take 2 x 128 x 256 x 64 / 1024 dense bf16 FMAs a clock per SM = 1024 cycles a slice at peak,
+// ~1560 at bf16 mode's measured 702 TFLOP/s. Per slice and SM sub-partition (SASS, nvfp4):
+//   converter warp: 3 rows a thread, ~596 instructions without a branch (8 words a row x 4 pairs x
+//     (2 lop3 + 1 imad + 1 mul.bf16x2) = 214 lop3, 103 imad, 96 mul.bf16x2; 24 st.shared.v4, 9 loads
+//     issued before any conversion; 12 scale conversions; addresses, barriers): ~300 ALU-pipe
+//     instructions (2 cycles a warp each: ~600 cycles), ~215 FMA-pipe, so ~600-700 cycles issued
+//     nonstop, well under the slice. The scale format is a compile-time constant of the loop.
+//   producer warp: ~64 instructions (3 cp.async a thread, each from a per-unit row address plus
+//     the slice's column offset; warp 0's thread 0 also the TMA loads).
+// Before (ncu, 2.825 ms = 3220 cycles a slice): one producer warp copied all 384 scale words with
+// the layout's full offset arithmetic, ~573 dependent instructions a slice, issuing nonstop (the
+// converter waited on raw stages 37% of its time), and the converter's loop branched on the format
+// around each scale conversion (~650 instructions, IPC ~0.35).
+// Shared memory is then the tightest resource: per slice TMA writes 13.5 KB, the converter reads
+// 13.5 KB and writes 48 KB, wgmma reads 2 x 40 KB: ~156 KB, ~1220 cycles at 128 bytes a clock
+// (bf16 mode: 128 KB); 3 bf16 stages decouple the converter from the consumers.
 #pragma once
 
 #include <cuda.h>
@@ -151,17 +161,19 @@ struct WgmmaGemmConfig {
   static constexpr int kLoadBOffset = kBlockM * kLoadRowBytes;
   static constexpr int kLoadBBytes = kBlockN * kLoadRowBytes;
   static constexpr int kLoadScaleOffset = kLoadRows * kLoadRowBytes;  // block_fp4's scale words
-  // Arrivals that complete a loaded stage: the TMA issuer's (with the transaction bytes), and
-  // (groupwise, block_fp4) every producer lane's once its scale copies have landed. block_fp4's bf16
-  // stages: lane 0 of each converter warp.
-  static constexpr int kFullArrivals = kGroupwise || kFp4 ? 1 + 32 : 1;
+  // Arrivals that complete a loaded stage: the TMA issuer's (with the transaction bytes), and every
+  // scale-copying producer thread's once its copies have landed (groupwise: warp 0's lanes;
+  // block_fp4: the whole warpgroup's). block_fp4's bf16 stages: lane 0 of each converter warp.
+  static constexpr int kFullArrivals = kFp4 ? 1 + 128 : kGroupwise ? 1 + 32 : 1;
   // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
   // both): the producer and the converter give up what the consumers take (their accumulators, the
-  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200).
+  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200). block_fp4
+  // with two consumers: 40 + 72 + 2 x 200 = 512 (the converter holds a thread's 3 rows of codes and
+  // scale words at once: at 56 it spilled).
   static constexpr bool kSetMaxNReg = kConsumers > 1 || kConverters > 0;
   static constexpr int kProducerRegs = 40;
-  static constexpr int kConverterRegs = 56;
-  static constexpr int kConsumerRegs = kFp4 && kConsumers > 1 ? 208 : 232;
+  static constexpr int kConverterRegs = 72;
+  static constexpr int kConsumerRegs = kFp4 && kConsumers > 1 ? 200 : 232;
   static constexpr int kBand = 8;  // m-blocks per raster band
   // Groupwise with two consumer warpgroups: they take turns issuing their wgmmas (named barriers
   // kTurnBarrier + warpgroup), so that one promotes while the tensor cores run the other's. Issued
@@ -304,24 +316,18 @@ struct WgmmaSlice {
   }
 };
 
-// block_fp4: this lane's rows' scale words of slice kb into the raw stage's `scales` (row r of the
-// stage, A's rows then B's, at scales + 4 r; rows past the group's end or past n read the last row's:
-// their results are not stored).
+// The TMA loads of one k-slice into a load stage (lane 0 of the producer's warp 0), completing on
+// its full barrier with the transaction bytes.
 template <class Cfg>
-__device__ __forceinline__ void copy_fp4_scales(const WgmmaGemmArgs& args, const GemmTile& tile, int kb, uint32_t scales,
-                                                int lane) {
-#pragma unroll 1  // the producer's few registers (unrolled, the offsets spill)
-  for (int r = lane; r < Cfg::kLoadRows; r += 32) {
-    const bool a_row = r < Cfg::kBlockM;
-    const uint32_t row = a_row ? min(tile.row_begin + r, tile.row_end - 1) : min(tile.col_begin + r - Cfg::kBlockM, args.n - 1);
-    const uint32_t offset = fp4_slice_scale_offset<uint32_t>(a_row ? args.a_sf_layout : args.b_sf_layout, args.fp4_format,
-                                                             row, kb, args.sf_columns);
-    hopper::cp_async_4(scales + 4 * r, (a_row ? args.a_block_scales : args.b_block_scales) + offset);
-  }
+__device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const GemmTile& tile, int kb, uint32_t dst,
+                                           uint32_t full, uint32_t a_bytes) {
+  hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kLoadBBytes);
+  hopper::tma_load_2d(dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
+  hopper::tma_load_3d(dst + Cfg::kLoadBOffset, &args.tma_b, full, kb * Cfg::kLoadRowBytes, tile.col_begin, tile.group);
 }
 
-// Warp 0 of the producer warpgroup: lane 0 issues the TMA loads of each slice; groupwise and
-// block_fp4, every lane copies a share of the slice's block scales (cp.async, completing on the
+// Warp 0 of the producer warpgroup (not block_fp4): lane 0 issues the TMA loads of each slice;
+// groupwise, every lane copies a share of the slice's block scales (cp.async, completing on the
 // stage's full barrier).
 template <class Cfg>
 __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int lane) {
@@ -350,17 +356,7 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
       const uint32_t phase = (it / Cfg::kLoadStages) & 1;
       const uint32_t full = smem + Cfg::kLoadFullOffset + 8 * stage;
       hopper::mbar_wait(smem + Cfg::kLoadEmptyOffset + 8 * stage, phase ^ 1);
-      const uint32_t a_dst = smem + Cfg::kLoadOffset + stage * Cfg::kLoadStageBytes;
-      if (lane == 0) {
-        hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kLoadBBytes);
-        hopper::tma_load_2d(a_dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
-        hopper::tma_load_3d(a_dst + Cfg::kLoadBOffset, &args.tma_b, full, kb * Cfg::kLoadRowBytes, tile.col_begin,
-                            tile.group);
-      }
-      if constexpr (Cfg::kFp4) {
-        copy_fp4_scales<Cfg>(args, tile, kb, a_dst + Cfg::kLoadScaleOffset, lane);
-        hopper::cp_async_arrive_noinc(full);
-      }
+      if (lane == 0) load_slice<Cfg>(args, tile, kb, smem + Cfg::kLoadOffset + stage * Cfg::kLoadStageBytes, full, a_bytes);
       if constexpr (Cfg::kGroupwise) {
         const uint32_t scales = smem + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes;
 #pragma unroll
@@ -370,6 +366,51 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         if (b_src != nullptr) hopper::cp_async_4(scales + 4 * (Cfg::kBlockM + lane), b_src + kb * args.b_scale_k_stride);
         hopper::cp_async_arrive_noinc(full);
       }
+    }
+  }
+}
+
+// block_fp4's producer: the whole warpgroup. Thread 0 issues the TMA loads of each slice's codes;
+// every thread copies the scale words of rows thread, thread + 128, ... of the raw stage (A's rows,
+// then B's) beside them (cp.async, one arrival a thread on the stage's full barrier). A row's source
+// is computed once per unit, a slice only adds its column offset (the same for every row of A, of
+// B). One warp doing all 384 rows with the full offset arithmetic took ~3000 cycles a slice (the
+// header says more).
+template <class Cfg>
+__device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int thread) {
+  constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
+  const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kLoadRowBytes;
+  uint32_t it = 0;
+  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+    const GemmUnit unit = map.unit(u);
+    const GemmTile tile = map.at(unit.tile);
+    // Rows past the group's end or past n read the last row's: their results are not stored.
+    const uint8_t* row_src[kRowsPerThread];
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int r = thread + 128 * i;
+      const bool a_row = r < Cfg::kBlockM;
+      const uint32_t row = a_row ? min(tile.row_begin + r, tile.row_end - 1) : min(tile.col_begin + r - Cfg::kBlockM, args.n - 1);
+      row_src[i] = (a_row ? args.a_block_scales : args.b_block_scales) +
+                   quant::sf_row_offset<uint32_t>(a_row ? args.a_sf_layout : args.b_sf_layout, row, args.sf_columns);
+    }
+    for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
+      const uint32_t stage = it % Cfg::kLoadStages;
+      const uint32_t phase = (it / Cfg::kLoadStages) & 1;
+      const uint32_t full = smem + Cfg::kLoadFullOffset + 8 * stage;
+      const uint32_t dst = smem + Cfg::kLoadOffset + stage * Cfg::kLoadStageBytes;
+      hopper::mbar_wait(smem + Cfg::kLoadEmptyOffset + 8 * stage, phase ^ 1);
+      if (thread == 0) load_slice<Cfg>(args, tile, kb, dst, full, a_bytes);
+      const uint32_t a_column = fp4_slice_scale_column_offset<uint32_t>(args.a_sf_layout, args.fp4_format, kb);
+      const uint32_t b_column = fp4_slice_scale_column_offset<uint32_t>(args.b_sf_layout, args.fp4_format, kb);
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        const int r = thread + 128 * i;
+        if (r < Cfg::kLoadRows) {
+          hopper::cp_async_4(dst + Cfg::kLoadScaleOffset + 4 * r, row_src[i] + (r < Cfg::kBlockM ? a_column : b_column));
+        }
+      }
+      hopper::cp_async_arrive_noinc(full);
     }
   }
 }
@@ -390,20 +431,30 @@ __device__ __forceinline__ uint4 expand_fp4_word(uint32_t q, uint32_t scale2) {
 // then B's, 128 bytes each, 128-byte swizzled: chunk j at j ^ (r % 8)); word j of the codes fills
 // chunk j. Consecutive threads take consecutive rows: both the loads and the stores are free of
 // bank conflicts.
+struct Fp4RawRow {
+  uint4 lo, hi;  // the codes' two 16-byte chunks, in k order
+  uint32_t scale_word;
+};
+
 template <class Cfg>
-__device__ __forceinline__ void expand_fp4_row(const WgmmaGemmArgs& args, const uint8_t* raw, uint8_t* out, int r,
-                                               int kb) {
-  const uint32_t scale_word = *reinterpret_cast<const uint32_t*>(raw + Cfg::kLoadScaleOffset + 4 * r);
+__device__ __forceinline__ Fp4RawRow load_fp4_row(const uint8_t* raw, int r) {
+  const int flip = (r / 4) % 2;
+  Fp4RawRow row;
+  row.lo = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * flip);
+  row.hi = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * (1 - flip));
+  row.scale_word = *reinterpret_cast<const uint32_t*>(raw + Cfg::kLoadScaleOffset + 4 * r);
+  return row;
+}
+
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int r, int kb) {
   uint32_t scale2[4];
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
-    const uint32_t scale = fp4_scale_bf16(args.fp4_format, (scale_word >> (8 * fp4_slice_scale_byte(args.fp4_format, kb, c))) & 0xFF);
+    const uint32_t scale = fp4_scale_bf16(kFormat, (row.scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, c))) & 0xFF);
     scale2[c] = scale | (scale << 16);
   }
-  const int flip = (r / 4) % 2;
-  const uint4 lo = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * flip);
-  const uint4 hi = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * (1 - flip));
-  const uint32_t words[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const uint32_t words[8] = {row.lo.x, row.lo.y, row.lo.z, row.lo.w, row.hi.x, row.hi.y, row.hi.z, row.hi.w};
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
     *reinterpret_cast<uint4*>(out + 128 * r + 16 * (j ^ (r % 8))) = expand_fp4_word(words[j], scale2[j / 2]);
@@ -411,11 +462,13 @@ __device__ __forceinline__ void expand_fp4_row(const WgmmaGemmArgs& args, const 
 }
 
 // block_fp4's converter warpgroup: every slice's raw stage into its bf16 stage, row r by thread
-// r % 128. Each warp releases the raw stage and fills the bf16 one (its lane 0 arrives once the
-// warp's shared-memory writes are fenced for the async proxy, which wgmma reads through).
-template <class Cfg>
-__device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem,
-                              int thread) {
+// r % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
+// rows are loaded before any is expanded, so their shared-memory latencies overlap. Each warp
+// releases the raw stage and fills the bf16 one (its lane 0 arrives once the warp's shared-memory
+// writes are fenced for the async proxy, which wgmma reads through).
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem, int thread) {
+  constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
   uint32_t it = 0;
   for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
     const GemmUnit unit = map.unit(u);
@@ -425,10 +478,14 @@ __device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>&
       hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, ((it / Cfg::kStages) & 1) ^ 1);
       const uint8_t* raw = smem_raw + Cfg::kRawOffset + raw_stage * Cfg::kRawStageBytes;
       uint8_t* out = smem_raw + stage * Cfg::kStageBytes;
+      Fp4RawRow rows[kRowsPerThread];
 #pragma unroll
-      for (int i = 0; i < (Cfg::kLoadRows + 127) / 128; ++i) {
-        const int r = thread + 128 * i;
-        if (r < Cfg::kLoadRows) expand_fp4_row<Cfg>(args, raw, out, r, kb);
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        if (thread + 128 * i < Cfg::kLoadRows) rows[i] = load_fp4_row<Cfg>(raw, thread + 128 * i);
+      }
+#pragma unroll
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        if (thread + 128 * i < Cfg::kLoadRows) expand_fp4_row<Cfg, kFormat>(rows[i], out, thread + 128 * i, kb);
       }
       hopper::fence_proxy_async();
       __syncwarp();
@@ -437,6 +494,16 @@ __device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>&
         hopper::mbar_arrive(smem + Cfg::kFullOffset + 8 * stage);
       }
     }
+  }
+}
+
+template <class Cfg>
+__device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem,
+                              int thread) {
+  if (args.fp4_format == quant::BlockFormat::nvfp4) {
+    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(map, smem_raw, smem, thread);
+  } else {
+    convert_fp4_slices<Cfg, quant::BlockFormat::mxfp4>(map, smem_raw, smem, thread);
   }
 }
 
@@ -671,7 +738,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
-    if (tid < 32) run_producer<Cfg>(args, map, smem, tid);
+    if constexpr (Cfg::kFp4) run_fp4_producer<Cfg>(args, map, smem, tid);
+    else if (tid < 32) run_producer<Cfg>(args, map, smem, tid);
   } else if (warpgroup <= Cfg::kConverters) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kConverterRegs));
     if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, smem_raw, smem, tid % 128);
