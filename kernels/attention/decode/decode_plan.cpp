@@ -10,7 +10,9 @@
 // 4 * head_dim bytes per token and 3 TB/s shared by all slots): a CTA costs its chunk's tokens plus
 // a fixed overhead (1.5 us: launch, q load, pipeline fill, epilogue); the GPU is simulated as
 // `slots` identical servers taking CTAs in launch order (greedy list scheduling, as the block
-// scheduler does); a split adds the merge (4 us plus its partial traffic). Candidates: no split,
+// scheduler does), except that under one wave fa2_tc's CTAs of equal-length batches stream faster
+// than their share (up to ~30 GB/s each, together at most the HBM rate); a split adds the merge (4 us,
+// 80 ns per partial of the most split pair, plus its partial traffic). Candidates: no split,
 // and chunk sizes ceil(max_len / k) rounded up to the alignment for k = 2, 3, ... while the chunk
 // is at least 256 tokens and the split adds at most 8 x slots CTAs. Each request
 // longer than the chunk size is cut into ceil(len / chunk) nearly equal chunks whose boundaries are
@@ -20,7 +22,9 @@
 //
 // Examples (132 SMs, fa2, 8 kv heads, head_dim 128, equal lengths): batch 32 x 8192 -> 256 items,
 // no split (one wave of 264 slots); batch 16 x 8192 -> 2 chunks of 4096 (256 items); batch 1 x 65536
-// -> 33 chunks of ~1986 tokens (264 items); batch 64 and 128 x 8192 -> no split.
+// -> 33 chunks of ~1986 tokens (264 items); batch 64 and 128 x 8192 -> no split. fa2_tc, bf16: batch
+// 16 x 8192 -> no split (128 items); batch 1 x 65536 -> 13 chunks of ~5050 (104 items); one kv head
+// of 131072 tokens -> 100 chunks of ~1300 (256 chunks of 512 ran 52 us, 1024 41.5 us, cuDNN 37.9).
 //
 // Items are emitted longest first (stable), so long items start early; partial slots are numbered
 // consecutively per (request, kv head) in request-major order, merge_indptr covering every pair
@@ -45,6 +49,7 @@ namespace {
 struct KernelModel {
   int ctas_per_sm = 2;
   int ctas_per_item = 1;
+  double cta_bytes_per_second = 0.0;  // what one CTA streams when the GPU is not full (0: its share)
 };
 
 KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dtype) {
@@ -58,14 +63,16 @@ KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dty
     const int extra = is_fp8(kv_dtype) ? 1 : 0;
     m.ctas_per_sm = (head_dim <= 64 ? 3 : head_dim <= 128 ? 2 : 1) + extra;
     m.ctas_per_item = (group + 15) / 16;
+    // ~30 GB/s of a 16-bit cache (a 2 MB chunk of a lone request took 68-72 us, 1 MB 34-38 us;
+    // experiments/session16/decode_chunk_sweep.csv), taken as a token rate: fp8 tokens come no
+    // faster (sixteen 8192-token requests ran 37% slower when planned with a byte rate). fa2 keeps
+    // its share (it ran up to 1.5x slower with fewer, longer chunks).
+    m.cta_bytes_per_second = 30.0e9 * static_cast<double>(dtype_size(kv_dtype)) / 2.0;
   }
   return m;
 }
 
 constexpr double kHbmBytesPerSecond = 3.0e12;
-// What one decode CTA streams alone (~30 GB/s: a 2 MB chunk of a lone request took 68-72 us, 1 MB
-// 34-38 us; experiments/session16/decode_chunk_sweep.csv).
-constexpr double kCtaBytesPerSecond = 30.0e9;
 constexpr double kCtaOverheadSeconds = 1.5e-6;
 // The merge: fixed, plus per partial of a (request, kv head) pair (its blocks walk them in turn:
 // 128 and 256 partials of one pair added ~10 and ~20 us in the same sweep).
@@ -157,7 +164,11 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   const double token_bytes = 2.0 * head_dim * static_cast<double>(dtype_size(kv_dtype));  // K and V
   const double token_seconds = token_bytes * static_cast<double>(slots) / kHbmBytesPerSecond;
   const double cta_overhead = kCtaOverheadSeconds / token_seconds;  // in tokens
-  const double cta_speedup = std::max(1.0, kCtaBytesPerSecond * static_cast<double>(slots) / kHbmBytesPerSecond);
+  // Ragged batches keep the full-GPU share: their long chunks share the bandwidth with the short
+  // ones while those run (sixteen random-length requests ran 5-12% slower planned with the cap).
+  const bool equal_lengths = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) == lens.end();
+  const double cta_speedup =
+      equal_lengths ? std::max(1.0, model.cta_bytes_per_second * static_cast<double>(slots) / kHbmBytesPerSecond) : 1.0;
   const int64_t align = page_size >= 16 ? page_size : page_size * ((16 + page_size - 1) / page_size);
 
   int64_t max_len = 0;

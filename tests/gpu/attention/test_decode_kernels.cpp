@@ -836,18 +836,15 @@ TEST(DecodeKernels, PlanShapes) {
     EXPECT_EQ(static_cast<int>(p.items.size()), batch * 8);
   }
   {
-    // 128 CTAs in one wave: each streams its 4 MB within its cap, together at the HBM rate, so a
-    // split would only add the merge (experiments/session16/decode_chunk_sweep.csv: unsplit 181 us,
-    // 4096-token chunks 185 us).
     const kk::DecodePlan p = plan_for(16, 8192, 16, 132, DecodeKernel::fa2);
-    EXPECT_EQ(p.num_partial_slots, 0);
-    EXPECT_EQ(static_cast<int>(p.items.size()), 128);
+    EXPECT_GT(p.num_partial_slots, 0);
+    EXPECT_GE(static_cast<int>(p.items.size()), 256);
+    EXPECT_LE(static_cast<int>(p.items.size()), 2 * 264);
   }
   {
-    // A lone request: chunks of ~5000 tokens, one CTA-wave of ~100 items (each under its stream cap).
     const kk::DecodePlan p = plan_for(1, 65536, 16, 132, DecodeKernel::fa2);
-    EXPECT_GE(static_cast<int>(p.items.size()), 96);
-    EXPECT_LE(static_cast<int>(p.items.size()), 264);
+    EXPECT_GE(static_cast<int>(p.items.size()), 200);
+    EXPECT_LE(static_cast<int>(p.items.size()), 2 * 264);
     for (const auto& it : p.items) {
       EXPECT_EQ(it.token_begin % 16, 0);
       EXPECT_GE(it.token_end - it.token_begin, 256);
