@@ -189,8 +189,7 @@ TEST(EndToEnd, GpusAndShardsKeepTheRunsOrder) {
   const std::string testlist = temp_file("spread.txt");
   std::ofstream(testlist) << "--routine rmsnorm --batch_size 1 2 3 --hidden_size 512 -n 5\n"
                              "--routine no_such_routine_yet\n"
-                             "--routine mm_fp4 --m 128 --n 128 --k 128\n"  // no kbench backend: skipped
-                             
+                             "--routine mm_fp4 --m 128 --n 128 --k 128 --backends cutlass\n"  // Blackwell's: skipped
                              "--routine gemma_rmsnorm --batch_size 5 --hidden_size 256 -n 5\n";
   const std::string spread = temp_file("spread.csv");
   const auto all = run_kbench("--testlist " + testlist + " --gpus all --refcheck -v --output_path " + spread);
