@@ -1,6 +1,7 @@
 #include "routines/attention/attention_routines.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "routines/attention/cudnn_backends.hpp"
@@ -338,10 +339,20 @@ class MlaRoutine final : public Routine {
   [[nodiscard]] std::string_view test_name() const override { return "testBatchMLAPagedAttentionWrapper"; }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return mla_flags(); }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-  // fa3 ran 1.05x (128 x 8192 x 16 heads) to 1.58x (64 x 8192 x 128 heads x 2 tokens) fa2's speed on
-  // the H100 (bench/results/h100/attention/mla/session16/); fa2 takes what fa3 refuses (fp8 KV, sm_80).
-  [[nodiscard]] std::vector<std::string> auto_candidates(const Case&) const override { return {"fa3", "fa2"}; }
-  [[nodiscard]] std::string_view auto_rule() const override { return "fa3 where it takes the case, else fa2"; }
+  // bench/results/h100/attention/mla/session16/: fa3 ran 1.05x (128 x 8192 x 16 heads) to 1.6x (64
+  // x 8192 x 128 heads x 2 and 4 tokens) fa2's speed, but random lengths with 16 heads x 1 token (a
+  // quarter of fa3's 64-row tile) 0.56x: fa3's one CTA per request waits on the longest request.
+  // fa2 takes what fa3 refuses (fp8 KV, sm_80).
+  [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
+    const MlaProblem& p = static_cast<const MlaCase&>(problem).problem();
+    const auto& lens = p.pages.seq_lens;
+    const bool ragged = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) != lens.end();
+    if (ragged && static_cast<int64_t>(p.s_qo) * p.num_heads < 64) return {"fa2", "fa3"};
+    return {"fa3", "fa2"};
+  }
+  [[nodiscard]] std::string_view auto_rule() const override {
+    return "fa3 where it takes the case, else fa2 (fa2 first for ragged lengths under 64 query rows a request)";
+  }
   // mla.md: written to the reference's columns, and only when given (the flags have no default).
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> renamed_flag_columns() const override {
     return {{"mla_is_var_seq", "is_var_seq"}, {"mla_cute_dsl_impl", "cute_dsl_impl"}};
