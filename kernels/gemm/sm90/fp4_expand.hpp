@@ -1,7 +1,6 @@
 // The FP4 operand mode of kbench's wgmma GEMM (GemmScaling::block_fp4): how packed e2m1 codes and
 // their block scales become bf16 operand values. Host and device (the CPU tests check it
-// exhaustively; in the kernel the converter warpgroup expands B with it and the consumers A,
-// wgmma_gemm_kernel.cuh).
+// exhaustively; the kernel's converter warpgroup runs it, wgmma_gemm_kernel.cuh).
 //
 // Exactness: an operand value is e2m1 x scale x 2^-kFp4OperandExponent, which bf16 holds exactly
 // wherever it is a bf16 normal: e2m1 has 2 significant bits, e4m3 (NVFP4) at most 4 and ue8m0
@@ -15,14 +14,10 @@
 // kFp4OperandExponent = 32 centres that window on real data's scales while A x B's products (scaled
 // 2^-64) stay fp32 normals down to true products of 2^-62; the epilogue multiplies by 2^64 x alpha.
 //
-// Order of k: a slice row's 64 codes are 8 words (word w: elements 8w..8w+7, element 2i in byte i's
-// low nibble; the 16-element block c is words 2c and 2c + 1). fp4_pair_bits turns pair s of a word
-// (elements s and s + 4) into a bf16 pair. The operand row in wgmma's k order is 8 chunks of 4 pairs
-// (one 16-byte chunk of a swizzled bf16 row, or one register of a k-step's A fragment): slot c of
-// chunk j holds pair j % 4 of word 2c + j / 4 (fp4_chunk_word), so slot c is always of block c. This
-// puts a whole block in the A fragment of the wgmma lanes with lane % 4 == c (slots c of every
-// chunk): a consumer thread expands its 2 rows' block c alone. A (in registers) and B (in shared
-// memory) are permuted alike, so every product of the dot product meets its partner: D is unchanged.
+// Order of k: expand_fp4_word turns 8 consecutive codes (one 32-bit word, element 2j in byte j's
+// low nibble) into 4 bf16 pairs, pair s = (element s, element s + 4). The pairs go to the word's
+// 16-byte chunk in order, so each chunk holds its 8 elements permuted (0 4 1 5 2 6 3 7); A and B are
+// expanded alike, so every product of the dot product meets its partner: D is unchanged.
 #pragma once
 
 #include <cstdint>
@@ -47,9 +42,6 @@ KBENCH_QUANT_HOST_DEVICE uint32_t fp4_pair_bits(uint32_t q, int s) {
   const uint32_t word = s < 2 ? q : q >> 8;
   return s % 2 == 0 ? ((word & 0x000F000Fu) * 0x1040u) & kKeep : ((word & 0x00F000F0u) * 0x0104u) & kKeep;
 }
-
-// The word (0..7) whose pair chunk % 4 fills slot `slot` (0..3) of chunk `chunk` (0..7); see above.
-KBENCH_QUANT_HOST_DEVICE constexpr int fp4_chunk_word(int chunk, int slot) { return 2 * slot + chunk / 4; }
 
 // bf16 bits of scale x 2^(126 - kFp4OperandExponent) for a scale byte of `format` (nvfp4: e4m3,
 // mxfp4: ue8m0). Exact where representable (see above); the float's top half is the bf16.

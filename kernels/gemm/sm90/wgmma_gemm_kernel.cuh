@@ -27,31 +27,27 @@
 //
 // block_fp4 (FP4 operands on bf16 wgmma): the producer's TMA loads each k-slice's packed codes
 // (64 elements: 32 bytes a row, 32-byte swizzle) into a ring of raw stages and all its warpgroup's
-// threads copy the slice's scale words beside them (cp.async). A converter warpgroup (warpgroup 1)
-// expands B's rows of a raw stage into the 128-byte swizzled bf16 rows of a stage (B only) that the
-// consumers' wgmma descriptors read; each consumer thread expands its own A rows' block (2 rows x 16
-// codes) straight into wgmma's A fragments (registers), two sets so that a slice's are expanded while
-// the previous slice's wgmmas run (fp4_expand.hpp: e2m1 x scale, exact; its k order makes a thread's
-// fragment one scale block). A raw stage is free once the converter and the consumers have read it.
+// threads copy the slice's scale words beside them (cp.async); a converter warpgroup (warpgroup 1)
+// expands every row of a raw stage into the 128-byte swizzled bf16 row the consumers' wgmma
+// descriptors read (fp4_expand.hpp: e2m1 x scale, exact), so the consumers run the bf16 path
+// unchanged.
 // Why it keeps up (128 x 256 tiles, 1737 slices a CTA at 4096 x 7168 x 16384): the tensor cores
-// take 128 x 256 x 64 bf16 FMAs at 2048 a clock per SM = 1024 cycles a slice at peak, ~1560 at bf16
-// mode's measured 702 TFLOP/s. Per slice and SM sub-partition (SASS, nvfp4):
-//   converter warp: 2 rows of B a thread, ~412 instructions without a branch (8 words a row x 4
-//     pairs x (2 lop3 + 1 imad + 1 mul.bf16x2): 143 lop3, 72 imad, 64 mul.bf16x2; 16 st.shared.v4,
-//     6 loads issued before any conversion; 8 scale conversions; addresses, barriers).
-//   2 consumer warps: ~157 instructions each (16 pairs: 36 lop3, 21 imad, 16 mul.bf16x2; 2 8-byte and
-//     2 1-byte loads, 2 scale conversions, 8 wgmma, barriers).
+// take 2 x 128 x 256 x 64 / 1024 dense bf16 FMAs a clock per SM = 1024 cycles a slice at peak,
+// ~1560 at bf16 mode's measured 702 TFLOP/s. Per slice and SM sub-partition (SASS, nvfp4):
+//   converter warp: 3 rows a thread, ~596 instructions without a branch (8 words a row x 4 pairs x
+//     (2 lop3 + 1 imad + 1 mul.bf16x2) = 214 lop3, 103 imad, 96 mul.bf16x2; 24 st.shared.v4, 9 loads
+//     issued before any conversion; 12 scale conversions; addresses, barriers): ~300 ALU-pipe
+//     instructions (2 cycles a warp each: ~600 cycles), ~215 FMA-pipe, so ~600-700 cycles issued
+//     nonstop, well under the slice. The scale format is a compile-time constant of the loop.
 //   producer warp: ~64 instructions (3 cp.async a thread, each from a per-unit row address plus
 //     the slice's column offset; warp 0's thread 0 also the TMA loads).
-//   ~790 issue slots; ALU pipe (lop3, shf, lea: 2 cycles a warp) ~600 cycles, FMA pipe ~420.
-// History (ncu): 3220 cycles a slice (2.825 ms) with one producer warp copying all 384 scale words
-// (~573 dependent instructions a slice); 2192 (1.923 ms) with the producer fixed and the converter
-// expanding A and B (~604 instructions a warp, 3 rows a thread: its IPC of ~0.28 set the pace).
-// Shared memory per slice: TMA writes 13.5 KB, the converter reads 9 KB and writes 32 KB, the
-// consumers read 4.5 KB of A's codes and scales, wgmma reads 2 x 32 KB of B: ~123 KB, ~960 cycles at
-// 128 bytes a clock (bf16 mode: 128 KB; with A expanded to shared memory as before: ~156 KB).
-// 3 bf16 stages (32 KB each) decouple the converter from the consumers; 8 raw stages (14 KB each):
-// up to ~2 held for the consumers' A, the rest loaded ahead of the converter (memory latency).
+// Before (ncu, 2.825 ms = 3220 cycles a slice): one producer warp copied all 384 scale words with
+// the layout's full offset arithmetic, ~573 dependent instructions a slice, issuing nonstop (the
+// converter waited on raw stages 37% of its time), and the converter's loop branched on the format
+// around each scale conversion (~650 instructions, IPC ~0.35).
+// Shared memory is then the tightest resource: per slice TMA writes 13.5 KB, the converter reads
+// 13.5 KB and writes 48 KB, wgmma reads 2 x 40 KB: ~156 KB, ~1220 cycles at 128 bytes a clock
+// (bf16 mode: 128 KB); 3 bf16 stages decouple the converter from the consumers.
 #pragma once
 
 #include <cuda.h>
@@ -131,9 +127,7 @@ struct WgmmaGemmConfig {
   static constexpr int kSubRegs = kSubN / 2;  // fp32 accumulators per thread of one sub-tile
   static constexpr int kABytes = kBlockM * kBlockK;
   static constexpr int kBBytes = kBlockN * kBlockK;
-  // A's part of a stage: none in block_fp4's bf16 stages (its consumers expand A into registers).
-  static constexpr int kStageABytes = kFp4 ? 0 : kABytes;
-  static constexpr int kStageBytes = kStageABytes + kBBytes;
+  static constexpr int kStageBytes = kABytes + kBBytes;
   // Groupwise: each stage's block scales (A's of the tile's rows, then B's of its sub-tiles), copied
   // by the producer warp beside the TMA loads, so the consumers read them from shared memory.
   static constexpr int kScaleBytes = kGroupwise ? (kBlockM + kSubTiles) * 4 : 0;
@@ -143,8 +137,7 @@ struct WgmmaGemmConfig {
   static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemLimit = 227 * 1024;
   // block_fp4: the raw stages (A's then B's rows of packed codes, 32 bytes each, then one scale word
-  // a row) after the bf16 stages (B's rows only); 3 bf16 stages, as many raw ones as fit (8: a raw
-  // stage is held until the consumers have read its A rows, and must still cover memory latency).
+  // a row) after the bf16 stages; 3 bf16 stages, as many raw ones as fit (to cover memory latency).
   static constexpr int kLoadRows = kBlockM + kBlockN;
   static constexpr int kRawStageBytes = kFp4 ? (kLoadRows * (32 + 4) + 1023) / 1024 * 1024 : 0;
   static constexpr int kStages = kFp4 ? 3 : std::min((kSmemLimit - kAuxBytes) / kStageBytes, 8);
@@ -172,14 +165,11 @@ struct WgmmaGemmConfig {
   // scale-copying producer thread's once its copies have landed (groupwise: warp 0's lanes;
   // block_fp4: the whole warpgroup's). block_fp4's bf16 stages: lane 0 of each converter warp.
   static constexpr int kFullArrivals = kFp4 ? 1 + 128 : kGroupwise ? 1 + 32 : 1;
-  // block_fp4's raw stages are free once lane 0 of every converter warp (B) and of every consumer
-  // warp (A) has read its rows.
-  static constexpr int kRawEmptyArrivals = 4 + 4 * kConsumers;
   // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
   // both): the producer and the converter give up what the consumers take (their accumulators, the
-  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200; block_fp4's
-  // consumers also hold two sets of A fragments, 32 registers). block_fp4 with two consumers:
-  // 40 + 72 + 2 x 200 = 512 (the converter holds a thread's rows of codes and scale words at once).
+  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200). block_fp4
+  // with two consumers: 40 + 72 + 2 x 200 = 512 (the converter holds a thread's 3 rows of codes and
+  // scale words at once: at 56 it spilled).
   static constexpr bool kSetMaxNReg = kConsumers > 1 || kConverters > 0;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConverterRegs = 72;
@@ -198,7 +188,6 @@ struct WgmmaGemmConfig {
   static_assert(16 * (kStages + kRawStages) <= 1024, "barriers");
   static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
   static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "block_fp4 expands to bf16 slices of 64 elements");
-  static_assert(!kFp4 || kBlockN % 128 == 0, "block_fp4's converter expands whole rows of B a thread");
   static_assert(!kSetMaxNReg || 128 * (kProducerRegs + kConverters * kConverterRegs + kConsumers * kConsumerRegs) <=
                                    kThreads * std::min(255, 65536 / kThreads / 8 * 8),
                 "register pool");
@@ -327,25 +316,6 @@ struct WgmmaSlice {
   }
 };
 
-// block_fp4's consumers: acc (+)= A's 64 rows from registers (wgmma's A fragments of the slice's 4
-// k-steps, 4 registers each) times the kSubN rows of B at b_rows.
-template <class Cfg>
-struct WgmmaSliceRegA {
-  using Op = decltype(cute::SM90::GMMA::rs_op_selector<typename Cfg::A, typename Cfg::B, float,
-                                                        cute::Shape<cute::_64, cute::Int<Cfg::kSubN>, cute::Int<Cfg::kStepK>>,
-                                                        cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-
-  __device__ static __forceinline__ void slice(const uint32_t (&a)[16], uint32_t b_rows, float (&acc)[Cfg::kSubRegs],
-                                               bool accumulate) {
-    const uint64_t b_desc = hopper::smem_desc(b_rows, 16, 1024);
-#pragma unroll
-    for (int step = 0; step < 4; ++step) {
-      hopper::gmma_rs<Op>(a[4 * step], a[4 * step + 1], a[4 * step + 2], a[4 * step + 3], b_desc + 2 * step, acc,
-                          std::make_index_sequence<Cfg::kSubRegs>{}, accumulate || step > 0);
-    }
-  }
-};
-
 // The TMA loads of one k-slice into a load stage (lane 0 of the producer's warp 0), completing on
 // its full barrier with the transaction bytes.
 template <class Cfg>
@@ -445,25 +415,24 @@ __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cf
   }
 }
 
-// block_fp4: pair `pair` of a word of codes (fp4_expand.hpp) times its block's scale factor (bf16x2
-// bits, both halves alike), exactly.
-__device__ __forceinline__ uint32_t expand_fp4_pair(uint32_t word, int pair, uint32_t scale2) {
-  uint32_t out;
-  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(out) : "r"(fp4_pair_bits(word, pair)), "r"(scale2));
-  return out;
-}
-
-// block_fp4: a block's scale byte as bf16x2 bits of scale x 2^94, both halves alike.
-template <quant::BlockFormat kFormat>
-__device__ __forceinline__ uint32_t fp4_scale2(uint32_t code) {
-  const uint32_t scale = fp4_scale_bf16(kFormat, static_cast<uint8_t>(code));
-  return scale | (scale << 16);
+// block_fp4: 8 codes (one word) times their block's scale factor (bf16x2 bits, both halves alike)
+// as 4 bf16 pairs (fp4_expand.hpp's order), exactly.
+__device__ __forceinline__ uint4 expand_fp4_word(uint32_t q, uint32_t scale2) {
+  uint32_t out[4];
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(out[s]) : "r"(fp4_pair_bits(q, s)), "r"(scale2));
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
 // block_fp4: row r of a raw stage (its 32 bytes of codes, 32-byte swizzled: 16-byte chunk j at
-// j ^ ((r / 4) % 2); its scale word at scales + 4 r).
+// j ^ ((r / 4) % 2); its scale word at scales + 4 r) expanded into row r of a bf16 stage (A's rows
+// then B's, 128 bytes each, 128-byte swizzled: chunk j at j ^ (r % 8)); word j of the codes fills
+// chunk j. Consecutive threads take consecutive rows: both the loads and the stores are free of
+// bank conflicts.
 struct Fp4RawRow {
-  uint4 lo, hi;  // the codes' two 16-byte chunks (words 0..3, 4..7)
+  uint4 lo, hi;  // the codes' two 16-byte chunks, in k order
   uint32_t scale_word;
 };
 
@@ -477,32 +446,29 @@ __device__ __forceinline__ Fp4RawRow load_fp4_row(const uint8_t* raw, int r) {
   return row;
 }
 
-// block_fp4: a raw row of B expanded into row b of a bf16 stage (128 bytes, 128-byte swizzled: chunk
-// j at j ^ (b % 8)), chunk j's slots in fp4_expand.hpp's order (slot c: block c). Consecutive threads
-// take consecutive rows: the loads and the stores are free of bank conflicts.
-template <quant::BlockFormat kFormat>
-__device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int b, int kb) {
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int r, int kb) {
   uint32_t scale2[4];
 #pragma unroll
-  for (int c = 0; c < 4; ++c) scale2[c] = fp4_scale2<kFormat>(row.scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, c)));
+  for (int c = 0; c < 4; ++c) {
+    const uint32_t scale = fp4_scale_bf16(kFormat, (row.scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, c))) & 0xFF);
+    scale2[c] = scale | (scale << 16);
+  }
   const uint32_t words[8] = {row.lo.x, row.lo.y, row.lo.z, row.lo.w, row.hi.x, row.hi.y, row.hi.z, row.hi.w};
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
-    uint32_t slots[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) slots[c] = expand_fp4_pair(words[fp4_chunk_word(j, c)], j % 4, scale2[c]);
-    *reinterpret_cast<uint4*>(out + 128 * b + 16 * (j ^ (b % 8))) = make_uint4(slots[0], slots[1], slots[2], slots[3]);
+    *reinterpret_cast<uint4*>(out + 128 * r + 16 * (j ^ (r % 8))) = expand_fp4_word(words[j], scale2[j / 2]);
   }
 }
 
-// block_fp4's converter warpgroup: B's rows of every slice's raw stage into its bf16 stage, row b by
-// thread b % 128, the scale format a compile-time constant (no branches in the loop). All of a
-// thread's rows are loaded before any is expanded, so their shared-memory latencies overlap. Each
-// warp releases its rows of the raw stage and fills the bf16 one (its lane 0 arrives once the warp's
-// shared-memory writes are fenced for the async proxy, which wgmma reads through).
+// block_fp4's converter warpgroup: every slice's raw stage into its bf16 stage, row r by thread
+// r % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
+// rows are loaded before any is expanded, so their shared-memory latencies overlap. Each warp
+// releases the raw stage and fills the bf16 one (its lane 0 arrives once the warp's shared-memory
+// writes are fenced for the async proxy, which wgmma reads through).
 template <class Cfg, quant::BlockFormat kFormat>
 __device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem, int thread) {
-  constexpr int kRowsPerThread = Cfg::kBlockN / 128;
+  constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
   uint32_t it = 0;
   for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
     const GemmUnit unit = map.unit(u);
@@ -514,9 +480,13 @@ __device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_ra
       uint8_t* out = smem_raw + stage * Cfg::kStageBytes;
       Fp4RawRow rows[kRowsPerThread];
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) rows[i] = load_fp4_row<Cfg>(raw, Cfg::kBlockM + thread + 128 * i);
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        if (thread + 128 * i < Cfg::kLoadRows) rows[i] = load_fp4_row<Cfg>(raw, thread + 128 * i);
+      }
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) expand_fp4_row<kFormat>(rows[i], out, thread + 128 * i, kb);
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        if (thread + 128 * i < Cfg::kLoadRows) expand_fp4_row<Cfg, kFormat>(rows[i], out, thread + 128 * i, kb);
+      }
       hopper::fence_proxy_async();
       __syncwarp();
       if (thread % 32 == 0) {
@@ -535,102 +505,6 @@ __device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>&
   } else {
     convert_fp4_slices<Cfg, quant::BlockFormat::mxfp4>(map, smem_raw, smem, thread);
   }
-}
-
-// block_fp4: where a consumer thread's A codes are in a raw stage. Its A fragments hold rows g and
-// g + 8 of its warp's 16 (g = lane / 4), slot c = lane % 4 of every chunk: block c of each row
-// (fp4_expand.hpp), 8 bytes of codes (words 2c, 2c + 1) and one scale byte. A warp's 8-byte loads
-// cover 16 whole rows: free of bank conflicts.
-struct Fp4ARows {
-  uint32_t codes[2];   // rows g, g + 8: their block's codes (raw stage offsets)
-  uint32_t scales[2];  // their scale words
-  int block;
-};
-
-template <class Cfg>
-__device__ __forceinline__ Fp4ARows fp4_a_rows(int consumer, int thread) {
-  Fp4ARows a;
-  a.block = thread % 4;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = consumer * 64 + (thread / 32) * 16 + (thread % 32) / 4 + 8 * h;
-    a.codes[h] = 32 * r + 16 * ((a.block / 2) ^ ((r / 4) % 2)) + 8 * (a.block % 2);
-    a.scales[h] = Cfg::kLoadScaleOffset + 4 * r;
-  }
-  return a;
-}
-
-// block_fp4: a consumer thread's A rows of slice kb from its raw stage into its A fragments: k-step
-// t's registers are chunks 2t and 2t + 1 of row g, g + 8, g, g + 8; chunk j's slot c is pair j % 4
-// of word fp4_chunk_word(j, c) = 2c + j / 4, the thread's word j / 4.
-template <quant::BlockFormat kFormat>
-__device__ __forceinline__ void expand_fp4_a(const uint8_t* raw, const Fp4ARows& a, int kb, uint32_t (&frag)[16]) {
-  uint2 words[2];
-  uint32_t codes[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    words[h] = *reinterpret_cast<const uint2*>(raw + a.codes[h]);
-    codes[h] = raw[a.scales[h] + fp4_slice_scale_byte(kFormat, kb, a.block)];
-  }
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const uint32_t scale2 = fp4_scale2<kFormat>(codes[h]);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      frag[4 * (j / 2) + 2 * (j % 2) + h] = expand_fp4_pair(j < 4 ? words[h].x : words[h].y, j % 4, scale2);
-    }
-  }
-}
-
-// block_fp4's consumer, one slice: its A rows from the raw stage into `frag` (the wgmmas that read it
-// last are done) while the converter may still expand B, then the wgmmas on B's bf16 stage; once the
-// previous slice's wgmmas are done, that slice's bf16 stage is released.
-template <class Cfg, quant::BlockFormat kFormat>
-__device__ __forceinline__ void consume_fp4_slice(const uint8_t* smem_raw, uint32_t smem, const Fp4ARows& a,
-                                                  const GemmUnit& unit, int kb, uint32_t it, uint32_t& previous,
-                                                  uint32_t (&frag)[16], float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs],
-                                                  int lane) {
-  const uint32_t raw_stage = it % Cfg::kRawStages, stage = it % Cfg::kStages;
-  hopper::mbar_wait(smem + Cfg::kRawFullOffset + 8 * raw_stage, (it / Cfg::kRawStages) & 1);
-  expand_fp4_a<kFormat>(smem_raw + Cfg::kRawOffset + raw_stage * Cfg::kRawStageBytes, a, kb, frag);
-  __syncwarp();  // the warp's loads are done (their values used): its rows of the raw stage are free
-  if (lane == 0) hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
-  hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
-  const uint32_t b_rows = smem + stage * Cfg::kStageBytes;
-  hopper::fence_regs(frag);  // every fragment written before the wgmma fence (PTX's rule for A in registers)
-  hopper::wgmma_fence();
-#pragma unroll
-  for (int h = 0; h < Cfg::kSubTiles; ++h) {
-    WgmmaSliceRegA<Cfg>::slice(frag, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > unit.k_begin);
-  }
-  hopper::wgmma_commit();
-  hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage and fragments are free
-  if (kb > unit.k_begin && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
-  previous = stage;
-}
-
-// block_fp4's consumer, one unit's slices: two sets of A fragments, so that a slice's are expanded
-// while the previous slice's wgmmas still read theirs. The rows' offsets are computed per unit (kept
-// through the epilogue, they spilled beside the split-K sum's registers).
-template <class Cfg, quant::BlockFormat kFormat>
-__device__ void consume_fp4_unit(const uint8_t* smem_raw, uint32_t smem, const GemmUnit& unit, uint32_t& it,
-                                 float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs], int consumer, int thread) {
-  const Fp4ARows a = fp4_a_rows<Cfg>(consumer, thread);
-  const int lane = thread % 32;
-  uint32_t even[16], odd[16];
-  uint32_t previous = 0;
-  // Every unit has a k-block (k > 0). One loop with two exits: a remainder after a loop of pairs took a
-  // third set of fragments, and a test at the top spilled (64 x 128).
-  for (int kb = unit.k_begin;;) {
-    consume_fp4_slice<Cfg, kFormat>(smem_raw, smem, a, unit, kb, it++, previous, even, acc, lane);
-    if (++kb == unit.k_end) break;
-    consume_fp4_slice<Cfg, kFormat>(smem_raw, smem, a, unit, kb, it++, previous, odd, acc, lane);
-    if (++kb == unit.k_end) break;
-  }
-  hopper::wgmma_wait<0>();
-#pragma unroll
-  for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
-  if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
 }
 
 template <class Cfg>
@@ -752,9 +626,7 @@ __device__ bool reduce_splits(const WgmmaGemmArgs& args, const GemmUnit& unit, t
   return true;
 }
 
-// kFp4Format: block_fp4's scale format (a compile-time constant: the accumulators must not pass
-// through a branch between wgmmas, or ptxas serializes them); unused otherwise.
-template <class Cfg, quant::BlockFormat kFp4Format>
+template <class Cfg>
 __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const uint8_t* smem_raw,
                              uint32_t smem, int consumer, int thread) {
   const int warp = thread / 32, lane = thread % 32;
@@ -783,7 +655,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) sb[h] = scales[Cfg::kBlockM + h];
         const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
-        const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kStageABytes;
+        const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
           if constexpr (Cfg::kTakeTurns) hopper::named_sync(Cfg::kTurnBarrier + consumer, 256);
@@ -799,15 +671,13 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
         }
       }
-    } else if constexpr (Cfg::kFp4) {
-      consume_fp4_unit<Cfg, kFp4Format>(smem_raw, smem, unit, it, acc, consumer, thread);
     } else {
       uint32_t previous = 0;
       for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
         const uint32_t stage = it % Cfg::kStages;
         hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
         const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
-        const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kStageABytes;
+        const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
         hopper::wgmma_fence();
 #pragma unroll
         for (int h = 0; h < Cfg::kSubTiles; ++h) {
@@ -850,7 +720,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
-      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, Cfg::kRawEmptyArrivals);
+      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, 4);  // lane 0 of each converter warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -875,12 +745,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, smem_raw, smem, tid % 128);
   } else {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
-    const int consumer = warpgroup - 1 - Cfg::kConverters;
-    if (Cfg::kFp4 && args.fp4_format == quant::BlockFormat::mxfp4) {
-      run_consumer<Cfg, quant::BlockFormat::mxfp4>(args, map, smem_raw, smem, consumer, tid % 128);
-    } else {
-      run_consumer<Cfg, quant::BlockFormat::nvfp4>(args, map, smem_raw, smem, consumer, tid % 128);
-    }
+    run_consumer<Cfg>(args, map, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
   }
   pdl_launch_dependents();
 #else

@@ -172,8 +172,8 @@ std::optional<std::string> fp4_unsupported(const WgmmaGemmParams& p) {
     return "kbench's FP4 GEMM takes NVFP4 or MXFP4 operands";
   }
   if (p.groups != 1 || p.rows_per_group != p.rows) return "kbench's FP4 GEMM takes one matrix (no batch, no groups)";
-  if (p.k <= 0 || p.k % 128 != 0) {
-    return "k must be a multiple of 128 (and positive) for kbench's FP4 GEMM (it expands 64-element slices, whole scale blocks), got " +
+  if (p.k % 128 != 0) {
+    return "k must be a multiple of 128 for kbench's FP4 GEMM (it expands 64-element slices, whole scale blocks), got " +
            std::to_string(p.k);
   }
   if (p.n % 128 != 0) {
