@@ -53,29 +53,10 @@ constexpr int kTile = 32;                // keys per tile
 constexpr int kThreads = 256;
 constexpr int kSPad = 40;                // floats per partial-S row
 constexpr int kPPad = 40;                // bf16 per P row (80 bytes: conflict-free ldmatrix)
-constexpr float kLog2e = 1.4426950408889634f;
 
-struct Args {
-  const void* q_nope;  // bfloat16, or fp8 e4m3 with fp8 KV
-  const void* q_pe;
-  const void* ckv;     // bfloat16 or fp8 e4m3 (the kernel's kFp8Kv)
-  const void* kpe;
-  const int32_t* kv_indptr;
-  const int32_t* kv_indices;
-  const int32_t* kv_len;
-  __nv_bfloat16* out;
-  float* part_o;    // [batch][num_splits][rows][512] (num_splits > 1)
-  float* part_lse;  // [batch][num_splits][rows], log2 units
-  int s_qo;
-  int num_heads;
-  int rows;         // s_qo * num_heads
-  int page_size;
-  int num_splits;
-  int split_keys;
-  float scale_log2;  // sm_scale * q_scale * ckv_scale * log2(e)
-  float v_scale;     // ckv_scale
-  float kpe_mul;     // fp8 KV: kpe_scale / ckv_scale, applied to kpe when it is widened to bf16
-  int q_fp8;         // fp8 KV only: q is fp8 e4m3 (widened to bf16 exactly when staged)
+struct Args : MlaKernelArgs {  // q_nope, q_pe: bfloat16, or fp8 e4m3 with fp8 KV; ckv, kpe: the kernel's kFp8Kv
+  float kpe_mul;  // fp8 KV: kpe_scale / ckv_scale, applied to kpe when it is widened to bf16
+  int q_fp8;      // fp8 KV only: q is fp8 e4m3 (widened to bf16 exactly when staged)
 };
 
 // Four fp8 e4m3 values (element 0 in the lowest byte) -> four bf16 (two words), times mul. An
@@ -498,36 +479,11 @@ cudaError_t launch_mla_fa2(const MlaParams& p, const MlaPlan& plan, void* out, v
     return cudaErrorInvalidValue;
   }
   if (p.batch == 0) return cudaSuccess;
-  if (p.q_nope == nullptr || p.q_pe == nullptr || p.ckv == nullptr || p.kpe == nullptr || p.kv_indptr == nullptr ||
-      p.kv_indices == nullptr || p.kv_len == nullptr || out == nullptr ||
-      (plan.num_splits > 1 && workspace == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
   Args a{};
-  a.q_nope = p.q_nope;
-  a.q_pe = p.q_pe;
-  a.ckv = p.ckv;
-  a.kpe = p.kpe;
-  a.kv_indptr = p.kv_indptr;
-  a.kv_indices = p.kv_indices;
-  a.kv_len = p.kv_len;
-  a.out = static_cast<__nv_bfloat16*>(out);
-  a.s_qo = p.s_qo;
-  a.num_heads = p.num_heads;
-  a.rows = p.s_qo * p.num_heads;
-  a.page_size = p.page_size;
-  a.num_splits = plan.num_splits;
-  a.split_keys = plan.split_keys;
-  a.scale_log2 = p.sm_scale * p.q_scale * p.ckv_scale * kLog2e;
-  a.v_scale = p.ckv_scale;
+  if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
   const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
   a.kpe_mul = fp8_kv && p.kpe_scale != p.ckv_scale ? p.kpe_scale / p.ckv_scale : 1.0f;
   a.q_fp8 = p.q_dtype == DType::fp8_e4m3 ? 1 : 0;
-  if (plan.num_splits > 1) {
-    const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * a.rows;
-    a.part_o = static_cast<float*>(workspace);
-    a.part_lse = a.part_o + slots * kDc;
-  }
   const int row_blocks = (a.rows + plan.rows_per_cta - 1) / plan.rows_per_cta;
   cudaError_t status = cudaSuccess;
   switch (plan.rows_per_cta) {

@@ -65,7 +65,6 @@ static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * (65536 / k
 // Named barriers (0 is __syncthreads), 256 consumer threads each.
 constexpr int kMaxBarrier = 1;     // row maxima (and, at the end, row sums) written
 constexpr int kPReadyBarrier = 2;  // P written
-constexpr float kLog2e = 1.4426950408889634f;
 
 struct Layout {
   static constexpr int q = 0;
@@ -78,26 +77,7 @@ struct Layout {
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
-struct Args {
-  const __nv_bfloat16* q_nope;
-  const __nv_bfloat16* q_pe;
-  const __nv_bfloat16* ckv;
-  const __nv_bfloat16* kpe;
-  const int32_t* kv_indptr;
-  const int32_t* kv_indices;
-  const int32_t* kv_len;
-  __nv_bfloat16* out;
-  float* part_o;    // [batch][num_splits][rows][512] (num_splits > 1)
-  float* part_lse;  // [batch][num_splits][rows], log2 units
-  int s_qo;
-  int num_heads;
-  int rows;  // s_qo * num_heads
-  int page_size;
-  int num_splits;
-  int split_keys;
-  float scale_log2;  // sm_scale * q_scale * ckv_scale * log2(e)
-  float v_scale;     // ckv_scale
-};
+using Args = MlaKernelArgs;  // q, ckv and kpe are bfloat16
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -129,6 +109,10 @@ __device__ __forceinline__ void run_producer(const Args& a, const Block& blk, ui
                                              int tid) {
   const int warp = tid / 32;
   const int lane = tid % 32;
+  const auto* q_nope = static_cast<const __nv_bfloat16*>(a.q_nope);
+  const auto* q_pe = static_cast<const __nv_bfloat16*>(a.q_pe);
+  const auto* ckv_cache = static_cast<const __nv_bfloat16*>(a.ckv);
+  const auto* kpe_cache = static_cast<const __nv_bfloat16*>(a.kpe);
   // Q: thread tid copies ckv chunk tid % 64 of rows tid / 64 + 2 i and kpe chunk tid % 8 of rows
   // tid / 8 + 16 i (consecutive threads, consecutive 16 bytes).
   {
@@ -137,14 +121,14 @@ __device__ __forceinline__ void run_producer(const Args& a, const Block& blk, ui
     for (int i = 0; i < kRows / 2; ++i) {
       const int r = tid / 64 + 2 * i, ch = tid % 64;
       const bool valid = blk.j0 + r < a.rows;
-      const __nv_bfloat16* src = valid ? a.q_nope + (row0 + r) * kDc + ch * 8 : a.q_nope;
+      const __nv_bfloat16* src = valid ? q_nope + (row0 + r) * kDc + ch * 8 : q_nope;
       cp_async_16(smem + Layout::q + swizzled(r, ch), src, valid ? 16u : 0u);
     }
 #pragma unroll
     for (int i = 0; i < kRows / 16; ++i) {
       const int r = tid / 8 + 16 * i, ch = tid % 8;
       const bool valid = blk.j0 + r < a.rows;
-      const __nv_bfloat16* src = valid ? a.q_pe + (row0 + r) * kDp + ch * 8 : a.q_pe;
+      const __nv_bfloat16* src = valid ? q_pe + (row0 + r) * kDp + ch * 8 : q_pe;
       cp_async_16(smem + Layout::q + swizzled(r, 64 + ch), src, valid ? 16u : 0u);
     }
     cp_async_arrive_noinc(bars.q_full());
@@ -169,11 +153,11 @@ __device__ __forceinline__ void run_producer(const Args& a, const Block& blk, ui
       const int64_t row = __shfl_sync(0xffffffffu, my_row, k);
       const bool valid = row >= 0;
       const uint32_t bytes = valid ? 16u : 0u;
-      const __nv_bfloat16* ckv = valid ? a.ckv + row * kDc : a.ckv;
+      const __nv_bfloat16* ckv = valid ? ckv_cache + row * kDc : ckv_cache;
       cp_async_16(stage + swizzled(key, lane), valid ? ckv + lane * 8 : ckv, bytes);
       cp_async_16(stage + swizzled(key, 32 + lane), valid ? ckv + 256 + lane * 8 : ckv, bytes);
       if (lane < 8) {
-        const __nv_bfloat16* kpe = valid ? a.kpe + row * kDp + lane * 8 : a.kpe;
+        const __nv_bfloat16* kpe = valid ? kpe_cache + row * kDp + lane * 8 : kpe_cache;
         cp_async_16(stage + swizzled(key, 64 + lane), kpe, bytes);
       }
     }
@@ -429,33 +413,8 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
     return cudaErrorInvalidValue;
   }
   if (p.batch == 0) return cudaSuccess;
-  if (p.q_nope == nullptr || p.q_pe == nullptr || p.ckv == nullptr || p.kpe == nullptr || p.kv_indptr == nullptr ||
-      p.kv_indices == nullptr || p.kv_len == nullptr || out == nullptr ||
-      (plan.num_splits > 1 && workspace == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
   Args a{};
-  a.q_nope = static_cast<const __nv_bfloat16*>(p.q_nope);
-  a.q_pe = static_cast<const __nv_bfloat16*>(p.q_pe);
-  a.ckv = static_cast<const __nv_bfloat16*>(p.ckv);
-  a.kpe = static_cast<const __nv_bfloat16*>(p.kpe);
-  a.kv_indptr = p.kv_indptr;
-  a.kv_indices = p.kv_indices;
-  a.kv_len = p.kv_len;
-  a.out = static_cast<__nv_bfloat16*>(out);
-  a.s_qo = p.s_qo;
-  a.num_heads = p.num_heads;
-  a.rows = p.s_qo * p.num_heads;
-  a.page_size = p.page_size;
-  a.num_splits = plan.num_splits;
-  a.split_keys = plan.split_keys;
-  a.scale_log2 = p.sm_scale * p.q_scale * p.ckv_scale * kLog2e;
-  a.v_scale = p.ckv_scale;
-  if (plan.num_splits > 1) {
-    const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * a.rows;
-    a.part_o = static_cast<float*>(workspace);
-    a.part_lse = a.part_o + slots * kDc;
-  }
+  if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
   static std::atomic<uint64_t> smem_done{0};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);

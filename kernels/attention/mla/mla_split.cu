@@ -78,6 +78,40 @@ MlaPlan plan_mla_split(const MlaParams& p, int rows_per_cta, int ctas_per_sm, in
   return plan;
 }
 
+cudaError_t make_mla_kernel_args(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
+                                 MlaKernelArgs* args) {
+  if (p.q_nope == nullptr || p.q_pe == nullptr || p.ckv == nullptr || p.kpe == nullptr || p.kv_indptr == nullptr ||
+      p.kv_indices == nullptr || p.kv_len == nullptr || out == nullptr ||
+      (plan.num_splits > 1 && workspace == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
+  constexpr float kLog2e = 1.4426950408889634f;
+  MlaKernelArgs a{};
+  a.q_nope = p.q_nope;
+  a.q_pe = p.q_pe;
+  a.ckv = p.ckv;
+  a.kpe = p.kpe;
+  a.kv_indptr = p.kv_indptr;
+  a.kv_indices = p.kv_indices;
+  a.kv_len = p.kv_len;
+  a.out = static_cast<__nv_bfloat16*>(out);
+  a.s_qo = p.s_qo;
+  a.num_heads = p.num_heads;
+  a.rows = p.s_qo * p.num_heads;
+  a.page_size = p.page_size;
+  a.num_splits = plan.num_splits;
+  a.split_keys = plan.split_keys;
+  a.scale_log2 = p.sm_scale * p.q_scale * p.ckv_scale * kLog2e;
+  a.v_scale = p.ckv_scale;
+  if (plan.num_splits > 1) {
+    const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * a.rows;
+    a.part_o = static_cast<float*>(workspace);
+    a.part_lse = a.part_o + slots * kDc;
+  }
+  *args = a;
+  return cudaSuccess;
+}
+
 cudaError_t launch_mla_merge(const MlaParams& p, const MlaPlan& plan, const void* workspace, void* out,
                              cudaStream_t stream) {
   const int rows = p.s_qo * p.num_heads;

@@ -5,9 +5,11 @@
 // keys) into the workspace; the merge weights them by 2^(lse - max) into bf16 out.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/attention/mla/mla.hpp"
 
@@ -28,6 +30,35 @@ struct MlaPlan {
 // no split shorter than four tiles of tile_keys keys.
 [[nodiscard]] MlaPlan plan_mla_split(const MlaParams& params, int rows_per_cta, int ctas_per_sm, int tile_keys,
                                      int max_kv_len, int sm_count);
+
+// What both MLA kernels take for a launch (fa2 adds its fp8 fields): the operands (the kernel reads
+// them as its dtypes), the paged cache's tables, the output, the plan's partials, shape and split, and
+// the scales.
+struct MlaKernelArgs {
+  const void* q_nope;
+  const void* q_pe;
+  const void* ckv;
+  const void* kpe;
+  const int32_t* kv_indptr;
+  const int32_t* kv_indices;
+  const int32_t* kv_len;
+  __nv_bfloat16* out;
+  float* part_o;    // [batch][num_splits][rows][512] (num_splits > 1)
+  float* part_lse;  // [batch][num_splits][rows], log2 units
+  int s_qo;
+  int num_heads;
+  int rows;  // s_qo * num_heads
+  int page_size;
+  int num_splits;
+  int split_keys;
+  float scale_log2;  // sm_scale * q_scale * ckv_scale * log2(e)
+  float v_scale;     // ckv_scale
+};
+
+// The launch arguments of `params` under `plan` into out (and the workspace, when split), or
+// cudaErrorInvalidValue where a pointer the launch needs is null.
+[[nodiscard]] cudaError_t make_mla_kernel_args(const MlaParams& params, const MlaPlan& plan, void* out,
+                                               void* workspace, MlaKernelArgs* args);
 
 // The merge of the plan's splits (plan.num_splits > 1) into out ([batch * s_qo][num_heads][512] bf16).
 [[nodiscard]] cudaError_t launch_mla_merge(const MlaParams& params, const MlaPlan& plan, const void* workspace,
