@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -81,6 +82,17 @@ constexpr double kMergeSecondsPerPartial = 80.0e-9;
 constexpr int64_t kMinChunkTokens = 256;
 constexpr double kSplitMargin = 0.995;
 constexpr int64_t kMaxTokens = int64_t{1} << 30;
+
+// KBENCH_DECODE_CHUNK=<tokens> overrides the cost model's chunk size, for calibrating it (rounded up
+// to the alignment; 0, or the longest request or more: no split); nullopt when unset or malformed.
+std::optional<int64_t> forced_chunk_tokens() {
+  const char* forced = std::getenv("KBENCH_DECODE_CHUNK");
+  if (forced == nullptr) return std::nullopt;
+  char* end = nullptr;
+  const long long tokens = std::strtoll(forced, &end, 10);
+  if (end == forced || *end != '\0' || tokens < 0) return std::nullopt;
+  return static_cast<int64_t>(tokens);
+}
 
 // Chunk boundaries of a request of `len` tokens for chunk size `chunk`: [0, b1, ..., len].
 std::vector<int64_t> chunk_bounds(int64_t len, int64_t chunk, int64_t align) {
@@ -193,8 +205,10 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
     for (const auto& [len, requests] : by_len) {
       const std::vector<int64_t> bounds = chunk_bounds(len, chunk, align);
       const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
-      if (n > 1) split_slots += n * num_kv_heads * requests;
-      if (n > 1) most_partials = std::max(most_partials, n);
+      if (n > 1) {
+        split_slots += n * num_kv_heads * requests;
+        most_partials = std::max(most_partials, n);
+      }
       for (int64_t i = 0; i < n; ++i) {
         runs.emplace_back(static_cast<double>(bounds[i + 1] - bounds[i]) + cta_overhead, requests * ctas_per_chunk);
       }
@@ -211,91 +225,84 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
     return cost;
   };
 
-  // The plan for `chunk`.
-  auto emit_plan = [&](int64_t chunk) {
-    DecodePlan plan;
-    struct Pending {
-      DecodeWorkItem item;
-      int64_t len;
-    };
-    std::vector<Pending> pending;
-    std::vector<int32_t> pair_slots(static_cast<std::size_t>(batch * num_kv_heads), 0);
-    int64_t next_slot = 0;
-    bool any_split = false;
-    for (int64_t b = 0; b < batch; ++b) {
-      const std::vector<int64_t> bounds = chunk_bounds(lens[static_cast<std::size_t>(b)], chunk, align);
-      const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
-      const bool split = n > 1;
-      any_split = any_split || split;
-      // Slots stay contiguous per (request, kv head) for the merge; the items of one chunk are
-      // emitted for every kv head in turn, so the CTAs that share a chunk's pages (NHD interleaves
-      // the heads within a page) run side by side. The stable sort below keeps them so: a length
-      // class holds whole chunks, so every chunk's items stay consecutive from a multiple of
-      // num_kv_heads, and fa2_tc's fp8 NHD head pairs (items 2x, 2x + 1 in one CTA) are heads h, h + 1
-      // of one chunk.
-      const int64_t first_slot = next_slot;
-      if (split) next_slot += n * num_kv_heads;
-      for (int64_t h = 0; h < num_kv_heads; ++h) {
-        pair_slots[static_cast<std::size_t>(b * num_kv_heads + h)] = static_cast<int32_t>(split ? n : 0);
+  // The cheapest chunk size (the unsplit max_len when no split pays).
+  auto cheapest_chunk = [&] {
+    int64_t best_chunk = std::max<int64_t>(max_len, 1);  // no split
+    int64_t unsplit_ctas = 0;
+    const double unsplit_cost = evaluate(best_chunk, &unsplit_ctas);
+    double best_cost = unsplit_cost * kSplitMargin;
+    const int64_t min_chunk = (std::max(kMinChunkTokens, align) + align - 1) / align * align;
+    int64_t previous = best_chunk;
+    for (int64_t k = 2; max_len > min_chunk && k <= 4096; ++k) {
+      const int64_t chunk = ((max_len + k - 1) / k + align - 1) / align * align;
+      if (chunk < min_chunk) break;
+      if (chunk >= previous) continue;
+      previous = chunk;
+      int64_t ctas = 0;
+      const double cost = evaluate(chunk, &ctas);
+      if (cost < best_cost) {
+        best_cost = cost;
+        best_chunk = chunk;
       }
-      for (int64_t i = 0; i < n; ++i) {
-        for (int64_t h = 0; h < num_kv_heads; ++h) {
-          Pending p;
-          p.item.request = static_cast<int32_t>(b);
-          p.item.kv_head = static_cast<int32_t>(h);
-          p.item.token_begin = static_cast<int32_t>(bounds[i]);
-          p.item.token_end = static_cast<int32_t>(bounds[i + 1]);
-          p.item.partial_slot = split ? static_cast<int32_t>(first_slot + h * n + i) : -1;
-          p.len = bounds[i + 1] - bounds[i];
-          pending.push_back(p);
-        }
-      }
+      if (ctas > unsplit_ctas + 8 * slots) break;  // finer chunks cannot balance better
     }
-    if (next_slot > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("plan_decode: too many chunks");
-    std::stable_sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) { return x.len > y.len; });
-    plan.items.reserve(pending.size());
-    for (const Pending& p : pending) plan.items.push_back(p.item);
-    plan.num_partial_slots = static_cast<int>(next_slot);
-    if (any_split) {
-      plan.merge_indptr.resize(pair_slots.size() + 1);
-      plan.merge_indptr[0] = 0;
-      for (std::size_t i = 0; i < pair_slots.size(); ++i) plan.merge_indptr[i + 1] = plan.merge_indptr[i] + pair_slots[i];
-    }
-    return plan;
+    return best_chunk;
   };
+  const int64_t unsplit = std::max<int64_t>(max_len, 1);
+  const std::optional<int64_t> forced = forced_chunk_tokens();
+  const int64_t best_chunk =
+      !forced ? cheapest_chunk() : *forced == 0 ? unsplit : std::min(unsplit, (*forced + align - 1) / align * align);
 
-  int64_t best_chunk = std::max<int64_t>(max_len, 1);  // no split
-  // KBENCH_DECODE_CHUNK=<tokens> (rounded up to the alignment; 0 or >= the longest request: no
-  // split) overrides the cost model, for calibrating it.
-  if (const char* forced = std::getenv("KBENCH_DECODE_CHUNK")) {
-    char* end = nullptr;
-    const long long tokens = std::strtoll(forced, &end, 10);
-    if (end != forced && *end == '\0' && tokens >= 0) {
-      const int64_t aligned = (std::max<int64_t>(tokens, 1) + align - 1) / align * align;
-      if (tokens > 0 && aligned < best_chunk) best_chunk = aligned;
-      return emit_plan(best_chunk);
+  // Emit the plan for best_chunk.
+  DecodePlan plan;
+  struct Pending {
+    DecodeWorkItem item;
+    int64_t len;
+  };
+  std::vector<Pending> pending;
+  std::vector<int32_t> pair_slots(static_cast<std::size_t>(batch * num_kv_heads), 0);
+  int64_t next_slot = 0;
+  bool any_split = false;
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<int64_t> bounds = chunk_bounds(lens[static_cast<std::size_t>(b)], best_chunk, align);
+    const int64_t n = static_cast<int64_t>(bounds.size()) - 1;
+    const bool split = n > 1;
+    any_split = any_split || split;
+    // Slots stay contiguous per (request, kv head) for the merge; the items of one chunk are
+    // emitted for every kv head in turn, so the CTAs that share a chunk's pages (NHD interleaves
+    // the heads within a page) run side by side. The stable sort below keeps them so: a length
+    // class holds whole chunks, so every chunk's items stay consecutive from a multiple of
+    // num_kv_heads, and fa2_tc's fp8 NHD head pairs (items 2x, 2x + 1 in one CTA) are heads h, h + 1
+    // of one chunk.
+    const int64_t first_slot = next_slot;
+    if (split) next_slot += n * num_kv_heads;
+    for (int64_t h = 0; h < num_kv_heads; ++h) {
+      pair_slots[static_cast<std::size_t>(b * num_kv_heads + h)] = static_cast<int32_t>(split ? n : 0);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t h = 0; h < num_kv_heads; ++h) {
+        Pending p;
+        p.item.request = static_cast<int32_t>(b);
+        p.item.kv_head = static_cast<int32_t>(h);
+        p.item.token_begin = static_cast<int32_t>(bounds[i]);
+        p.item.token_end = static_cast<int32_t>(bounds[i + 1]);
+        p.item.partial_slot = split ? static_cast<int32_t>(first_slot + h * n + i) : -1;
+        p.len = bounds[i + 1] - bounds[i];
+        pending.push_back(p);
+      }
     }
   }
-  int64_t unsplit_ctas = 0;
-  const double unsplit_cost = evaluate(best_chunk, &unsplit_ctas);
-  double best_cost = unsplit_cost * kSplitMargin;
-  const int64_t min_chunk = (std::max(kMinChunkTokens, align) + align - 1) / align * align;
-  int64_t previous = best_chunk;
-  for (int64_t k = 2; max_len > min_chunk && k <= 4096; ++k) {
-    const int64_t chunk = ((max_len + k - 1) / k + align - 1) / align * align;
-    if (chunk < min_chunk) break;
-    if (chunk >= previous) continue;
-    previous = chunk;
-    int64_t ctas = 0;
-    const double cost = evaluate(chunk, &ctas);
-    if (cost < best_cost) {
-      best_cost = cost;
-      best_chunk = chunk;
-    }
-    if (ctas > unsplit_ctas + 8 * slots) break;  // finer chunks cannot balance better
+  if (next_slot > std::numeric_limits<int32_t>::max()) throw std::invalid_argument("plan_decode: too many chunks");
+  std::stable_sort(pending.begin(), pending.end(), [](const Pending& x, const Pending& y) { return x.len > y.len; });
+  plan.items.reserve(pending.size());
+  for (const Pending& p : pending) plan.items.push_back(p.item);
+  plan.num_partial_slots = static_cast<int>(next_slot);
+  if (any_split) {
+    plan.merge_indptr.resize(pair_slots.size() + 1);
+    plan.merge_indptr[0] = 0;
+    for (std::size_t i = 0; i < pair_slots.size(); ++i) plan.merge_indptr[i + 1] = plan.merge_indptr[i] + pair_slots[i];
   }
-
-  return emit_plan(best_chunk);
+  return plan;
 }
 
 }  // namespace kbench::kernels
