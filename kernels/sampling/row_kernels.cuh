@@ -26,7 +26,7 @@
 //    sample, a filter over chunks at HBM speed, a merge per row; described above its kernels).
 //  * top_p_renorm: the exact pivot by a radix select over fixed-point masses (integers: the same sum
 //    in any order), then one pass for the kept mass and one to write.
-//  * softmax: one pass for each thread's online (max, sum of exp), combined over the block and the
+//  * softmax: two passes for each thread's (max, sum of 2^(y - max)), combined over the block and the
 //    cluster, one pass to write.
 //  * chain speculative sampling: the acceptance tests are n scalar reads per request; only the
 //    target and draft rows at the first rejection are loaded, for one draw from max(q - p, 0).
@@ -176,6 +176,68 @@ struct RowView {
   __device__ int64_t index(int i) const { return begin + i; }
 };
 
+// 2^x on the MUFU unit without __expf's fix-up for denormal results (they flush to 0: weights below
+// 2^-126 do not move a float sum of weights near 1).
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+inline constexpr float kLog2e = 1.4426950408889634f;
+
+// This CTA's slice in shared memory (load_slice's layout: element i at its global offset modulo 16
+// bytes) read in 16-byte vectors: thread t owns vectors t, t + blockDim.x, ... of the aligned
+// buffer, their elements in order. One LDS.128 per 4 (float) or 8 (16-bit) elements: the passes of
+// the sampler and of softmax issued ~4x the instructions with a load per element. partial_mass and
+// the draw's walk take this order for it (their overloads below); logits weigh 2^(x log2e - max log2e).
+template <class T>
+struct SliceView : RowView<T> {
+  static constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  // f(i0, e, whole) for each of this thread's vectors, in order, until f returns true: e holds the
+  // elements i0 .. i0 + kPer - 1 of the slice (only those in [0, n) are real; whole: all of them).
+  template <class F>
+  __device__ __forceinline__ bool for_each_vector(F&& f) const {
+    const int shift = static_cast<int>((reinterpret_cast<uintptr_t>(this->x) % 16) / sizeof(T));
+    const uint4* base = reinterpret_cast<const uint4*>(this->x - shift);
+    const int vectors = (shift + this->n + kPer - 1) / kPer;
+    for (int v = static_cast<int>(threadIdx.x); v < vectors; v += static_cast<int>(blockDim.x)) {
+      const uint4 raw = base[v];
+      T e[kPer];
+      memcpy(e, &raw, sizeof(raw));
+      const int i0 = v * kPer - shift;
+      if (f(i0, e, i0 >= 0 && i0 + kPer <= this->n)) return true;
+    }
+    return false;
+  }
+  // f(i, value) for each of this thread's elements, in order, until f returns true.
+  template <class F>
+  __device__ __forceinline__ bool for_each(F&& f) const {
+    return for_each_vector([&](int i0, const T* e, bool whole) {
+      if (whole) {
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+          if (f(i0 + j, e[j])) return true;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) {
+          if (i0 + j >= 0 && i0 + j < this->n && f(i0 + j, e[j])) return true;
+        }
+      }
+      return false;
+    });
+  }
+  template <bool kLogits>
+  __device__ __forceinline__ float weight_of(T e, float scaled_max) const {
+    const float f = Elem<T>::to_float(e);
+    if constexpr (kLogits) {
+      return exp2_ftz(fmaf(f, kLog2e, -scaled_max));
+    } else {
+      return f;
+    }
+  }
+};
+
 // The candidates of the two-pass sampler (a list in shared memory) as a row.
 template <class T>
 struct ListView {
@@ -212,6 +274,57 @@ __device__ __forceinline__ float partial_mass(const View& v, uint32_t lo) {
   }
   return acc;
 }
+template <bool kLogits, class T>
+__device__ __forceinline__ float slice_partial_mass(const SliceView<T>& v, uint32_t lo) {
+  const float scaled_max = v.max_logit * kLog2e;
+  float acc = 0.0f;
+  v.for_each([&](int, T e) {
+    const float w = v.template weight_of<kLogits>(e, scaled_max);
+    if (Elem<T>::key(e) >= lo && w > 0.0f) acc += w;
+    return false;
+  });
+  return acc;
+}
+template <class T>
+__device__ __forceinline__ float partial_mass(const SliceView<T>& v, uint32_t lo) {
+  return v.from_logits ? slice_partial_mass<true>(v, lo) : slice_partial_mass<false>(v, lo);
+}
+
+// The owner's walk of draw(): the first of this thread's elements (key >= lo, positive weight, in
+// partial_mass's order) where the running sum passes `local`, else the last of them (float rounding
+// can leave `local` past the walk's sum); -1 if it has none.
+template <class View>
+__device__ int walk(const View& v, uint32_t lo, float local) {
+  float acc = 0.0f;
+  int last = -1;
+  for (int i = threadIdx.x; i < v.n; i += blockDim.x) {
+    if (v.key(i) < lo) continue;
+    const float w = v.weight(i);
+    if (!(w > 0.0f)) continue;
+    acc += w;
+    last = i;
+    if (acc > local) return i;
+  }
+  return last;
+}
+template <bool kLogits, class T>
+__device__ int slice_walk(const SliceView<T>& v, uint32_t lo, float local) {
+  const float scaled_max = v.max_logit * kLog2e;
+  float acc = 0.0f;
+  int last = -1;
+  v.for_each([&](int i, T e) {
+    const float w = v.template weight_of<kLogits>(e, scaled_max);
+    if (Elem<T>::key(e) < lo || !(w > 0.0f)) return false;
+    acc += w;
+    last = i;
+    return acc > local;
+  });
+  return last;
+}
+template <class T>
+__device__ int walk(const SliceView<T>& v, uint32_t lo, float local) {
+  return v.from_logits ? slice_walk<true>(v, lo, local) : slice_walk<false>(v, lo, local);
+}
 
 struct Draw {
   Pick pick;    // the same in every CTA; invalid when the kept set has no mass
@@ -240,22 +353,7 @@ __device__ Draw draw(const View& v, uint32_t lo, float partial, float u, Shared&
     const float lower = r.excl + s.excl;
     const float upper = r.excl + s.incl;
     if (lower <= target && target < upper) {
-      const float local = target - lower;
-      float acc = 0.0f;
-      int chosen = -1;
-      int last = -1;
-      for (int i = threadIdx.x; i < v.n; i += blockDim.x) {
-        if (v.key(i) < lo) continue;
-        const float w = v.weight(i);
-        if (!(w > 0.0f)) continue;
-        acc += w;
-        last = i;
-        if (acc > local) {
-          chosen = i;
-          break;
-        }
-      }
-      if (chosen < 0) chosen = last;
+      const int chosen = walk(v, lo, target - lower);
       if (chosen >= 0) mine = {v.key(chosen), static_cast<int32_t>(v.index(chosen)), 1u};
     }
   }
@@ -353,7 +451,7 @@ __device__ TopKSelection select_top_k(const T* x, int n, int64_t begin, int64_t 
         for (unsigned r = 0; r < cluster.size; ++r) Cluster::remote(list, r)[pos] = e;
         ++pos;
       }
-      Cluster::sync();
+      cluster.sync();
       const Selected exact = radix_select<kKeyBits, Scope::block>(ListSource<>{list, static_cast<int>(ranks.total)},
                                                                   target_k, sh, cluster, kKeyBits / 8);
       out.tau = exact.key;
@@ -418,7 +516,7 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(Sample
   const int n = static_cast<int>(slice_length(a.cols, a.slice, cluster.rank));
   const T* x = load_slice(static_cast<const T*>(a.input) + row * a.cols + begin, n, reinterpret_cast<T*>(dyn));
   auto* list = reinterpret_cast<ListEntry*>(dyn + buffer_bytes(a.slice, sizeof(T)));
-  RowView<T> view{x, n, begin, a.from_logits, 0.0f};
+  SliceView<T> view{{x, n, begin, a.from_logits, 0.0f}};
 
   const bool top_k = a.top_k > 0 && a.top_k < a.cols;
   const bool top_p = a.top_p < 1.0f;
@@ -438,9 +536,66 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) sampler_kernel(Sample
   if (whole_row_mass) row_mass = cluster.all_reduce(block_reduce(partial_mass(view, 0u), Plus{}, sh.f32), 0.0f, Plus{}, sh);
   const Pick pick = draw_kept(view, lo, a, row, whole_row_mass ? row_mass : -1.0f, sh, cluster);
   if (cluster.rank == 0 && threadIdx.x == 0) a.output[row] = pick.valid ? pick.index : 0;
-  Cluster::sync();  // no CTA leaves while another may still read its shared memory
+  cluster.finish();
 #endif
 }
+
+#if defined(KBENCH_SAMPLING_SM90)
+// Softmax of this CTA's slice of row `row`. In base 2: y = x * inv_temperature * log2(e). Each
+// thread's (max, sum of 2^(y - max)) by two passes over its vectors, combined over the block and the
+// cluster in a fixed order; then one pass writes 2^(y - max) / sum, 16 bytes a store.
+template <class T>
+__device__ __forceinline__ void softmax_slice(const SliceView<T>& slice, const FilterArgs& a, int64_t row, Shared& sh,
+                                              Cluster& cluster) {
+  struct MaxSum {
+    float m;
+    float s;
+  };
+  const auto combine = [](MaxSum p, MaxSum q) {
+    if (p.m == -INFINITY) return q;
+    if (q.m == -INFINITY) return p;
+    const float m = fmaxf(p.m, q.m);
+    return MaxSum{m, p.s * exp2_ftz(p.m - m) + q.s * exp2_ftz(q.m - m)};
+  };
+  const float c = a.inv_temperature * kLog2e;
+  MaxSum mine{-INFINITY, 0.0f};
+  slice.for_each([&](int, T e) {
+    mine.m = fmaxf(mine.m, Elem<T>::to_float(e) * c);
+    return false;
+  });
+  if (mine.m != -INFINITY) {
+    slice.for_each([&](int, T e) {
+      mine.s += exp2_ftz(fmaf(Elem<T>::to_float(e), c, -mine.m));
+      return false;
+    });
+  }
+  const MaxSum block = block_reduce(mine, combine, reinterpret_cast<MaxSum*>(sh.words));
+  const MaxSum all = cluster.all_reduce(block, MaxSum{-INFINITY, 0.0f}, combine, sh);
+  float* out = static_cast<float*>(a.output) + row * a.cols + slice.begin;
+  const float inv_sum = 1.0f / all.s;
+  // A vector of the input starts at a multiple of its element count in the row's global order, so
+  // its outputs start 16-byte aligned when both tensors do.
+  const bool vector_stores = (reinterpret_cast<uintptr_t>(a.input) | reinterpret_cast<uintptr_t>(a.output)) % 16 == 0;
+  constexpr int kPer = SliceView<T>::kPer;
+  slice.for_each_vector([&](int i0, const T* e, bool whole) {
+    float y[kPer];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) y[j] = exp2_ftz(fmaf(Elem<T>::to_float(e[j]), c, -all.m)) * inv_sum;
+    if (whole && vector_stores) {
+#pragma unroll
+      for (int q = 0; q < kPer / 4; ++q) {
+        __stcs(reinterpret_cast<float4*>(out + i0) + q, make_float4(y[4 * q], y[4 * q + 1], y[4 * q + 2], y[4 * q + 3]));
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        if (i0 + j >= 0 && i0 + j < slice.n) out[i0 + j] = y[j];
+      }
+    }
+    return false;
+  });
+}
+#endif
 
 template <class T>
 __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterArgs a) {
@@ -457,38 +612,9 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterA
   if (a.op == sampling::FilterOp::softmax) pdl_launch_dependents();
 
   switch (a.op) {
-    case sampling::FilterOp::softmax: {
-      // Online (max, sum of exp) per thread, combined in a fixed order.
-      struct MaxSum {
-        float m;
-        float s;
-      };
-      const auto combine = [](MaxSum p, MaxSum q) {
-        if (p.m == -INFINITY) return q;
-        if (q.m == -INFINITY) return p;
-        const float m = fmaxf(p.m, q.m);
-        return MaxSum{m, p.s * __expf(p.m - m) + q.s * __expf(q.m - m)};
-      };
-      MaxSum mine{-INFINITY, 0.0f};
-      for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const float z = Elem<T>::to_float(x[i]) * a.inv_temperature;
-        if (z == -INFINITY) continue;
-        if (z > mine.m) {
-          mine.s = mine.s * __expf(mine.m - z) + 1.0f;
-          mine.m = z;
-        } else {
-          mine.s += __expf(z - mine.m);
-        }
-      }
-      const MaxSum block = block_reduce(mine, combine, reinterpret_cast<MaxSum*>(sh.words));
-      const MaxSum all = cluster.all_reduce(block, MaxSum{-INFINITY, 0.0f}, combine, sh);
-      float* out = static_cast<float*>(a.output) + row * a.cols + begin;
-      const float inv_sum = 1.0f / all.s;
-      for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        out[i] = __expf(Elem<T>::to_float(x[i]) * a.inv_temperature - all.m) * inv_sum;
-      }
+    case sampling::FilterOp::softmax:
+      softmax_slice(SliceView<T>{{x, n, begin, false, 0.0f}}, a, row, sh, cluster);
       break;
-    }
     case sampling::FilterOp::top_k_mask:
     case sampling::FilterOp::top_k_renorm: {
       const TopKSelection sel = select_top_k(x, n, begin, a.top_k, list, a.list_capacity, sh, cluster);
@@ -546,7 +672,7 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) filter_kernel(FilterA
       break;
     }
   }
-  Cluster::sync();
+  cluster.finish();
 #endif
 }
 
@@ -656,7 +782,7 @@ __global__ void __launch_bounds__(kMaxThreads, kTopKCtasPerSm) top_k_kernel(TopK
       place_sliced(x, n, begin, sel, a.k, sh, cluster, to_output);
     }
   }
-  Cluster::sync();
+  cluster.finish();
 #endif
 }
 
@@ -761,6 +887,7 @@ __global__ void __launch_bounds__(kMaxThreads, 2) top_k_estimate_kernel(TopKArgs
     a.cursors[row] = 0u;
     if (row == 0) *a.pool.ordered_claimed = 0u;
   }
+  cluster.finish();
 #endif
 }
 
@@ -940,6 +1067,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) top_k_merge_kernel(TopKArgs a)
                                                                 target_k, sh, cluster, kKeyBits / 8);
     place_sliced(x, n, 0, TopKSelection{exact.key, exact.above, 0, false}, a.k, sh, cluster, to_output);
   }
+  cluster.finish();
 #endif
 }
 
@@ -979,6 +1107,7 @@ __global__ void __launch_bounds__(kMaxThreads, 1) sampler_merge_kernel(SamplerAr
     pick = sample(RowView<T>{x, n, 0, a.from_logits, 0.0f}, SliceSource<T, false, kGlobalLoads>{x, n, 0.0f});
   }
   if (threadIdx.x == 0) a.output[row] = pick.valid ? pick.index : 0;
+  cluster.finish();
 #endif
 }
 

@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kMaxThreads, kCtasPerSm) chain_speculative_ker
       a.emitted[row] = static_cast<int32_t>(stop);
     }
   }
-  Cluster::sync();
+  cluster.finish();
 #endif
 }
 

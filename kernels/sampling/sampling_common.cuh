@@ -244,7 +244,7 @@ struct Shared {
   float f32[kMaxWarps];
   uint32_t u32[kMaxWarps];
   alignas(16) unsigned char words[kMaxWarps][16];  // block reductions and scans of small structs
-  alignas(16) unsigned char slot[2][16];  // this CTA's contribution to a cluster exchange
+  alignas(16) unsigned char slot[2][kMaxCluster][16];  // every rank's contribution to an exchange
   alignas(16) unsigned char result[48];   // an exchange's outcome, for the whole block
   uint32_t bin;
   unsigned long long bin_excl;
@@ -254,17 +254,42 @@ struct Shared {
 
 // The CTAs of one row: rank, size, and the alternation of the exchange buffers (uniform across the
 // cluster: every CTA makes the same sequence of exchanges).
+//
+// Exchanges push: each CTA writes its contribution into every CTA's shared memory, then one cluster
+// barrier, then each reads its own copy. So once a CTA has passed its last barrier nobody touches
+// its shared memory again and it may leave without a closing barrier (whose release would also wait
+// for the CTA's output stores): finish() syncs only where a radix select pulled histograms from
+// other CTAs. here() arrives on the barrier that tells every CTA the others have started (a push
+// needs its target running); the first exchange waits on it, so the wait costs nothing.
 struct Cluster {
   unsigned rank;
   unsigned size;
   int slot_parity = 0;
   int hist_parity = 0;
+  bool start_pending = true;  // here()'s arrival not yet waited on
+  bool pulled = false;        // a radix select read other CTAs' histograms
 
   __device__ static Cluster here() {
     const cooperative_groups::cluster_group c = cooperative_groups::this_cluster();
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
     return {c.block_rank(), c.num_blocks()};
   }
-  __device__ static void sync() { cooperative_groups::this_cluster().sync(); }
+  __device__ void settle() {
+    if (start_pending) asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+    start_pending = false;
+  }
+  __device__ void sync() {
+    settle();
+    cooperative_groups::this_cluster().sync();
+  }
+  // Before the CTA exits.
+  __device__ void finish() {
+    if (pulled) {
+      sync();
+    } else {
+      settle();
+    }
+  }
   template <class V>
   __device__ static V* remote(V* local, unsigned rank) {
     return cooperative_groups::this_cluster().map_shared_rank(local, rank);
@@ -276,11 +301,15 @@ struct Cluster {
   template <class V, class Op>
   __device__ RankScan<V> scan(const V& mine, V identity, Op op, Shared& sh) {
     static_assert(sizeof(V) <= 16 && 3 * sizeof(V) <= sizeof(Shared::result), "exchange values fit their buffers");
-    if (threadIdx.x == 0) memcpy(sh.slot[slot_parity], &mine, sizeof(V));
-    sync();
+    settle();
+    if (warp_id() == 0) {
+      const V v0 = shfl_any(mine, 0);
+      if (static_cast<unsigned>(lane_id()) < size) memcpy(remote(sh.slot[slot_parity][rank], lane_id()), &v0, sizeof(V));
+    }
+    cooperative_groups::this_cluster().sync();
     if (warp_id() == 0) {
       V v = identity;
-      if (static_cast<unsigned>(lane_id()) < size) memcpy(&v, remote(sh.slot[slot_parity], lane_id()), sizeof(V));
+      if (static_cast<unsigned>(lane_id()) < size) memcpy(&v, sh.slot[slot_parity][lane_id()], sizeof(V));
       RankScan<V> out{identity, identity, identity};
       V acc = identity;
       for (unsigned r = 0; r < size; ++r) {
@@ -373,7 +402,10 @@ __device__ Selected radix_select(const Source& source, Target target_of_total, S
     __syncthreads();
     // Thread t looks after bin 255 - t: a prefix sum in thread order is one from the top bin down.
     unsigned long long count = 0;
-    if constexpr (kScope == Scope::cluster) Cluster::sync();
+    if constexpr (kScope == Scope::cluster) {
+      cluster.sync();
+      cluster.pulled = true;
+    }
     if (threadIdx.x < kBins) {
       const int bin = kBins - 1 - static_cast<int>(threadIdx.x);
       if constexpr (kScope == Scope::cluster) {

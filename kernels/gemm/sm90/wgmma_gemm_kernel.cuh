@@ -463,9 +463,9 @@ __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* ou
 
 // block_fp4's converter warpgroup: every slice's raw stage into its bf16 stage, row r by thread
 // r % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
-// rows are loaded before any is expanded, so their shared-memory latencies overlap. Each warp
-// releases the raw stage and fills the bf16 one (its lane 0 arrives once the warp's shared-memory
-// writes are fenced for the async proxy, which wgmma reads through).
+// rows are loaded before any is expanded, so their shared-memory latencies overlap. Each thread
+// releases the raw stage once it holds its rows; each warp fills the bf16 stage (its lane 0 arrives
+// once the warp's shared-memory writes are fenced for the async proxy, which wgmma reads through).
 template <class Cfg, quant::BlockFormat kFormat>
 __device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem, int thread) {
   constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
@@ -483,16 +483,20 @@ __device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_ra
       for (int i = 0; i < kRowsPerThread; ++i) {
         if (thread + 128 * i < Cfg::kLoadRows) rows[i] = load_fp4_row<Cfg>(raw, thread + 128 * i);
       }
+      // Each thread releases the raw stage itself once its reads are done, before expanding, so the
+      // refill overlaps the expansion. The refill's TMA writes through the async proxy: the proxy
+      // fence orders these generic reads before them (without it, mxfp4 at m 1000 x n 2304 read
+      // codes already overwritten). Per thread, not through lane 0: the scale words' cp.async
+      // overwrite words this thread read, and racecheck sees only a thread's own arrival.
+      hopper::fence_proxy_async();
+      hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
 #pragma unroll
       for (int i = 0; i < kRowsPerThread; ++i) {
         if (thread + 128 * i < Cfg::kLoadRows) expand_fp4_row<Cfg, kFormat>(rows[i], out, thread + 128 * i, kb);
       }
       hopper::fence_proxy_async();
       __syncwarp();
-      if (thread % 32 == 0) {
-        hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
-        hopper::mbar_arrive(smem + Cfg::kFullOffset + 8 * stage);
-      }
+      if (thread % 32 == 0) hopper::mbar_arrive(smem + Cfg::kFullOffset + 8 * stage);
     }
   }
 }
@@ -720,7 +724,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
-      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, 4);  // lane 0 of each converter warp
+      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, 128);  // every converter thread
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }

@@ -202,6 +202,19 @@ TEST(SamplingKernels, PlansSpreadRowsByLengthAndBatch) {
   huge.vocab = 8'000'000;
   ks::RowPlan plan;
   EXPECT_EQ(ks::plan_sampler(huge, &plan), cudaErrorNotSupported);
+
+  // Softmax of batches that fill the GPU: slices that cover the row, at most 16 CTAs.
+  for (const int64_t cols : {int64_t{128256}, int64_t{50257}, int64_t{1001}}) {
+    ks::FilterParams f;
+    f.op = ks::FilterOp::softmax;
+    f.rows = 4096;
+    f.cols = cols;
+    ks::RowPlan softmax;
+    ASSERT_EQ(ks::plan_filter(f, &softmax), cudaSuccess) << cols;
+    EXPECT_GE(softmax.slice * softmax.cluster, cols) << cols;
+    EXPECT_LT(softmax.slice * (softmax.cluster - 1), cols) << cols;
+    EXPECT_LE(softmax.cluster, 16) << cols;
+  }
 }
 
 }  // namespace

@@ -114,6 +114,11 @@ std::vector<std::string> all_lines() {
            "--input_dtype bfloat16 --distribution peaked",
            "--routine top_k_top_p_sampling_from_logits --batch_size 60 --vocab_size 151936 --top_k 500 --top_p 0.95 "
            "--input_dtype bfloat16 --distribution peaked",
+           // Softmax of batches that fill the GPU (the plan's cluster size from the occupancy
+           // calculator): rows not 16-byte aligned (fp32 50257), 16-bit inputs, one-CTA clusters.
+           "--routine softmax --batch_size 300 --vocab_size 50257 --temperature 0.8",
+           "--routine softmax --batch_size 200 --vocab_size 128256 --input_dtype float16",
+           "--routine softmax --batch_size 3000 --vocab_size 1001 --input_dtype bfloat16",
            "--routine top_k --batch_size 5 --vocab_size 50257 --top_k 600",
            "--routine top_k --batch_size 3 --vocab_size 4097 --top_k 1",
            "--routine top_k_mask_logits --batch_size 9 --vocab_size 32000 --top_k 50 --input_dtype bfloat16 "
