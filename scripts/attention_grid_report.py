@@ -4,10 +4,13 @@ backend (the fastest of fa2, fa2_tc, fa3 whose refcheck passed) against cuDNN an
 best (flashinfer_*), and `auto` against kbench's best; then the geometric means and the points that
 miss (best < 0.98x a yardstick, auto > 2% slower than the best).
 
-    attention_grid_report.py CSV...   (markdown on stdout)
+    attention_grid_report.py CSV... [--plot FILE.png]   (markdown on stdout)
 
 Speedup = the yardstick's median time / kbench's best (above 1: kbench is faster). Points where a
-yardstick does not run show "-" and count in no mean.
+yardstick does not run show "-" and count in no mean. --plot also draws the grid (matplotlib): a
+panel per group of points (case tag: the grid varies one or two axes around a base point in each),
+kbench's best over cuDNN and over FlashInfer's best at every point, labelled by the axes that vary
+in the group, with the 0.98x line of the target.
 """
 
 import math
@@ -35,7 +38,59 @@ def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
-def main(paths):
+def plot(points, columns, path):
+    """points: (values, {yardstick: speedup}) in grid order; one panel per case tag."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("--plot needs matplotlib (python3 -m pip install matplotlib)")
+    groups = {}
+    for values, speedups in points:
+        groups.setdefault(values.get("case_tag", ""), []).append((values, speedups))
+    cols = 4
+    rows = (len(groups) + cols - 1) // cols
+    figure, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.0 * rows), squeeze=False)
+    for ax in axes.flat[len(groups):]:
+        ax.axis("off")
+    for ax, (tag, members) in zip(axes.flat, groups.items()):
+        varying = [c for c in columns if c != "case_tag" and len({m[0].get(c, "") for m in members}) > 1]
+        labels = [" ".join(m[0].get(c, "") for c in varying) or tag for m in members]
+        x = range(len(members))
+        drawn = False
+        for name, marker in (("cudnn", "o"), ("flashinfer", "s")):
+            ys = [m[1].get(name, float("nan")) for m in members]
+            if any(not math.isnan(y) for y in ys):
+                ax.plot(x, ys, marker=marker, linestyle="-" if len(members) > 1 else "", label=f"vs {name}")
+                drawn = True
+        ax.axhline(1.0, color="gray", linewidth=0.8)
+        ax.axhline(0.98, color="red", linewidth=0.8, linestyle="--")
+        ax.set_xticks(list(x))
+        ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
+        ax.set_title(tag + ("\n" + ", ".join(varying) if varying else ""), fontsize=8)
+        ax.set_ylabel("kbench best / yardstick", fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        if drawn:
+            ax.legend(fontsize=6)
+        else:
+            ax.text(0.5, 0.5, "no yardstick ran", transform=ax.transAxes, ha="center", fontsize=8)
+    figure.suptitle("kbench's best attention backend over cuDNN and FlashInfer (above 1: kbench faster; dashed: 0.98x)",
+                    fontsize=10)
+    figure.tight_layout(rect=(0, 0, 1, 0.98))
+    figure.savefig(path, dpi=80)
+
+
+def main(argv):
+    plot_path = None
+    if "--plot" in argv:
+        i = argv.index("--plot")
+        if i + 1 >= len(argv):
+            sys.exit(__doc__)
+        plot_path = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    paths = argv
+    points = []
     cases = [c for c in read_cases(paths) if c[0].get("routine", "").startswith("Batch")]
     if not cases:
         sys.exit("no attention rows in " + " ".join(paths))
@@ -58,11 +113,13 @@ def main(paths):
         row = cells + [best[0], f"{best[1] * 1e3:.1f}"]  # median_time is in ms
         for name, yard in (("cudnn", cudnn), ("flashinfer", flashinfer)):
             row.append("-" if yard is None else f"{yard[1] * 1e3:.1f}")
+        speedups = {}
         for name, yard in (("cudnn", cudnn), ("flashinfer", flashinfer)):
             if yard is None:
                 row.append("-")
                 continue
             r = yard[1] / best[1]
+            speedups[name] = r
             ratios[name].append(r)
             row.append(f"{r:.3f}")
             if r < 0.98:
@@ -75,12 +132,15 @@ def main(paths):
             if a > 1.02:
                 misses.append(f"{values.get('case_tag', '')} {cells}: auto {a:.3f}x the best ({best[0]})")
         print("| " + " | ".join(row) + " |")
+        points.append((values, speedups))
     print()
     for name in ("cudnn", "flashinfer"):
         print(f"- geometric mean over {len(ratios[name])} points, kbench's best vs {name}: {geomean(ratios[name]):.3f}x")
     print(f"- points that miss ({len(misses)}):")
     for m in misses:
         print(f"  - {m}")
+    if plot_path:
+        plot(points, columns, plot_path)
 
 
 if __name__ == "__main__":
