@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/mma_sm80.cuh"
 #include "kernels/common/pdl.cuh"
 #include "kernels/sampling/sampling.hpp"
 #include "kernels/sampling/sampling_common.cuh"
@@ -176,13 +177,9 @@ struct RowView {
   __device__ int64_t index(int i) const { return begin + i; }
 };
 
-// 2^x on the MUFU unit without __expf's fix-up for denormal results (they flush to 0: weights below
-// 2^-126 do not move a float sum of weights near 1).
-__device__ __forceinline__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+// Exponentials are 2^x on the MUFU unit (sm80::ex2, ex2.approx.ftz) without __expf's fix-up for
+// denormal results: they flush to 0, and weights below 2^-126 do not move a float sum near 1.
+using sm80::ex2;
 inline constexpr float kLog2e = 1.4426950408889634f;
 
 // This CTA's slice in shared memory (load_slice's layout: element i at its global offset modulo 16
@@ -231,7 +228,7 @@ struct SliceView : RowView<T> {
   __device__ __forceinline__ float weight_of(T e, float scaled_max) const {
     const float f = Elem<T>::to_float(e);
     if constexpr (kLogits) {
-      return exp2_ftz(fmaf(f, kLog2e, -scaled_max));
+      return ex2(fmaf(f, kLog2e, -scaled_max));
     } else {
       return f;
     }
@@ -555,7 +552,7 @@ __device__ __forceinline__ void softmax_slice(const SliceView<T>& slice, const F
     if (p.m == -INFINITY) return q;
     if (q.m == -INFINITY) return p;
     const float m = fmaxf(p.m, q.m);
-    return MaxSum{m, p.s * exp2_ftz(p.m - m) + q.s * exp2_ftz(q.m - m)};
+    return MaxSum{m, p.s * ex2(p.m - m) + q.s * ex2(q.m - m)};
   };
   const float c = a.inv_temperature * kLog2e;
   MaxSum mine{-INFINITY, 0.0f};
@@ -565,7 +562,7 @@ __device__ __forceinline__ void softmax_slice(const SliceView<T>& slice, const F
   });
   if (mine.m != -INFINITY) {
     slice.for_each([&](int, T e) {
-      mine.s += exp2_ftz(fmaf(Elem<T>::to_float(e), c, -mine.m));
+      mine.s += ex2(fmaf(Elem<T>::to_float(e), c, -mine.m));
       return false;
     });
   }
@@ -580,7 +577,7 @@ __device__ __forceinline__ void softmax_slice(const SliceView<T>& slice, const F
   slice.for_each_vector([&](int i0, const T* e, bool whole) {
     float y[kPer];
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) y[j] = exp2_ftz(fmaf(Elem<T>::to_float(e[j]), c, -all.m)) * inv_sum;
+    for (int j = 0; j < kPer; ++j) y[j] = ex2(fmaf(Elem<T>::to_float(e[j]), c, -all.m)) * inv_sum;
     if (whole && vector_stores) {
 #pragma unroll
       for (int q = 0; q < kPer / 4; ++q) {
