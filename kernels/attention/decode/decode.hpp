@@ -34,6 +34,10 @@ struct PagedKvCache {
   const int32_t* last_page_len = nullptr;  // [batch], device; 1..page_size (0 only for empty)
   float k_scale = 1.0f;  // dequantisation multipliers (fp8); 1 otherwise
   float v_scale = 1.0f;
+  // K and V as two token-major tensors ([token][kv_head][head_dim] each: a prefill's ragged K/V) read
+  // as pages of one token: `data` is K's base, v_data V's; page_size 1, layout NHD, indices name
+  // tokens. nullptr: V sits in each page beside K. Only fa2_tc takes it.
+  const void* v_data = nullptr;
 };
 
 struct DecodeParams {

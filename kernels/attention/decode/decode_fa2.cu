@@ -11,8 +11,8 @@
 namespace kbench::kernels::decode_detail {
 
 bool fa2_supported(const DecodeParams& params) {
-  // Every shape and dtype combination the common checks accept.
-  return fa2::common_shape_valid(params);
+  // Every shape and dtype combination the common checks accept, on paged caches (V beside K).
+  return fa2::common_shape_valid(params) && params.kv.v_data == nullptr;
 }
 
 cudaError_t launch_fa2(const DecodeParams& params, const DecodeWorkspace& workspace, cudaStream_t stream) {

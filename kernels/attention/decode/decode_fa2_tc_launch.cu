@@ -72,6 +72,7 @@ bool fa2_tc_supported(const DecodeParams& p) {
   if (kv.head_dim != 64 && kv.head_dim != 128 && kv.head_dim != 256) return false;
   if (kv.num_kv_heads <= 0 || p.num_qo_heads <= 0 || p.num_qo_heads % kv.num_kv_heads != 0) return false;
   if (kv.page_size <= 0 || p.batch < 0) return false;
+  if (kv.v_data != nullptr && (kv.page_size != 1 || kv.layout != KvLayout::NHD || !aligned16(kv.v_data))) return false;
   const int group = p.num_qo_heads / kv.num_kv_heads;
   if ((group + decode_tc_detail::kMRows - 1) / decode_tc_detail::kMRows > 65535) return false;
   // 16-byte vectors (cp.async rows, q loads) and 4-element output stores.
@@ -103,7 +104,12 @@ cudaError_t launch_fa2_tc(const DecodeParams& params, const DecodeWorkspace& wor
   args.num_items = workspace.num_items;
   args.merge_indptr = workspace.merge_indptr;
   args.partial_o = static_cast<float*>(workspace.workspace);
-  if (kv.layout == KvLayout::NHD) {  // [page][k|v][slot][head][dim]
+  if (kv.v_data != nullptr) {  // K [token][head][dim] at data, V likewise at v_data: pages of one token
+    args.page_stride = h * d * es;
+    args.slot_stride = h * d * es;
+    args.head_stride = d * es;
+    args.v_offset = static_cast<const uint8_t*>(kv.v_data) - static_cast<const uint8_t*>(kv.data);
+  } else if (kv.layout == KvLayout::NHD) {  // [page][k|v][slot][head][dim]
     args.page_stride = 2 * ps * h * d * es;
     args.slot_stride = h * d * es;
     args.head_stride = d * es;

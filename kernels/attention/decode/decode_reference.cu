@@ -109,6 +109,7 @@ cudaError_t launch_decode_reference(const DecodeParams& params, float* out_fp32,
   if (!decode_detail::fa2::common_inputs_valid(params)) return cudaErrorInvalidValue;
   if (params.batch == 0) return cudaSuccess;
   if (out_fp32 == nullptr || params.kv.last_page_len == nullptr) return cudaErrorInvalidValue;
+  if (params.kv.v_data != nullptr) return cudaErrorInvalidValue;  // paged caches only
   if (params.batch > 65535) return cudaErrorInvalidValue;  // gridDim.y
 
   const PagedKvCache& kv = params.kv;

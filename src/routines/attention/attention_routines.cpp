@@ -148,6 +148,7 @@ class PrefillRoutine final : public Routine {
   explicit PrefillRoutine(bool paged) : paged_(paged) {
     add_backend(make_prefill_kernel_backend(kernels::PrefillKernel::fa2));
     add_backend(make_prefill_kernel_backend(kernels::PrefillKernel::fa3));
+    add_backend(make_prefill_on_decode_backend());
     add_backend(vendor_backend<CudnnPrefillBackend, CudnnLibrary>(
         {"cudnn",
          "cuDNN",
@@ -179,15 +180,20 @@ class PrefillRoutine final : public Routine {
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
   // The attention grid (bench/results/h100/attention_grid/session16/): fa3 1.4-1.9x fa2 on ragged
   // K/V and on pages of 16 and 64, but 13-15% slower on pages of 1, 12 and 48 (its paged gather
-  // takes whole power-of-two pages of 16+ keys in stride).
+  // takes whole power-of-two pages of 16+ keys in stride). One query token per request: the decode
+  // kernel (fa2_tc), which reads each kv head's keys once for its whole query group (session 18's
+  // grid: 0.98x cuDNN where fa3 ran 0.40x).
   [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
     const PrefillProblem& p = static_cast<const PrefillCase&>(problem).problem();
     const bool fa3_pages = !p.paged || (p.page_size >= 16 && (p.page_size & (p.page_size - 1)) == 0);
-    if (fa3_pages) return {"fa3", "fa2"};
-    return {"fa2", "fa3"};
+    std::vector<std::string> order = fa3_pages ? std::vector<std::string>{"fa3", "fa2"}
+                                               : std::vector<std::string>{"fa2", "fa3"};
+    if (p.qo_indptr.back() == p.batch) order.insert(order.begin(), "fa2_tc");  // every q length is 1
+    return order;
   }
   [[nodiscard]] std::string_view auto_rule() const override {
-    return "fa3 where it takes the case (pages: powers of two from 16), else fa2";
+    return "fa2_tc (the decode kernel) where every request has one query token; else fa3 where it takes the "
+           "case (pages: powers of two from 16), else fa2";
   }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {

@@ -156,6 +156,132 @@ class PrefillKernelBackend final : public BackendFor<PrefillCase> {
   kernels::PrefillKernel kernel_;
 };
 
+// kbench's decode kernel (fa2_tc) on a prefill case whose requests have one query token each: the
+// token is the last of its sequence, so causal or not it attends every key, as a decode does; the
+// prefill kernels spend a 64- or 128-row query tile on it and read K/V once per query head (the
+// attention grid: fa3 0.40x cuDNN at batch 64 x 8192 keys). Ragged K/V are read as pages of one
+// token (PagedKvCache::v_data), their page table (token i is page i) planned here, outside timing.
+class PrefillOnDecodeOperation final : public Operation {
+ public:
+  PrefillOnDecodeOperation(const PrefillCase& problem, cudaStream_t stream) : problem_(problem) {
+    const PrefillProblem& p = problem.problem();
+    std::vector<int32_t> last_page_len = p.pages.last_page_len;
+    if (!p.paged) {
+      std::vector<int32_t> tokens(static_cast<std::size_t>(p.kv_token_indptr.back()));
+      for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(i);
+      token_pages_ = upload(tokens, stream);
+      last_page_len.assign(static_cast<std::size_t>(p.batch), 1);
+      for (int b = 0; b < p.batch; ++b) {
+        if (p.kv_token_indptr[b + 1] == p.kv_token_indptr[b]) last_page_len[static_cast<std::size_t>(b)] = 0;
+      }
+      last_page_len_ = upload(last_page_len, stream);
+    }
+    const kernels::DecodePlan plan = kernels::plan_decode(
+        kernels::DecodeKernel::fa2_tc, p.paged ? p.pages.indptr : p.kv_token_indptr, last_page_len,
+        p.paged ? p.page_size : 1, p.num_qo_heads, p.num_kv_heads, p.head_dim_qk, current_device_sm_count(), p.kv_dtype);
+    items_ = upload(plan.items, stream);
+    merge_indptr_ = upload(plan.merge_indptr, stream);
+    workspace_ = DeviceBuffer(plan.workspace_bytes(p.group(), p.head_dim_qk));
+    view_.items = items_.as<kernels::DecodeWorkItem>();
+    view_.num_items = static_cast<int>(plan.items.size());
+    view_.merge_indptr = plan.merge_indptr.empty() ? nullptr : merge_indptr_.as<int32_t>();
+    view_.workspace = workspace_.get();
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+  void launch(cudaStream_t stream, int copy) override {
+    KBENCH_CUDA_CHECK(kernels::launch_decode(kernels::DecodeKernel::fa2_tc,
+                                             decode_params(problem_.params(copy), token_pages_.as<int32_t>(),
+                                                           last_page_len_.as<int32_t>()),
+                                             view_, stream));
+  }
+
+  // The decode kernel's view of prefill parameters (ragged: `token_pages` and `last_page_len` are the
+  // one-token pages' table).
+  static kernels::DecodeParams decode_params(const kernels::PrefillParams& p, const int32_t* token_pages,
+                                             const int32_t* last_page_len) {
+    kernels::DecodeParams d;
+    d.q = p.q;
+    d.q_dtype = p.q_dtype;
+    d.q_scale = p.q_scale;
+    d.out = p.out;
+    d.out_dtype = p.out_dtype;
+    d.batch = p.batch;
+    d.num_qo_heads = p.num_qo_heads;
+    d.sm_scale = p.sm_scale;
+    d.enable_pdl = p.enable_pdl;
+    kernels::PagedKvCache& kv = d.kv;
+    kv.dtype = p.kv_dtype;
+    kv.num_kv_heads = p.num_kv_heads;
+    kv.head_dim = p.head_dim_qk;
+    kv.k_scale = p.k_scale;
+    kv.v_scale = p.v_scale;
+    if (p.paged) {
+      kv.data = p.pages.data;
+      kv.layout = p.pages.layout;
+      kv.page_size = p.pages.page_size;
+      kv.indptr = p.pages.indptr;
+      kv.indices = p.pages.indices;
+      kv.last_page_len = p.pages.last_page_len;
+    } else {
+      kv.data = p.ragged.k;
+      kv.v_data = p.ragged.v;
+      kv.layout = kernels::KvLayout::NHD;
+      kv.page_size = 1;
+      kv.indptr = p.ragged.indptr;
+      kv.indices = token_pages;
+      kv.last_page_len = last_page_len;
+    }
+    return d;
+  }
+
+ private:
+  const PrefillCase& problem_;
+  DeviceBuffer token_pages_;
+  DeviceBuffer last_page_len_;
+  DeviceBuffer items_;
+  DeviceBuffer merge_indptr_;
+  DeviceBuffer workspace_;
+  kernels::DecodeWorkspace view_;
+};
+
+class PrefillOnDecodeBackend final : public BackendFor<PrefillCase> {
+ public:
+  PrefillOnDecodeBackend() : BackendFor({"fa2_tc", "kbench", "sm_80+"}) {}
+
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
+    if (kernels::decode_kernels_available() != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Support::no(no_kernel_image(device));
+    }
+    if (device.cc_major < 8) return Support::no("kbench's decode kernels need sm_80+ (cp.async, bf16 mma.sync)");
+    return Support::yes();
+  }
+
+ protected:
+  [[nodiscard]] Support implements(const PrefillCase& problem) const override {
+    const PrefillProblem& p = problem.problem();
+    for (int b = 0; b < p.batch; ++b) {
+      if (p.qo_indptr[b + 1] - p.qo_indptr[b] != 1) {
+        return Support::no("fa2_tc is kbench's decode kernel: it takes prefill cases with one query token per "
+                           "request (--s_qo 1)");
+      }
+    }
+    if (p.head_dim_qk != p.head_dim_vo) return Support::no("fa2_tc takes head_dim_qk == head_dim_vo");
+    const kernels::DecodeParams d =
+        PrefillOnDecodeOperation::decode_params(problem.params(PrefillCase::kNoCopy), nullptr, nullptr);
+    if (!kernels::decode_supported(kernels::DecodeKernel::fa2_tc, d)) {
+      return Support::no("its kernel does not take this shape or dtype combination (q " +
+                         std::string(dtype_name(p.q_dtype)) + ", kv " + std::string(dtype_name(p.kv_dtype)) +
+                         ", out " + std::string(dtype_name(p.out_dtype)) + ", head_dim " +
+                         std::to_string(p.head_dim_qk) + ", group " + std::to_string(p.group()) + ")");
+    }
+    return Support::yes();
+  }
+  [[nodiscard]] std::unique_ptr<Operation> bind(PrefillCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<PrefillOnDecodeOperation>(problem, stream);
+  }
+};
+
 // One of kbench's MLA decode kernels (fa2: mma.sync, sm_80+; fa3: wgmma, sm_90a), as its backend
 // calls it.
 struct MlaKernelEntry {
@@ -269,5 +395,7 @@ std::unique_ptr<Backend> make_decode_kernel_backend(kernels::DecodeKernel kernel
 std::unique_ptr<Backend> make_prefill_kernel_backend(kernels::PrefillKernel kernel) {
   return std::make_unique<PrefillKernelBackend>(kernel);
 }
+
+std::unique_ptr<Backend> make_prefill_on_decode_backend() { return std::make_unique<PrefillOnDecodeBackend>(); }
 
 }  // namespace kbench

@@ -102,12 +102,12 @@ void expect_auto_within_the_best(const std::string& testlist, const std::string&
 
 TEST(AttentionGridAuto, DecodeWithinTwoPercentOfTheBest) {
   expect_auto_within_the_best("bench/attention_grid/decode_grid.txt",
-                              "bench/results/h100/attention_grid/session16/decode_plan_v2/decode_grid.csv");
+                              "bench/results/h100/attention_grid/session18/decode_grid.csv");
 }
 
 TEST(AttentionGridAuto, PrefillWithinTwoPercentOfTheBest) {
   expect_auto_within_the_best("bench/attention_grid/prefill_grid.txt",
-                              "bench/results/h100/attention_grid/session16/prefill_grid.csv");
+                              "bench/results/h100/attention_grid/session18/prefill_grid.csv");
 }
 
 }  // namespace

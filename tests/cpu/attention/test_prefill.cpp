@@ -401,7 +401,7 @@ TEST_F(PrefillValidation, BackendsAndTheirNames) {
   const Routine& r = *registry.find(kRagged);
   std::vector<std::string> names;
   for (const auto& b : r.backends()) names.emplace_back(b->name());
-  EXPECT_EQ(names, (std::vector<std::string>{"fa2", "fa3", "cudnn", "flashinfer_fa3", "flashinfer_fa2"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fa2", "fa3", "fa2_tc", "cudnn", "flashinfer_fa3", "flashinfer_fa2"}));
   EXPECT_EQ(r.default_backends(), (std::vector<std::string>{"fa2"}));
   EXPECT_TRUE(r.has_auto());
   EXPECT_EQ(r.test_name(), "testBatchPrefillWithRaggedKVCacheWrapper");
@@ -423,6 +423,16 @@ TEST_F(PrefillValidation, BackendsAndTheirNames) {
   };
   for (const int page : {16, 64}) EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa3", "fa2"})) << page;
   for (const int page : {1, 12, 48}) EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa2", "fa3"})) << page;
+  // One query token a request: the decode kernel first, ragged or paged; it refuses longer queries.
+  const std::string one_query = ragged("").replace(ragged("").find("--s_qo 100"), 10, "--s_qo 1");
+  EXPECT_EQ(r.auto_candidates(*make(one_query)), (std::vector<std::string>{"fa2_tc", "fa3", "fa2"}));
+  std::string one_query_paged = paged("--page_size 12");
+  one_query_paged.replace(one_query_paged.find("--s_qo 100"), 10, "--s_qo 1");
+  one_query_paged.replace(one_query_paged.find("--page_size 16"), 14, "");
+  EXPECT_EQ(paged_routine.auto_candidates(*make(one_query_paged)), (std::vector<std::string>{"fa2_tc", "fa2", "fa3"}));
+  const Support longer = r.find_backend("fa2_tc")->can_implement(*c);
+  EXPECT_FALSE(longer.supported);
+  EXPECT_NE(longer.reason.find("one query token per request"), std::string::npos) << longer.reason;
   // fa2 refuses fp8 inputs whatever the GPU, with the reason the user reads.
   const Support fp8_fa2 = r.find_backend("fa2")->can_implement(*make(ragged("--q_dtype fp8_e4m3 --kv_dtype fp8_e4m3")));
   EXPECT_FALSE(fp8_fa2.supported);

@@ -308,6 +308,35 @@ void expect_ran(const std::string& output, const std::string& backend) {
   EXPECT_TRUE(std::regex_search(output, perf)) << backend << "\n" << output;
 }
 
+// Prefill with one query token a request runs on the decode kernel (fa2_tc), ragged K/V read as
+// pages of one token or the paged cache as it is, checked against the prefill reference; auto
+// picks it there and only there.
+TEST(EndToEnd, PrefillWithOneQueryTokenRunsOnTheDecodeKernel) {
+  KBENCH_REQUIRE_GPU();
+  for (const char* kv : {"BatchPrefillWithRaggedKVCacheWrapper", "BatchPrefillWithPagedKVCacheWrapper --page_size 5",
+                         "BatchPrefillWithPagedKVCacheWrapper --page_size 16 --kv_layout HND"}) {
+    for (const char* shape : {"--num_qo_heads 32 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 --causal",
+                              "--num_qo_heads 6 --num_kv_heads 6 --head_dim_qk 64 --head_dim_vo 64 --q_dtype float16 "
+                              "--kv_dtype float16",
+                              "--num_qo_heads 16 --num_kv_heads 2 --head_dim_qk 256 --head_dim_vo 256"}) {
+      const auto r = run_kbench(std::string("--routine ") + kv + " --backends fa2_tc auto --batch_size 7 --s_qo 1 " +
+                                "--s_kv 300 --random_actual_seq_len --refcheck -n 3 " + shape);
+      ASSERT_EQ(r.exit_status, 0) << r.output;
+      EXPECT_FALSE(has(r.output, "[ERROR]")) << r.output;
+      EXPECT_FALSE(has(r.output, "[WARNING]")) << r.output;
+      expect_ran(r.output, "fa2_tc");
+      expect_ran(r.output, "auto\\(fa2_tc\\)");
+    }
+  }
+  const auto two = run_kbench(
+      "--routine BatchPrefillWithRaggedKVCacheWrapper --backends fa2_tc auto --batch_size 3 --s_qo 2 --s_kv 64 "
+      "--num_qo_heads 8 --num_kv_heads 8 --head_dim_qk 128 --head_dim_vo 128 --refcheck -n 3");
+  ASSERT_EQ(two.exit_status, 0) << two.output;
+  EXPECT_TRUE(has(two.output, "one query token per request")) << two.output;
+  EXPECT_FALSE(has(two.output, "[PERF] fa2_tc")) << two.output;
+  EXPECT_FALSE(has(two.output, "auto(fa2_tc)")) << two.output;
+}
+
 // seed 000's example output: paged prefill, fa2 and cudnn, random lengths, causal, -vv.
 TEST(EndToEnd, SeedPagedPrefillCommandRunsUnchanged) {
   KBENCH_REQUIRE_GPU();
