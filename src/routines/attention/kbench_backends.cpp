@@ -1,6 +1,7 @@
 #include "routines/attention/kbench_backends.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "kbench/cuda_check.hpp"
 #include "kbench/device_buffer.hpp"
@@ -18,35 +19,54 @@ std::string no_kernel_image(const DeviceInfo& device) {
   return "this build has no kernel image for sm_" + std::to_string(device.cc_major * 10 + device.cc_minor);
 }
 
-// A split-KV decode kernel with its plan (work items, merge offsets, partial-output workspace).
+// A decode plan on the device (work items, merge offsets, partial-output workspace), uploaded
+// outside timing.
+struct DeviceDecodePlan {
+  DeviceBuffer items;
+  DeviceBuffer merge_indptr;
+  DeviceBuffer workspace;
+  kernels::DecodeWorkspace view;
+
+  DeviceDecodePlan(const kernels::DecodePlan& plan, int group, int head_dim, cudaStream_t stream)
+      : items(upload(plan.items, stream)),
+        merge_indptr(upload(plan.merge_indptr, stream)),
+        workspace(plan.workspace_bytes(group, head_dim)) {
+    view.items = items.as<kernels::DecodeWorkItem>();
+    view.num_items = static_cast<int>(plan.items.size());
+    view.merge_indptr = plan.merge_indptr.empty() ? nullptr : merge_indptr.as<int32_t>();
+    view.workspace = workspace.get();
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
+};
+
+Support decode_kernels_run_on(const DeviceInfo& device) {
+  if (kernels::decode_kernels_available() != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Support::no(no_kernel_image(device));
+  }
+  if (device.cc_major < 8) return Support::no("kbench's decode kernels need sm_80+ (cp.async, bf16 mma.sync)");
+  return Support::yes();
+}
+
+// A split-KV decode kernel with its plan.
 class DecodeKernelOperation final : public Operation {
  public:
   DecodeKernelOperation(kernels::DecodeKernel kernel, const DecodeCase& problem, cudaStream_t stream)
-      : kernel_(kernel), problem_(problem) {
-    const DecodeProblem& p = problem.problem();
-    const kernels::DecodePlan plan =
-        kernels::plan_decode(kernel, p.pages.indptr, p.pages.last_page_len, p.page_size, p.num_qo_heads,
-                             p.num_kv_heads, p.head_dim, current_device_sm_count(), p.kv_dtype);
-    items_ = upload(plan.items, stream);
-    merge_indptr_ = upload(plan.merge_indptr, stream);
-    workspace_ = DeviceBuffer(plan.workspace_bytes(p.group(), p.head_dim));
-    view_.items = items_.as<kernels::DecodeWorkItem>();
-    view_.num_items = static_cast<int>(plan.items.size());
-    view_.merge_indptr = plan.merge_indptr.empty() ? nullptr : merge_indptr_.as<int32_t>();
-    view_.workspace = workspace_.get();
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
+      : kernel_(kernel), problem_(problem), plan_(plan(kernel, problem.problem()), problem.problem().group(),
+                                                 problem.problem().head_dim, stream) {}
   void launch(cudaStream_t stream, int copy) override {
-    KBENCH_CUDA_CHECK(kernels::launch_decode(kernel_, problem_.params(copy), view_, stream));
+    KBENCH_CUDA_CHECK(kernels::launch_decode(kernel_, problem_.params(copy), plan_.view, stream));
   }
 
  private:
+  static kernels::DecodePlan plan(kernels::DecodeKernel kernel, const DecodeProblem& p) {
+    return kernels::plan_decode(kernel, p.pages.indptr, p.pages.last_page_len, p.page_size, p.num_qo_heads,
+                                p.num_kv_heads, p.head_dim, current_device_sm_count(), p.kv_dtype);
+  }
+
   kernels::DecodeKernel kernel_;
   const DecodeCase& problem_;
-  DeviceBuffer items_;
-  DeviceBuffer merge_indptr_;
-  DeviceBuffer workspace_;
-  kernels::DecodeWorkspace view_;
+  DeviceDecodePlan plan_;
 };
 
 class DecodeKernelBackend final : public BackendFor<DecodeCase> {
@@ -54,14 +74,7 @@ class DecodeKernelBackend final : public BackendFor<DecodeCase> {
   explicit DecodeKernelBackend(kernels::DecodeKernel kernel)
       : BackendFor({kernel == kernels::DecodeKernel::fa2 ? "fa2" : "fa2_tc", "kbench", "sm_80+"}), kernel_(kernel) {}
 
-  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
-    if (kernels::decode_kernels_available() != cudaSuccess) {
-      (void)cudaGetLastError();
-      return Support::no(no_kernel_image(device));
-    }
-    if (device.cc_major < 8) return Support::no("kbench's decode kernels need sm_80+ (cp.async, bf16 mma.sync)");
-    return Support::yes();
-  }
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override { return decode_kernels_run_on(device); }
 
  protected:
   [[nodiscard]] Support implements(const DecodeCase& problem) const override {
@@ -163,36 +176,25 @@ class PrefillKernelBackend final : public BackendFor<PrefillCase> {
 // token (PagedKvCache::v_data), their page table (token i is page i) planned here, outside timing.
 class PrefillOnDecodeOperation final : public Operation {
  public:
-  PrefillOnDecodeOperation(const PrefillCase& problem, cudaStream_t stream) : problem_(problem) {
+  PrefillOnDecodeOperation(const PrefillCase& problem, cudaStream_t stream)
+      : problem_(problem), last_page_len_(one_token_pages(problem.problem())) {
     const PrefillProblem& p = problem.problem();
-    std::vector<int32_t> last_page_len = p.pages.last_page_len;
     if (!p.paged) {
       std::vector<int32_t> tokens(static_cast<std::size_t>(p.kv_token_indptr.back()));
       for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int32_t>(i);
       token_pages_ = upload(tokens, stream);
-      last_page_len.assign(static_cast<std::size_t>(p.batch), 1);
-      for (int b = 0; b < p.batch; ++b) {
-        if (p.kv_token_indptr[b + 1] == p.kv_token_indptr[b]) last_page_len[static_cast<std::size_t>(b)] = 0;
-      }
-      last_page_len_ = upload(last_page_len, stream);
+      last_page_len_device_ = upload(last_page_len_, stream);
     }
-    const kernels::DecodePlan plan = kernels::plan_decode(
-        kernels::DecodeKernel::fa2_tc, p.paged ? p.pages.indptr : p.kv_token_indptr, last_page_len,
-        p.paged ? p.page_size : 1, p.num_qo_heads, p.num_kv_heads, p.head_dim_qk, current_device_sm_count(), p.kv_dtype);
-    items_ = upload(plan.items, stream);
-    merge_indptr_ = upload(plan.merge_indptr, stream);
-    workspace_ = DeviceBuffer(plan.workspace_bytes(p.group(), p.head_dim_qk));
-    view_.items = items_.as<kernels::DecodeWorkItem>();
-    view_.num_items = static_cast<int>(plan.items.size());
-    view_.merge_indptr = plan.merge_indptr.empty() ? nullptr : merge_indptr_.as<int32_t>();
-    view_.workspace = workspace_.get();
-    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    plan_.emplace(kernels::plan_decode(kernels::DecodeKernel::fa2_tc, p.paged ? p.pages.indptr : p.kv_token_indptr,
+                                       last_page_len_, p.paged ? p.page_size : 1, p.num_qo_heads, p.num_kv_heads,
+                                       p.head_dim_qk, current_device_sm_count(), p.kv_dtype),
+                  p.group(), p.head_dim_qk, stream);
   }
   void launch(cudaStream_t stream, int copy) override {
     KBENCH_CUDA_CHECK(kernels::launch_decode(kernels::DecodeKernel::fa2_tc,
                                              decode_params(problem_.params(copy), token_pages_.as<int32_t>(),
-                                                           last_page_len_.as<int32_t>()),
-                                             view_, stream));
+                                                           last_page_len_device_.as<int32_t>()),
+                                             plan_->view, stream));
   }
 
   // The decode kernel's view of prefill parameters (ragged: `token_pages` and `last_page_len` are the
@@ -235,27 +237,26 @@ class PrefillOnDecodeOperation final : public Operation {
   }
 
  private:
+  // The last-page lengths of the decode plan: the paged cache's, or (ragged) 1 per request with keys.
+  static std::vector<int32_t> one_token_pages(const PrefillProblem& p) {
+    if (p.paged) return p.pages.last_page_len;
+    std::vector<int32_t> lens(static_cast<std::size_t>(p.batch));
+    for (int b = 0; b < p.batch; ++b) lens[static_cast<std::size_t>(b)] = p.kv_token_indptr[b + 1] > p.kv_token_indptr[b];
+    return lens;
+  }
+
   const PrefillCase& problem_;
+  std::vector<int32_t> last_page_len_;
   DeviceBuffer token_pages_;
-  DeviceBuffer last_page_len_;
-  DeviceBuffer items_;
-  DeviceBuffer merge_indptr_;
-  DeviceBuffer workspace_;
-  kernels::DecodeWorkspace view_;
+  DeviceBuffer last_page_len_device_;
+  std::optional<DeviceDecodePlan> plan_;
 };
 
 class PrefillOnDecodeBackend final : public BackendFor<PrefillCase> {
  public:
   PrefillOnDecodeBackend() : BackendFor({"fa2_tc", "kbench", "sm_80+"}) {}
 
-  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
-    if (kernels::decode_kernels_available() != cudaSuccess) {
-      (void)cudaGetLastError();
-      return Support::no(no_kernel_image(device));
-    }
-    if (device.cc_major < 8) return Support::no("kbench's decode kernels need sm_80+ (cp.async, bf16 mma.sync)");
-    return Support::yes();
-  }
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override { return decode_kernels_run_on(device); }
 
  protected:
   [[nodiscard]] Support implements(const PrefillCase& problem) const override {
