@@ -1,3 +1,5 @@
-# MoE family: the routing kernel (every routing method, fused with the local experts' histogram).
+# MoE family: the routing kernel (every routing method, fused with the local experts' histogram)
+# and the permutation index (expert-contiguous rows, the grouped GEMMs' device offsets).
 target_sources(kbench_kernels PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/routing.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/routing.cu
+  ${CMAKE_CURRENT_LIST_DIR}/permutation.cu)
