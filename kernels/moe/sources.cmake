@@ -1,5 +1,7 @@
-# MoE family: the routing kernel (every routing method, fused with the local experts' histogram)
-# and the permutation index (expert-contiguous rows, the grouped GEMMs' device offsets).
+# MoE family: the routing kernel (every routing method, fused with the local experts' histogram),
+# the permutation index (expert-contiguous rows, the grouped GEMMs' device offsets) and the
+# weighted top-k combine.
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/routing.cu
-  ${CMAKE_CURRENT_LIST_DIR}/permutation.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/permutation.cu
+  ${CMAKE_CURRENT_LIST_DIR}/combine.cu)
