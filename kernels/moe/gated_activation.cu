@@ -5,12 +5,14 @@
 #include <cstdint>
 
 #include "kernels/moe/gated_activation.hpp"
+#include "kernels/moe/warp_block_quantize.cuh"
 
 namespace kbench::kernels::moe {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kColumnsPerLane = kActivationBlock / 32;
+static_assert(kActivationBlock == 32 * kValuesPerLane);
+constexpr int kColumnsPerLane = kValuesPerLane;
 
 __device__ __forceinline__ float bf16_to_float(uint32_t bits16) { return __uint_as_float(bits16 << 16); }
 
@@ -36,14 +38,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
       activate(p.activation, bf16_to_float(up.x >> 16), bf16_to_float(gate.x >> 16)),
       activate(p.activation, bf16_to_float(up.y & 0xffffu), bf16_to_float(gate.y & 0xffffu)),
       activate(p.activation, bf16_to_float(up.y >> 16), bf16_to_float(gate.y >> 16))};
-  float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
-  for (int offset = 16; offset > 0; offset >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-  const float scale = gemm::groupwise_scale(amax);
-  uint32_t codes = 0;
-#pragma unroll
-  for (int i = 0; i < kColumnsPerLane; ++i) codes |= static_cast<uint32_t>(gemm::groupwise_quantize(a[i], scale)) << (8 * i);
-  *reinterpret_cast<uint32_t*>(p.out + row * p.intermediate + column) = codes;
-  if (lane == 0) p.out_scale[row * blocks_per_row + block] = scale;
+  const WarpBlockCodes quantized = warp_quantize_block(a);
+  *reinterpret_cast<uint32_t*>(p.out + row * p.intermediate + column) = quantized.codes;
+  if (lane == 0) p.out_scale[row * blocks_per_row + block] = quantized.scale;
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include <cstdint>
 
 #include "kernels/moe/permute_quantize.hpp"
+#include "kernels/moe/warp_block_quantize.cuh"
 
 namespace kbench::kernels::moe {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kColumnsPerLane = kPermuteBlock / 32;
+static_assert(kPermuteBlock == 32 * kValuesPerLane);
+constexpr int kColumnsPerLane = kValuesPerLane;
 
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(PermuteQuantizeParams p) {
   const int64_t blocks_per_row = p.hidden_size / kPermuteBlock;
@@ -22,17 +24,12 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
   const uint2 packed = *reinterpret_cast<const uint2*>(p.hidden + token * p.hidden_size + column);
   const float x[kColumnsPerLane] = {__uint_as_float(packed.x << 16), __uint_as_float(packed.x & 0xffff0000u),
                                     __uint_as_float(packed.y << 16), __uint_as_float(packed.y & 0xffff0000u)};
-  float amax = fmaxf(fmaxf(fabsf(x[0]), fabsf(x[1])), fmaxf(fabsf(x[2]), fabsf(x[3])));
-  for (int offset = 16; offset > 0; offset >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-  const float scale = gemm::groupwise_scale(amax);
-  uint32_t codes = 0;
-#pragma unroll
-  for (int i = 0; i < kColumnsPerLane; ++i) codes |= static_cast<uint32_t>(gemm::groupwise_quantize(x[i], scale)) << (8 * i);
+  const WarpBlockCodes quantized = warp_quantize_block(x);
   for (int j = 0; j < p.top_k; ++j) {
     const int32_t row = p.permuted_rows[token * p.top_k + j];
     if (row < 0) continue;
-    *reinterpret_cast<uint32_t*>(p.out + row * p.hidden_size + column) = codes;
-    if (lane == 0) p.out_scale[row * blocks_per_row + block] = scale;
+    *reinterpret_cast<uint32_t*>(p.out + row * p.hidden_size + column) = quantized.codes;
+    if (lane == 0) p.out_scale[row * blocks_per_row + block] = quantized.scale;
   }
 }
 
