@@ -45,13 +45,11 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, int64_t n, int64_t k, c
   return g;
 }
 
-// The pipeline's workspace, sized for every pick (tokens x top_k rows), shared by the input sets
+// The pipeline's workspace (the routing writes into the case's outputs), sized for every pick (tokens x top_k rows), shared by the input sets
 // (their calls are ordered on one stream).
 struct MoeWorkspace {
   explicit MoeWorkspace(const MoeProblem& p)
-      : expert_ids(static_cast<std::size_t>(p.picks()) * sizeof(int32_t)),
-        weights(static_cast<std::size_t>(p.picks()) * sizeof(float)),
-        local_counts(static_cast<std::size_t>(p.local_experts()) * sizeof(int32_t)),
+      : local_counts(static_cast<std::size_t>(p.local_experts()) * sizeof(int32_t)),
         row_offsets(static_cast<std::size_t>(p.local_experts() + 1) * sizeof(int32_t)),
         permuted_rows(static_cast<std::size_t>(p.picks()) * sizeof(int32_t)),
         a(static_cast<std::size_t>(p.picks() * p.hidden)),
@@ -60,7 +58,7 @@ struct MoeWorkspace {
         act(static_cast<std::size_t>(p.picks() * p.intermediate)),
         act_scale(static_cast<std::size_t>(p.picks() * (p.intermediate / kMoeScaleBlock)) * sizeof(float)),
         fc2(static_cast<std::size_t>(p.picks() * p.hidden) * sizeof(uint16_t)) {}
-  DeviceBuffer expert_ids, weights, local_counts, row_offsets, permuted_rows;
+  DeviceBuffer local_counts, row_offsets, permuted_rows;
   DeviceBuffer a, a_scale, fc1, act, act_scale, fc2;
 };
 
@@ -87,13 +85,13 @@ class MoePipeline final : public Operation {
     routing.bias = c.operands.bias;
     routing.bias_dtype = DType::bfloat16;
     routing.tokens = p_.tokens;
-    routing.expert_ids = ws_.expert_ids.as<int32_t>();
-    routing.weights = ws_.weights.as<float>();
+    routing.expert_ids = c.operands.expert_ids;
+    routing.weights = c.operands.expert_weights;
     routing.local_counts = ws_.local_counts.as<int32_t>();
     KBENCH_CUDA_CHECK(moe::launch_routing(routing, stream));
 
     moe::PermutationIndexParams index;
-    index.expert_ids = ws_.expert_ids.as<int32_t>();
+    index.expert_ids = c.operands.expert_ids;
     index.local_counts = ws_.local_counts.as<int32_t>();
     index.tokens = p_.tokens;
     index.top_k = static_cast<int>(p_.top_k());
@@ -130,7 +128,7 @@ class MoePipeline final : public Operation {
     moe::CombineParams combine;
     combine.expert_rows = ws_.fc2.as<uint16_t>();
     combine.permuted_rows = ws_.permuted_rows.as<int32_t>();
-    combine.weights = ws_.weights.as<float>();
+    combine.weights = c.operands.expert_weights;
     combine.tokens = p_.tokens;
     combine.top_k = static_cast<int>(p_.top_k());
     combine.hidden = p_.hidden;

@@ -51,7 +51,8 @@ double moe_bytes(const MoeProblem& p, int64_t distinct_experts) {
 std::size_t MoeCase::bytes_per_copy() const {
   const int64_t t = p_.tokens, h = p_.hidden;
   return bytes_of(t * p_.experts(), p_.logits_dtype()) + bytes_of(p_.experts(), DType::bfloat16) +
-         bytes_of(t * h, DType::bfloat16) * 2 /* hidden, output */ + static_cast<std::size_t>(p_.w1_elements()) +
+         bytes_of(t * h, DType::bfloat16) * 2 /* hidden, output */ + bytes_of(p_.picks(), DType::int32) +
+         bytes_of(p_.picks(), DType::float32) + static_cast<std::size_t>(p_.w1_elements()) +
          static_cast<std::size_t>(p_.w2_elements()) + bytes_of(p_.w1_scale_count() + p_.w2_scale_count(), DType::float32);
 }
 
@@ -140,7 +141,11 @@ void MoeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
     c.w2_scale = DeviceBuffer(bytes_of(p_.w2_scale_count(), DType::float32));
     build_weights(c, seed, n, stream);
     c.output = DeviceBuffer(bytes_of(t * h, DType::bfloat16));
-    KBENCH_CUDA_CHECK(kernels::poison(c.output.get(), static_cast<int64_t>(c.output.bytes()), stream));
+    c.expert_ids = DeviceBuffer(bytes_of(p_.picks(), DType::int32));
+    c.expert_weights = DeviceBuffer(bytes_of(p_.picks(), DType::float32));
+    for (const DeviceBuffer* out : {&c.output, &c.expert_ids, &c.expert_weights}) {
+      KBENCH_CUDA_CHECK(kernels::poison(out->get(), static_cast<int64_t>(out->bytes()), stream));
+    }
     copies_.push_back(std::move(c));
   }
   // The reference's A of the byte formula: the distinct experts input set 0's tokens pick.
@@ -161,13 +166,20 @@ moe::RoutingReference MoeCase::route_on_host(cudaStream_t stream) const {
 
 MoeOperands MoeCase::operands(int copy) const {
   const Copy& c = copies_.at(static_cast<std::size_t>(copy));
-  return {c.logits.get(),          c.bias.get(),      c.hidden.as<uint16_t>(),   c.w1.as<uint8_t>(),
-          c.w1_scale.as<float>(),  c.w2.as<uint8_t>(), c.w2_scale.as<float>(), c.output.as<uint16_t>()};
+  return {c.logits.get(),        c.bias.get(),           c.hidden.as<uint16_t>(),  c.w1.as<uint8_t>(),
+          c.w1_scale.as<float>(), c.w2.as<uint8_t>(),     c.w2_scale.as<float>(),   c.output.as<uint16_t>(),
+          c.expert_ids.as<int32_t>(), c.expert_weights.as<float>()};
 }
 
 std::vector<CheckedOutput> MoeCase::outputs() const {
-  return {{"output", operands(0).output, DType::bfloat16, static_cast<std::size_t>(p_.tokens * p_.hidden),
-           Tolerance{kRelativeTolerance, 0.0}}};
+  // The routing is checked exactly: the kernel and the host reference share its arithmetic
+  // (routing_math.hpp) and its tie rule.
+  const MoeOperands o = operands(0);
+  const auto picks = static_cast<std::size_t>(p_.picks());
+  return {{"output", o.output, DType::bfloat16, static_cast<std::size_t>(p_.tokens * p_.hidden),
+           Tolerance{kRelativeTolerance, 0.0}},
+          {"expert_ids", o.expert_ids, DType::int32, picks, Tolerance{}},
+          {"expert_weights", o.expert_weights, DType::float32, picks, Tolerance{}}};
 }
 
 std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
@@ -242,7 +254,7 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
       moe::combine_reference(expert_rows, index.permuted_rows, routed.weights, t, static_cast<int>(top_k), h);
   std::vector<float> out(combined.size());
   std::transform(combined.begin(), combined.end(), out.begin(), moe::routing_bf16_to_float);
-  return {out};
+  return {out, std::vector<float>(routed.expert_ids.begin(), routed.expert_ids.end()), routed.weights};
 }
 
 std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outputs,
@@ -261,7 +273,11 @@ std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outpu
   for (const float v : want) sum_sq += static_cast<double>(v) * v;
   const double rms = want.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(want.size()));
   const Tolerance tolerance{outputs.at(0).tolerance.rtol, kRelativeTolerance * rms};
-  return {compare_isclose("output", want, got.at(0), tolerance)};
+  std::vector<Comparison> comparisons = {compare_isclose("output", want, got.at(0), tolerance)};
+  for (std::size_t i = 1; i < outputs.size(); ++i) {
+    comparisons.push_back(compare_isclose(outputs[i].name, expected.at(i), got.at(i), outputs[i].tolerance));
+  }
+  return comparisons;
 }
 
 }  // namespace kbench

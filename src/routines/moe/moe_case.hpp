@@ -4,7 +4,7 @@
 //
 // The layer: route each token (kernels/moe/routing.hpp), and for each pick of a local expert e,
 // y = act(x W1[e]^T) W2[e]^T with W1 (E, 2I, H) and W2 (E, H, I); output = sum over the picks of
-// weight * y (bf16 [tokens][hidden]). x is quantized 1x128 to e4m3 by the pipeline (inside the
+// weight * y (bf16 [tokens][hidden]). The routing's picks and weights are outputs too. x is quantized 1x128 to e4m3 by the pipeline (inside the
 // timed call, as the reference's own cast is); the weights are quantized 128x128 per expert when the
 // inputs are made (outside timing).
 #pragma once
@@ -72,6 +72,9 @@ struct MoeOperands {
   const uint8_t* w2 = nullptr;  // e4m3 [local][H][I]
   const float* w2_scale = nullptr;
   uint16_t* output = nullptr;  // bf16 [tokens][hidden]
+  // The routing's outputs, [tokens][top_k] (best first): checked exactly against the host routing.
+  int32_t* expert_ids = nullptr;
+  float* expert_weights = nullptr;
 };
 
 class MoeCase final : public Case {
@@ -105,6 +108,8 @@ class MoeCase final : public Case {
     DeviceBuffer w2;
     DeviceBuffer w2_scale;
     DeviceBuffer output;
+    DeviceBuffer expert_ids;
+    DeviceBuffer expert_weights;
   };
   void build_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
   [[nodiscard]] kernels::moe::RoutingReference route_on_host(cudaStream_t stream) const;

@@ -1,5 +1,6 @@
 // trtllm_fp8_block_scale_moe end to end through kbench with --refcheck (kbench's `cuda` pipeline
-// against the case's fp32 reference of the layer, outputs poisoned first): every routing method,
+// against the case's fp32 reference of the layer and the routing's ids and weights bit for bit
+// against the host routing, outputs poisoned first): every routing method,
 // top-k 1 and 8, E 8 to 256, SwiGLU and GeGLU, odd token counts, EP windows in which experts receive
 // no token and tokens pick no local expert, the reference's sample lines and the DeepSeek-V3 layer
 // at 128 tokens. The pipeline is Hopper's: skipped elsewhere.
