@@ -45,8 +45,8 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, int64_t n, int64_t k, c
   return g;
 }
 
-// The pipeline's workspace (the routing writes into the case's outputs), sized for every pick (tokens x top_k rows), shared by the input sets
-// (their calls are ordered on one stream).
+// The pipeline's workspace (the routing writes into the case's outputs), sized for every pick
+// (tokens x top_k rows), shared by the input sets (their calls are ordered on one stream).
 struct MoeWorkspace {
   explicit MoeWorkspace(const MoeProblem& p)
       : local_counts(static_cast<std::size_t>(p.local_experts()) * sizeof(int32_t)),
@@ -64,15 +64,15 @@ struct MoeWorkspace {
 
 class MoePipeline final : public Operation {
  public:
-  MoePipeline(const MoeCase& problem, cudaStream_t /*stream*/) : p_(problem.problem()), ws_(p_) {
+  explicit MoePipeline(const MoeCase& problem) : p_(problem.problem()), ws_(p_) {
     for (int copy = 0; copy < problem.copies(); ++copy) {
       const MoeOperands o = problem.operands(copy);
-      calls_.push_back(Call{o,
-                            wgmma::WgmmaGemm(grouped_gemm(p_, p_.w1_rows(), p_.hidden, ws_.a.get(), ws_.a_scale.as<float>(),
-                                                          o.w1, o.w1_scale, ws_.fc1.get(), ws_.row_offsets.as<int32_t>())),
-                            wgmma::WgmmaGemm(grouped_gemm(p_, p_.hidden, p_.intermediate, ws_.act.get(),
-                                                          ws_.act_scale.as<float>(), o.w2, o.w2_scale, ws_.fc2.get(),
-                                                          ws_.row_offsets.as<int32_t>()))});
+      calls_.push_back(
+          Call{o,
+               wgmma::WgmmaGemm(grouped_gemm(p_, p_.w1_rows(), p_.hidden, ws_.a.get(), ws_.a_scale.as<float>(), o.w1,
+                                             o.w1_scale, ws_.fc1.get(), ws_.row_offsets.as<int32_t>())),
+               wgmma::WgmmaGemm(grouped_gemm(p_, p_.hidden, p_.intermediate, ws_.act.get(), ws_.act_scale.as<float>(),
+                                             o.w2, o.w2_scale, ws_.fc2.get(), ws_.row_offsets.as<int32_t>()))});
     }
   }
 
@@ -150,7 +150,9 @@ class MoePipeline final : public Operation {
 class MoeCudaBackend final : public BackendFor<MoeCase> {
  public:
   MoeCudaBackend()
-      : BackendFor({"cuda", "kbench", "sm_90a",
+      : BackendFor({"cuda",
+                    "kbench",
+                    "sm_90a",
                     {{"trtllm",
                       "trtllm is the reference's backend of this routine (Blackwell cubins); kbench runs its own "
                       "Hopper pipeline, cuda"}}}) {}
@@ -159,22 +161,25 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
     if (device.cc_major != 9 || device.cc_minor != 0) {
       return Support::no("kbench's MoE runs on its Hopper grouped GEMM (TMA, wgmma): sm_90a only");
     }
-    if (!wgmma::wgmma_gemm_built_for_sm90a()) return Support::no("this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES)");
+    if (!wgmma::wgmma_gemm_built_for_sm90a())
+      return Support::no("this build has no sm_90a code (CMAKE_CUDA_ARCHITECTURES)");
     return Support::yes();
   }
 
  protected:
   [[nodiscard]] Support implements(const MoeCase& problem) const override {
     const MoeProblem& p = problem.problem();
-    if (p.local_experts() > wgmma::kMaxDeviceGroups) return Support::no("the grouped GEMM takes at most 256 local experts");
-    for (const auto& g : {grouped_gemm(p, p.w1_rows(), p.hidden, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
-                          grouped_gemm(p, p.hidden, p.intermediate, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)}) {
+    if (p.local_experts() > wgmma::kMaxDeviceGroups)
+      return Support::no("the grouped GEMM takes at most 256 local experts");
+    for (const auto& g :
+         {grouped_gemm(p, p.w1_rows(), p.hidden, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr),
+          grouped_gemm(p, p.hidden, p.intermediate, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)}) {
       if (const auto reason = wgmma::wgmma_gemm_unsupported(g)) return Support::no(*reason);
     }
     return Support::yes();
   }
-  [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t stream) const override {
-    return std::make_unique<MoePipeline>(problem, stream);
+  [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t /*stream*/) const override {
+    return std::make_unique<MoePipeline>(problem);
   }
 };
 

@@ -40,8 +40,8 @@ double moe_flops(const MoeProblem& p) {
 double moe_bytes(const MoeProblem& p, int64_t distinct_experts) {
   const double t = static_cast<double>(p.tokens), h = static_cast<double>(p.hidden);
   const double i = static_cast<double>(p.intermediate), e = static_cast<double>(p.experts());
-  const double a = distinct_experts >= 0 ? static_cast<double>(distinct_experts)
-                                         : std::min(e, t * static_cast<double>(p.top_k()));
+  const double a =
+      distinct_experts >= 0 ? static_cast<double>(distinct_experts) : std::min(e, t * static_cast<double>(p.top_k()));
   const double logits = static_cast<double>(dtype_size(p.logits_dtype()));
   const double out = static_cast<double>(dtype_size(p.input_dtype));
   // fp8 activations and weights, one byte each (the reference ignores the block scales).
@@ -53,7 +53,8 @@ std::size_t MoeCase::bytes_per_copy() const {
   return bytes_of(t * p_.experts(), p_.logits_dtype()) + bytes_of(p_.experts(), DType::bfloat16) +
          bytes_of(t * h, DType::bfloat16) * 2 /* hidden, output */ + bytes_of(p_.picks(), DType::int32) +
          bytes_of(p_.picks(), DType::float32) + static_cast<std::size_t>(p_.w1_elements()) +
-         static_cast<std::size_t>(p_.w2_elements()) + bytes_of(p_.w1_scale_count() + p_.w2_scale_count(), DType::float32);
+         static_cast<std::size_t>(p_.w2_elements()) +
+         bytes_of(p_.w1_scale_count() + p_.w2_scale_count(), DType::float32);
 }
 
 std::size_t MoeCase::reference_bytes() const {
@@ -133,8 +134,8 @@ void MoeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
                                              0.1f, 0.0f, stream));
     }
     c.hidden = DeviceBuffer(bytes_of(t * h, DType::bfloat16));
-    KBENCH_CUDA_CHECK(
-        kernels::fill_normal(c.hidden.get(), DType::bfloat16, t * h, tensor_seed(seed, n, kHidden), 0.0f, 2.0f, stream));
+    KBENCH_CUDA_CHECK(kernels::fill_normal(c.hidden.get(), DType::bfloat16, t * h, tensor_seed(seed, n, kHidden), 0.0f,
+                                           2.0f, stream));
     c.w1 = DeviceBuffer(static_cast<std::size_t>(p_.w1_elements()));
     c.w1_scale = DeviceBuffer(bytes_of(p_.w1_scale_count(), DType::float32));
     c.w2 = DeviceBuffer(static_cast<std::size_t>(p_.w2_elements()));
@@ -150,13 +151,14 @@ void MoeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   }
   // The reference's A of the byte formula: the distinct experts input set 0's tokens pick.
   const moe::RoutingReference routed = route_on_host(stream);
-  distinct_experts_ = static_cast<int64_t>(std::set<int32_t>(routed.expert_ids.begin(), routed.expert_ids.end()).size());
+  distinct_experts_ =
+      static_cast<int64_t>(std::set<int32_t>(routed.expert_ids.begin(), routed.expert_ids.end()).size());
 }
 
 moe::RoutingReference MoeCase::route_on_host(cudaStream_t stream) const {
   const Copy& c = copies_.front();
-  const std::vector<float> logits = read_as_floats(c.logits.get(), p_.logits_dtype(),
-                                                   static_cast<std::size_t>(p_.tokens * p_.experts()), stream);
+  const std::vector<float> logits =
+      read_as_floats(c.logits.get(), p_.logits_dtype(), static_cast<std::size_t>(p_.tokens * p_.experts()), stream);
   std::vector<float> bias;
   if (p_.routing_bias) {
     bias = read_as_floats(c.bias.get(), DType::bfloat16, static_cast<std::size_t>(p_.experts()), stream);
@@ -166,9 +168,16 @@ moe::RoutingReference MoeCase::route_on_host(cudaStream_t stream) const {
 
 MoeOperands MoeCase::operands(int copy) const {
   const Copy& c = copies_.at(static_cast<std::size_t>(copy));
-  return {c.logits.get(),        c.bias.get(),           c.hidden.as<uint16_t>(),  c.w1.as<uint8_t>(),
-          c.w1_scale.as<float>(), c.w2.as<uint8_t>(),     c.w2_scale.as<float>(),   c.output.as<uint16_t>(),
-          c.expert_ids.as<int32_t>(), c.expert_weights.as<float>()};
+  return {c.logits.get(),
+          c.bias.get(),
+          c.hidden.as<uint16_t>(),
+          c.w1.as<uint8_t>(),
+          c.w1_scale.as<float>(),
+          c.w2.as<uint8_t>(),
+          c.w2_scale.as<float>(),
+          c.output.as<uint16_t>(),
+          c.expert_ids.as<int32_t>(),
+          c.expert_weights.as<float>()};
 }
 
 std::vector<CheckedOutput> MoeCase::outputs() const {

@@ -4,9 +4,9 @@
 //
 // The layer: route each token (kernels/moe/routing.hpp), and for each pick of a local expert e,
 // y = act(x W1[e]^T) W2[e]^T with W1 (E, 2I, H) and W2 (E, H, I); output = sum over the picks of
-// weight * y (bf16 [tokens][hidden]). The routing's picks and weights are outputs too. x is quantized 1x128 to e4m3 by the pipeline (inside the
-// timed call, as the reference's own cast is); the weights are quantized 128x128 per expert when the
-// inputs are made (outside timing).
+// weight * y (bf16 [tokens][hidden]); the routing's picks and weights are outputs too. x is
+// quantized 1x128 to e4m3 by the pipeline (inside the timed call, as the reference's own cast is);
+// the weights are quantized 128x128 per expert when the inputs are made (outside timing).
 #pragma once
 
 #include <cstdint>
@@ -64,8 +64,8 @@ struct MoeProblem {
 // What one call reads and writes, for the backends. Weights hold the local experts only, expert
 // offset first; their scales are K-major, [expert][rows / 128][k / 128].
 struct MoeOperands {
-  const void* logits = nullptr;  // [tokens][experts], MoeProblem::logits_dtype()
-  const void* bias = nullptr;    // bf16 [experts], or null
+  const void* logits = nullptr;      // [tokens][experts], MoeProblem::logits_dtype()
+  const void* bias = nullptr;        // bf16 [experts], or null
   const uint16_t* hidden = nullptr;  // bf16 [tokens][hidden]
   const uint8_t* w1 = nullptr;       // e4m3 [local][2I][H]
   const float* w1_scale = nullptr;

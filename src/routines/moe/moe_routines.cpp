@@ -37,7 +37,8 @@ int64_t positive(const CaseArgs& args, const char* flag) {
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
@@ -81,15 +82,17 @@ class FusedMoeRoutine final : public Routine {
     return {
         {"num_tokens", FlagKind::integer, std::nullopt, "Tokens T.", {}, true, ""},
         {"hidden_size", FlagKind::integer, std::nullopt, "Hidden size H (a multiple of 128).", {}, true, ""},
-        {"intermediate_size", FlagKind::integer, std::nullopt, "Intermediate size I (a multiple of 128).", {}, true, ""},
+        {"intermediate_size", FlagKind::integer, std::nullopt, "Intermediate size I (a multiple of 128).", {}, true,
+         ""},
         {"num_experts", FlagKind::integer, std::nullopt, "Experts E (1 to 256).", {}, true, ""},
         {"top_k", FlagKind::integer, std::nullopt, "Experts per token k.", {}, true, ""},
-        {"input_dtype", FlagKind::text, "bfloat16", "The hidden states' dtype before quantization: bfloat16.", {}, false,
-         ""},
+        {"input_dtype", FlagKind::text, "bfloat16", "The hidden states' dtype before quantization: bfloat16.", {},
+         false, ""},
         {"weight_dtype", FlagKind::text, "bfloat16", "Recorded only (the weights are FP8 e4m3 with block scales).", {},
          false, ""},
         {"n_group", FlagKind::integer, std::nullopt, "deepseek_v3: expert groups (None or <= 0: none).", {}, false, ""},
-        {"topk_group", FlagKind::integer, std::nullopt, "deepseek_v3: groups kept (None or <= 0: none).", {}, false, ""},
+        {"topk_group", FlagKind::integer, std::nullopt, "deepseek_v3: groups kept (None or <= 0: none).", {}, false,
+         ""},
         {"routed_scaling_factor", FlagKind::real, "2.5", "deepseek_v3: the routing weights' factor.", {}, false, ""},
         {"local_expert_offset", FlagKind::integer, "0", "First expert of this rank (expert parallelism).", {}, false,
          ""},
@@ -97,7 +100,8 @@ class FusedMoeRoutine final : public Routine {
         {"routing_method", FlagKind::text, "deepseek_v3", "Routing method.", methods, false, ""},
         {"use_shuffled_weight", FlagKind::boolean, "false", "Accepted, ignored (the reference's Blackwell layout).", {},
          false, ""},
-        {"weight_layout", FlagKind::integer, "0", "Accepted, ignored (the reference's Blackwell layout).", {}, false, ""},
+        {"weight_layout", FlagKind::integer, "0", "Accepted, ignored (the reference's Blackwell layout).", {}, false,
+         ""},
         {"use_routing_bias", FlagKind::boolean, "false", "deepseek_v3: a routing bias (the constant 0.1).", {}, false,
          ""},
         {"use_routing_scales_on_input", FlagKind::boolean, "false",
@@ -125,7 +129,8 @@ class FusedMoeRoutine final : public Routine {
     p.tokens = positive(args, "num_tokens");
     p.hidden = positive(args, "hidden_size");
     p.intermediate = positive(args, "intermediate_size");
-    for (const auto& [value, flag] : {std::pair{p.hidden, "hidden_size"}, std::pair{p.intermediate, "intermediate_size"}}) {
+    for (const auto& [value, flag] :
+         {std::pair{p.hidden, "hidden_size"}, std::pair{p.intermediate, "intermediate_size"}}) {
       if (value % kMoeScaleBlock != 0) {
         throw CaseError(std::string("--") + flag + " " + std::to_string(value) +
                         " is not a multiple of 128 (the FP8 block scales cover whole 128-blocks)");

@@ -5,11 +5,10 @@
 
 #include <string>
 
+#include "case_from_line.hpp"
 #include "core/cli.hpp"
 #include "routines/builtin_routines.hpp"
 #include "routines/moe/moe_case.hpp"
-
-#include "case_from_line.hpp"
 
 namespace kbench {
 namespace {
@@ -30,8 +29,9 @@ class MoeRoutine : public ::testing::Test {
 };
 
 TEST_F(MoeRoutine, DefaultsAreTheReferences) {
-  const auto c = make("-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 "
-                      "--num_experts 16 --top_k 2");
+  const auto c = make(
+      "-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 "
+      "--num_experts 16 --top_k 2");
   const MoeProblem& p = problem(c);
   EXPECT_EQ(p.routing.method, moe::RoutingMethod::deepseek_v3);
   EXPECT_EQ(p.routing.n_group, 0);  // None
@@ -49,7 +49,8 @@ TEST_F(MoeRoutine, FlagsReachTheProblem) {
   const auto c = make(
       "-R trtllm_fp8_block_scale_moe --num_tokens 32 --hidden_size 512 --intermediate_size 256 --num_experts 64 "
       "--top_k 4 --n_group 8 --topk_group 2 --routed_scaling_factor 1.5 --local_expert_offset 16 --local_num_experts 8 "
-      "--use_routing_bias --activation-type geglu --routing_method deepseek_v3 --use_shuffled_weight --weight_layout 2");
+      "--use_routing_bias --activation-type geglu --routing_method deepseek_v3 --use_shuffled_weight --weight_layout "
+      "2");
   const MoeProblem& p = problem(c);
   EXPECT_EQ(p.tokens, 32);
   EXPECT_EQ(p.hidden, 512);
@@ -68,9 +69,10 @@ TEST_F(MoeRoutine, FlagsReachTheProblem) {
   EXPECT_EQ(p.ignored_flags[1].first, "weight_layout");
   // Non-positive groups are None (the reference's rule); renormalize's logits are bf16; a bias
   // without deepseek_v3 is ignored.
-  const auto r = make("-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 "
-                      "--num_experts 128 --top_k 1 --routing_method renormalize --n_group 0 --topk_group -1 "
-                      "--use_routing_bias");
+  const auto r = make(
+      "-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 "
+      "--num_experts 128 --top_k 1 --routing_method renormalize --n_group 0 --topk_group -1 "
+      "--use_routing_bias");
   EXPECT_EQ(problem(r).routing.method, moe::RoutingMethod::renormalize);
   EXPECT_EQ(problem(r).routing.n_group, 0);
   EXPECT_EQ(problem(r).routing.topk_group, 0);
@@ -98,7 +100,8 @@ TEST_F(MoeRoutine, RefusesWhatItCannotRun) {
   EXPECT_NE(case_error(r + " --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 512 --top_k 2")
                 .find("routing supports 1 to 256 experts"),
             std::string::npos);
-  EXPECT_NE(case_error(r + shape + " --routing_method llama4").find("llama4 routing needs top_k = 1"), std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --routing_method llama4").find("llama4 routing needs top_k = 1"),
+            std::string::npos);
   EXPECT_NE(case_error(r + shape + " --n_group 3 --topk_group 1").find("n_group must divide the experts"),
             std::string::npos);
   EXPECT_NE(case_error(r + shape + " --local_expert_offset 12 --local_num_experts 8").find("local experts must lie"),
@@ -117,8 +120,9 @@ TEST_F(MoeRoutine, FormulasAreTheReferences) {
   // Bytes before the inputs exist: A = min(E, T k); fp32 logits, fp8 x and weights, bf16 output.
   EXPECT_DOUBLE_EQ(c->bytes(), t * h + t * e * 4 + e * (2 * i * h + h * i) + t * h * 2);
   // With A known (bf16 logits for renormalize): the distinct experts picked.
-  MoeProblem p = problem(make("-R trtllm_fp8_block_scale_moe --num_tokens 2 --hidden_size 128 --intermediate_size 256 "
-                              "--num_experts 8 --top_k 1 --routing_method renormalize"));
+  MoeProblem p =
+      problem(make("-R trtllm_fp8_block_scale_moe --num_tokens 2 --hidden_size 128 --intermediate_size 256 "
+                   "--num_experts 8 --top_k 1 --routing_method renormalize"));
   EXPECT_DOUBLE_EQ(moe_bytes(p, -1), 2 * 128 + 2 * 8 * 2 + 2 * (2 * 256 * 128 + 128 * 256) + 2 * 128 * 2);
   EXPECT_DOUBLE_EQ(moe_bytes(p, 1), 2 * 128 + 2 * 8 * 2 + 1 * (2 * 256 * 128 + 128 * 256) + 2 * 128 * 2);
   EXPECT_DOUBLE_EQ(moe_flops(p), 2.0 * 1 * (2 * 128 * 512 + 2 * 256 * 128));
@@ -140,12 +144,31 @@ TEST_F(MoeRoutine, TensorsHoldTheLocalExpertsOnly) {
 
 TEST_F(MoeRoutine, HelpListsTheReferenceFlags) {
   const std::string help = routine_help(*registry.find("trtllm_fp8_block_scale_moe"));
-  for (const char* flag : {"--num_tokens", "--hidden_size", "--intermediate_size", "--num_experts", "--top_k",
-                           "--n_group", "--topk_group", "--routed_scaling_factor", "--local_expert_offset",
-                           "--local_num_experts", "--routing_method", "--use_routing_bias", "--activation-type",
-                           "--input_dtype", "--weight_dtype", "--use_shuffled_weight", "--weight_layout",
-                           "--use_routing_scales_on_input", "--fp4_mode", "--cutlass_variant", "--quantized_input",
-                           "--tp_size", "--tp_rank", "--ep_size", "--ep_rank"}) {
+  for (const char* flag : {"--num_tokens",
+                           "--hidden_size",
+                           "--intermediate_size",
+                           "--num_experts",
+                           "--top_k",
+                           "--n_group",
+                           "--topk_group",
+                           "--routed_scaling_factor",
+                           "--local_expert_offset",
+                           "--local_num_experts",
+                           "--routing_method",
+                           "--use_routing_bias",
+                           "--activation-type",
+                           "--input_dtype",
+                           "--weight_dtype",
+                           "--use_shuffled_weight",
+                           "--weight_layout",
+                           "--use_routing_scales_on_input",
+                           "--fp4_mode",
+                           "--cutlass_variant",
+                           "--quantized_input",
+                           "--tp_size",
+                           "--tp_rank",
+                           "--ep_size",
+                           "--ep_rank"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }
