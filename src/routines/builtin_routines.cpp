@@ -2,6 +2,7 @@
 
 #include "routines/attention/attention_routines.hpp"
 #include "routines/gemm/gemm_routines.hpp"
+#include "routines/moe/moe_routines.hpp"
 #include "routines/norm/norm_routines.hpp"
 #include "routines/quantization/quant_routines.hpp"
 #include "routines/reference_names.hpp"
@@ -18,6 +19,7 @@ RoutineRegistry make_builtin_registry() {
   register_quant_routines(registry);
   register_rope_routines(registry);
   register_gemm_routines(registry);
+  register_moe_routines(registry);
   register_reference_names(registry);
   return registry;
 }

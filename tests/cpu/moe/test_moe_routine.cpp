@@ -1,0 +1,199 @@
+// trtllm_fp8_block_scale_moe without a GPU: the reference's flags and defaults, the validation
+// messages, the reference's FLOP and byte formulas on a known case, the tensors a case describes,
+// --help listing every flag, and the `trtllm` name answering as kbench's `cuda` pipeline.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "case_from_line.hpp"
+#include "core/cli.hpp"
+#include "routines/builtin_routines.hpp"
+#include "routines/moe/moe_case.hpp"
+
+namespace kbench {
+namespace {
+
+namespace moe = kernels::moe;
+
+const std::string kDeepSeek =
+    "-R trtllm_fp8_block_scale_moe --num_tokens 16384 --hidden_size 7168 --intermediate_size 2048 --num_experts 256 "
+    "--top_k 8 --n_group 8 --topk_group 4 --use_routing_bias";
+
+class MoeRoutine : public ::testing::Test {
+ protected:
+  RoutineRegistry registry = make_builtin_registry();
+
+  std::unique_ptr<Case> make(const std::string& line) { return testing::case_from_line(registry, line); }
+  const MoeProblem& problem(const std::unique_ptr<Case>& c) { return static_cast<const MoeCase&>(*c).problem(); }
+  std::string case_error(const std::string& line) { return testing::case_error_of(registry, line); }
+};
+
+TEST_F(MoeRoutine, DefaultsAreTheReferences) {
+  const auto c = make(
+      "-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 "
+      "--num_experts 16 --top_k 2");
+  const MoeProblem& p = problem(c);
+  EXPECT_EQ(p.routing.method, moe::RoutingMethod::deepseek_v3);
+  EXPECT_EQ(p.routing.n_group, 0);  // None
+  EXPECT_EQ(p.routing.topk_group, 0);
+  EXPECT_FLOAT_EQ(p.routing.routed_scaling_factor, 2.5f);
+  EXPECT_EQ(p.routing.local_expert_offset, 0);
+  EXPECT_EQ(p.routing.local_num_experts, 16);  // None: all experts
+  EXPECT_FALSE(p.routing_bias);
+  EXPECT_EQ(p.activation, moe::GatedActivation::swiglu);
+  EXPECT_EQ(p.logits_dtype(), DType::float32);  // deepseek_v3's logits are fp32, the others' bf16
+  EXPECT_TRUE(p.ignored_flags.empty());
+}
+
+TEST_F(MoeRoutine, FlagsReachTheProblem) {
+  const auto c = make(
+      "-R trtllm_fp8_block_scale_moe --num_tokens 32 --hidden_size 512 --intermediate_size 256 --num_experts 64 "
+      "--top_k 4 --n_group 8 --topk_group 2 --routed_scaling_factor 1.5 --local_expert_offset 16 --local_num_experts 8 "
+      "--use_routing_bias --activation-type geglu --routing_method deepseek_v3 --use_shuffled_weight --weight_layout "
+      "2");
+  const MoeProblem& p = problem(c);
+  EXPECT_EQ(p.tokens, 32);
+  EXPECT_EQ(p.hidden, 512);
+  EXPECT_EQ(p.intermediate, 256);
+  EXPECT_EQ(p.experts(), 64);
+  EXPECT_EQ(p.top_k(), 4);
+  EXPECT_EQ(p.routing.n_group, 8);
+  EXPECT_EQ(p.routing.topk_group, 2);
+  EXPECT_FLOAT_EQ(p.routing.routed_scaling_factor, 1.5f);
+  EXPECT_EQ(p.routing.local_expert_offset, 16);
+  EXPECT_EQ(p.local_experts(), 8);
+  EXPECT_TRUE(p.routing_bias);
+  EXPECT_EQ(p.activation, moe::GatedActivation::geglu);  // the reference's names, any case
+  ASSERT_EQ(p.ignored_flags.size(), 2u);
+  EXPECT_EQ(p.ignored_flags[0].first, "use_shuffled_weight");
+  EXPECT_EQ(p.ignored_flags[1].first, "weight_layout");
+  // Non-positive groups are None (the reference's rule); renormalize's logits are bf16; a bias
+  // without deepseek_v3 is ignored.
+  const auto r = make(
+      "-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 "
+      "--num_experts 128 --top_k 1 --routing_method renormalize --n_group 0 --topk_group -1 "
+      "--use_routing_bias");
+  EXPECT_EQ(problem(r).routing.method, moe::RoutingMethod::renormalize);
+  EXPECT_EQ(problem(r).routing.n_group, 0);
+  EXPECT_EQ(problem(r).routing.topk_group, 0);
+  EXPECT_EQ(problem(r).logits_dtype(), DType::bfloat16);
+  EXPECT_FALSE(problem(r).routing_bias);
+  ASSERT_EQ(problem(r).ignored_flags.size(), 1u);
+  EXPECT_EQ(problem(r).ignored_flags[0].first, "use_routing_bias");
+}
+
+TEST_F(MoeRoutine, RefusesWhatItCannotRun) {
+  const std::string shape = " --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 16 --top_k 2";
+  const std::string r = "-R trtllm_fp8_block_scale_moe";
+  EXPECT_NE(case_error(r + shape + " --activation-type Relu2").find("only the gated Swiglu and Geglu"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --activation-type Tanh").find("is not an activation type"), std::string::npos);
+  EXPECT_NE(case_error(r + " --num_tokens 4 --hidden_size 200 --intermediate_size 128 --num_experts 16 --top_k 2")
+                .find("--hidden_size 200 is not a multiple of 128"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + " --num_tokens 4 --hidden_size 256 --intermediate_size 64 --num_experts 16 --top_k 2")
+                .find("--intermediate_size 64 is not a multiple of 128"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + " --num_tokens 0 --hidden_size 256 --intermediate_size 128 --num_experts 16 --top_k 2")
+                .find("--num_tokens must be positive"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + " --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 512 --top_k 2")
+                .find("routing supports 1 to 256 experts"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --routing_method llama4").find("llama4 routing needs top_k = 1"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --n_group 3 --topk_group 1").find("n_group must divide the experts"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --local_expert_offset 12 --local_num_experts 8").find("local experts must lie"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --local_num_experts 0").find("--local_num_experts must be positive"),
+            std::string::npos);
+  EXPECT_NE(case_error(r + shape + " --input_dtype float16").find("--input_dtype float16 is not supported"),
+            std::string::npos);
+}
+
+TEST_F(MoeRoutine, FormulasAreTheReferences) {
+  // The DeepSeek-V3 layer: FLOPs T k (2 H 2I + 2 I H), whatever the local window.
+  const double t = 16384, h = 7168, i = 2048, e = 256, k = 8;
+  const auto c = make(kDeepSeek + " --local_expert_offset 32 --local_num_experts 32");
+  EXPECT_DOUBLE_EQ(c->flops(), t * k * (2 * h * 2 * i + 2 * i * h));
+  // Bytes before the inputs exist: A = min(E, T k); fp32 logits, fp8 x and weights, bf16 output.
+  EXPECT_DOUBLE_EQ(c->bytes(), t * h + t * e * 4 + e * (2 * i * h + h * i) + t * h * 2);
+  // With A known (bf16 logits for renormalize): the distinct experts picked.
+  MoeProblem p =
+      problem(make("-R trtllm_fp8_block_scale_moe --num_tokens 2 --hidden_size 128 --intermediate_size 256 "
+                   "--num_experts 8 --top_k 1 --routing_method renormalize"));
+  EXPECT_DOUBLE_EQ(moe_bytes(p, -1), 2 * 128 + 2 * 8 * 2 + 2 * (2 * 256 * 128 + 128 * 256) + 2 * 128 * 2);
+  EXPECT_DOUBLE_EQ(moe_bytes(p, 1), 2 * 128 + 2 * 8 * 2 + 1 * (2 * 256 * 128 + 128 * 256) + 2 * 128 * 2);
+  EXPECT_DOUBLE_EQ(moe_flops(p), 2.0 * 1 * (2 * 128 * 512 + 2 * 256 * 128));
+}
+
+TEST_F(MoeRoutine, TensorsHoldTheLocalExpertsOnly) {
+  const auto c = make(kDeepSeek + " --local_expert_offset 32 --local_num_experts 32");
+  const std::vector<TensorInfo> t = c->tensors();
+  ASSERT_EQ(t.size(), 7u);
+  EXPECT_EQ(t[0].name, "routing_logits");
+  EXPECT_EQ(t[0].shape, (std::vector<int64_t>{16384, 256}));
+  EXPECT_EQ(t[1].name, "routing_bias");
+  EXPECT_EQ(t[3].name, "gemm1_weights");
+  EXPECT_EQ(t[3].shape, (std::vector<int64_t>{32, 4096, 7168}));
+  EXPECT_EQ(t[4].shape, (std::vector<int64_t>{32, 32, 56}));
+  EXPECT_EQ(t[5].shape, (std::vector<int64_t>{32, 7168, 2048}));
+  EXPECT_EQ(t[6].shape, (std::vector<int64_t>{32, 56, 16}));
+}
+
+TEST_F(MoeRoutine, HelpListsTheReferenceFlags) {
+  const std::string help = routine_help(*registry.find("trtllm_fp8_block_scale_moe"));
+  for (const char* flag : {"--num_tokens",
+                           "--hidden_size",
+                           "--intermediate_size",
+                           "--num_experts",
+                           "--top_k",
+                           "--n_group",
+                           "--topk_group",
+                           "--routed_scaling_factor",
+                           "--local_expert_offset",
+                           "--local_num_experts",
+                           "--routing_method",
+                           "--use_routing_bias",
+                           "--activation-type",
+                           "--input_dtype",
+                           "--weight_dtype",
+                           "--use_shuffled_weight",
+                           "--weight_layout",
+                           "--use_routing_scales_on_input",
+                           "--fp4_mode",
+                           "--cutlass_variant",
+                           "--quantized_input",
+                           "--tp_size",
+                           "--tp_rank",
+                           "--ep_size",
+                           "--ep_rank"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST_F(MoeRoutine, TrtllmIsAnAliasOfTheCudaPipeline) {
+  const Routine* routine = registry.find("trtllm_fp8_block_scale_moe");
+  ASSERT_NE(routine, nullptr);
+  const Backend* trtllm = routine->find_backend("trtllm");
+  ASSERT_NE(trtllm, nullptr);
+  EXPECT_EQ(trtllm->name(), "cuda");
+  EXPECT_EQ(routine->default_backends(), (std::vector<std::string>{"cuda"}));
+  // The grouped GEMMs take the DeepSeek-V3 layer, the smallest shapes and 256 local experts.
+  for (const std::string line :
+       {kDeepSeek, kDeepSeek + " --local_expert_offset 96 --local_num_experts 32",
+        std::string("-R trtllm_fp8_block_scale_moe --num_tokens 5 --hidden_size 128 --intermediate_size 128 "
+                    "--num_experts 8 --top_k 1 --routing_method renormalize")}) {
+    const auto c = testing::case_from_line(registry, line);
+    const Support s = trtllm->can_implement(*c);
+    EXPECT_TRUE(s) << line << ": " << s.reason;
+  }
+  // The CSV column of --activation-type is the reference's activation_type.
+  for (const FlagSpec& flag : routine->flags()) {
+    if (flag.name == "activation-type") EXPECT_EQ(routine->csv_column(flag), "activation_type");
+  }
+}
+
+}  // namespace
+}  // namespace kbench
