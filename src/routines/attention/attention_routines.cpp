@@ -188,7 +188,7 @@ class PrefillRoutine final : public Routine {
     const bool fa3_pages = !p.paged || (p.page_size >= 16 && (p.page_size & (p.page_size - 1)) == 0);
     std::vector<std::string> order = fa3_pages ? std::vector<std::string>{"fa3", "fa2"}
                                                : std::vector<std::string>{"fa2", "fa3"};
-    if (p.qo_indptr.back() == p.batch) order.insert(order.begin(), "fa2_tc");  // every q length is 1
+    if (p.one_query_token_each()) order.insert(order.begin(), "fa2_tc");
     return order;
   }
   [[nodiscard]] std::string_view auto_rule() const override {

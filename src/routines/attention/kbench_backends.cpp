@@ -177,7 +177,7 @@ class PrefillKernelBackend final : public BackendFor<PrefillCase> {
 class PrefillOnDecodeOperation final : public Operation {
  public:
   PrefillOnDecodeOperation(const PrefillCase& problem, cudaStream_t stream)
-      : problem_(problem), last_page_len_(one_token_pages(problem.problem())) {
+      : problem_(problem), last_page_len_(decode_last_page_len(problem.problem())) {
     const PrefillProblem& p = problem.problem();
     if (!p.paged) {
       std::vector<int32_t> tokens(static_cast<std::size_t>(p.kv_token_indptr.back()));
@@ -238,7 +238,7 @@ class PrefillOnDecodeOperation final : public Operation {
 
  private:
   // The last-page lengths of the decode plan: the paged cache's, or (ragged) 1 per request with keys.
-  static std::vector<int32_t> one_token_pages(const PrefillProblem& p) {
+  static std::vector<int32_t> decode_last_page_len(const PrefillProblem& p) {
     if (p.paged) return p.pages.last_page_len;
     std::vector<int32_t> lens(static_cast<std::size_t>(p.batch));
     for (int b = 0; b < p.batch; ++b) lens[static_cast<std::size_t>(b)] = p.kv_token_indptr[b + 1] > p.kv_token_indptr[b];
@@ -261,11 +261,9 @@ class PrefillOnDecodeBackend final : public BackendFor<PrefillCase> {
  protected:
   [[nodiscard]] Support implements(const PrefillCase& problem) const override {
     const PrefillProblem& p = problem.problem();
-    for (int b = 0; b < p.batch; ++b) {
-      if (p.qo_indptr[b + 1] - p.qo_indptr[b] != 1) {
-        return Support::no("fa2_tc is kbench's decode kernel: it takes prefill cases with one query token per "
-                           "request (--s_qo 1)");
-      }
+    if (!p.one_query_token_each()) {
+      return Support::no("fa2_tc is kbench's decode kernel: it takes prefill cases with one query token per "
+                         "request (--s_qo 1)");
     }
     if (p.head_dim_qk != p.head_dim_vo) return Support::no("fa2_tc takes head_dim_qk == head_dim_vo");
     const kernels::DecodeParams d =

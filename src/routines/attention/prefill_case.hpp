@@ -37,6 +37,8 @@ struct PrefillProblem {
   PagedKvLayout pages;                  // paged only: page tables
 
   [[nodiscard]] int group() const { return num_qo_heads / num_kv_heads; }
+  // Every request has one query token (q lengths are at least 1): a decode-shaped case.
+  [[nodiscard]] bool one_query_token_each() const { return qo_indptr.back() == batch; }
   [[nodiscard]] std::size_t q_elements() const {
     return static_cast<std::size_t>(qo_indptr.back()) * num_qo_heads * head_dim_qk;
   }
