@@ -1,8 +1,14 @@
-// The MoE's gated activation between the two grouped GEMMs: FC1's bf16 output row [0, I) is the
-// linear ("up") half x0, [I, 2I) the gate half x1 (moe.md); a = f(x1) * x0 with f = SiLU
-// (x / (1 + e^-x), SwiGLU) or exact GELU (x/2 (1 + erf(x / sqrt 2)), GeGLU), in fp32, then
-// quantized for FC2 as DeepSeek FP8 1x128 groupwise blocks (groupwise_fp8.hpp's rules). The scales
-// are K-major, [row][I/128]: WgmmaGemmParams a_scale_row_stride = I/128, a_scale_k_stride = 1.
+// The MoE's gated activation between the two grouped GEMMs: FC1's 16-bit output row (bf16 or fp16)
+// [0, I) is the linear ("up") half x0, [I, 2I) the gate half x1 (moe.md); a = f(x1) * x0 with f =
+// SiLU (x / (1 + e^-x), SwiGLU) or exact GELU (x/2 (1 + erf(x / sqrt 2)), GeGLU), in fp32 (both
+// halves first multiplied by the row's routing weight where one is given: Llama 4's routing scales
+// on the input, FC1 being linear), then written in the format FC2 reads:
+//   fp8_block:      DeepSeek FP8 1x128 groupwise blocks (groupwise_fp8.hpp's rules), scales K-major
+//                   [row][I/128] (WgmmaGemmParams a_scale_row_stride = I/128, a_scale_k_stride = 1);
+//   fp8_per_tensor: one dynamic scale for every row in use, by the same rule (the power of two at or
+//                   above amax / 448): a first kernel finds the amax, a second writes the codes and
+//                   the scale (FC2's per-tensor A scale, on the device);
+//   half:           FC1's 16-bit type, rounded to nearest even.
 // A separate kernel for now; fusing it into FC1's epilogue is a later optimisation.
 #pragma once
 
@@ -13,61 +19,87 @@
 #include <cstdint>
 #include <vector>
 
+#include "kbench/dtype.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
+#include "kernels/moe/half_bits.hpp"
 #include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::moe {
 
 enum class GatedActivation { swiglu, geglu };
+enum class ActivationOutput { fp8_block, fp8_per_tensor, half };
 
 inline constexpr int kActivationBlock = 128;  // the 1x128 quantization block
 
 struct GatedActivationParams {
   GatedActivation activation = GatedActivation::swiglu;
-  const uint16_t* fc1 = nullptr;       // [max_rows][2 * intermediate] bf16
+  ActivationOutput output = ActivationOutput::fp8_block;
+  const uint16_t* fc1 = nullptr;       // [max_rows][2 * intermediate]
+  DType fc1_dtype = DType::bfloat16;   // bfloat16 or float16
+  const float* row_weights = nullptr;  // optional [max_rows]: multiplies both halves
   const int32_t* row_count = nullptr;  // device: rows in use (the permutation's row_offsets[local experts])
   int64_t max_rows = 0;                // rows the grid covers (tokens * top_k)
-  int64_t intermediate = 0;            // I, a multiple of 128
-  uint8_t* out = nullptr;              // [max_rows][I] e4m3
-  float* out_scale = nullptr;          // [max_rows][I / 128]
+  int64_t intermediate = 0;            // I: a multiple of 128 (fp8_block), else of 4
+  void* out = nullptr;                 // [max_rows][I]: e4m3, or fc1_dtype (half)
+  float* out_scale = nullptr;          // fp8_block: [max_rows][I / 128]; fp8_per_tensor: one float
+  float* amax = nullptr;               // fp8_per_tensor: one float of scratch (the launch zeroes it)
 };
 
-// cudaErrorInvalidValue on a bad size or a missing pointer. Rows at or past *row_count are left
-// untouched.
+// cudaErrorInvalidValue on a bad size, dtype or a missing pointer. Rows at or past *row_count are
+// left untouched.
 cudaError_t launch_gated_activation(const GatedActivationParams& params, cudaStream_t stream);
 
-// The host reference: `fc1` as floats [rows][2I]; fills out [rows][I] and out_scale [rows][I/128].
-// Its exp and erf are the host library's, so a code may differ from the kernel's by one step
-// where the activation lands on a rounding boundary of e4m3 (the GPU test allows that).
+// The host reference. Its exp and erf are the host library's, so a code may differ from the
+// kernel's by one step where the activation lands on a rounding boundary (the GPU test allows that).
 inline float gated_activation_value(GatedActivation activation, float up, float gate) {
   const float f = activation == GatedActivation::swiglu ? gate / (1.0f + std::exp(-gate))
                                                         : 0.5f * gate * (1.0f + std::erf(gate * 0.70710678118654752f));
   return f * up;
 }
-inline void gated_activation_reference(GatedActivation activation, const std::vector<float>& fc1, int64_t rows,
-                                       int64_t intermediate, std::vector<uint8_t>& out, std::vector<float>& out_scale) {
+
+// The activation of `rows` rows of `fc1` (floats [rows][2I]) in fp32, [rows][I]; row r's halves
+// times row_weights[r] where given.
+inline std::vector<float> gated_activation_values(GatedActivation activation, const std::vector<float>& fc1,
+                                                  int64_t rows, int64_t intermediate,
+                                                  const std::vector<float>* row_weights = nullptr) {
+  std::vector<float> a(static_cast<std::size_t>(rows * intermediate));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float w = row_weights ? (*row_weights)[static_cast<std::size_t>(r)] : 1.0f;
+    for (int64_t c = 0; c < intermediate; ++c) {
+      const float up = fc1[static_cast<std::size_t>(r * 2 * intermediate + c)];
+      const float gate = fc1[static_cast<std::size_t>(r * 2 * intermediate + intermediate + c)];
+      a[static_cast<std::size_t>(r * intermediate + c)] =
+          row_weights ? gated_activation_value(activation, up * w, gate * w) : gated_activation_value(activation, up, gate);
+    }
+  }
+  return a;
+}
+
+// fp8_block of the values `a` [rows][I]: out [rows][I] and out_scale [rows][I/128].
+inline void quantize_activation_blocks(const std::vector<float>& a, int64_t rows, int64_t intermediate,
+                                       std::vector<uint8_t>& out, std::vector<float>& out_scale) {
   const int64_t blocks = intermediate / kActivationBlock;
   out.assign(static_cast<std::size_t>(rows * intermediate), 0);
   out_scale.assign(static_cast<std::size_t>(rows * blocks), 0.0f);
-  std::vector<float> a(kActivationBlock);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t b = 0; b < blocks; ++b) {
+      const float* x = a.data() + r * intermediate + b * kActivationBlock;
       float amax = 0.0f;
-      for (int i = 0; i < kActivationBlock; ++i) {
-        const int64_t col = b * kActivationBlock + i;
-        a[static_cast<std::size_t>(i)] = gated_activation_value(
-            activation, fc1[static_cast<std::size_t>(r * 2 * intermediate + col)],
-            fc1[static_cast<std::size_t>(r * 2 * intermediate + intermediate + col)]);
-        amax = std::max(amax, std::abs(a[static_cast<std::size_t>(i)]));
-      }
+      for (int i = 0; i < kActivationBlock; ++i) amax = std::max(amax, std::abs(x[i]));
       const float scale = gemm::groupwise_scale(amax);
       out_scale[static_cast<std::size_t>(r * blocks + b)] = scale;
       for (int i = 0; i < kActivationBlock; ++i) {
-        out[static_cast<std::size_t>(r * intermediate + b * kActivationBlock + i)] =
-            gemm::groupwise_quantize(a[static_cast<std::size_t>(i)], scale);
+        out[static_cast<std::size_t>(r * intermediate + b * kActivationBlock + i)] = gemm::groupwise_quantize(x[i], scale);
       }
     }
   }
+}
+
+// The fp8_block reference of `fc1` floats [rows][2I].
+inline void gated_activation_reference(GatedActivation activation, const std::vector<float>& fc1, int64_t rows,
+                                       int64_t intermediate, std::vector<uint8_t>& out, std::vector<float>& out_scale) {
+  quantize_activation_blocks(gated_activation_values(activation, fc1, rows, intermediate), rows, intermediate, out,
+                             out_scale);
 }
 
 }  // namespace kbench::kernels::moe

@@ -1,6 +1,6 @@
-// The permutation's gather: a warp per (token, 128-column block), 4 columns per lane (one 8-byte
-// load), the block's amax by a warp reduction, then the 4 codes (one 4-byte store) and the scale
-// written to each of the token's local rows. The quantization is done once per token, not per pick.
+// The permutation's gather: a warp per (token, 128-column block), 4 columns per lane, converted once
+// (fp8_block: the block's amax by a warp reduction, then 4 codes and the scale), then written to
+// each of the token's local rows.
 #include <cstdint>
 
 #include "kernels/moe/permute_quantize.hpp"
@@ -13,6 +13,16 @@ constexpr int kWarpsPerBlock = 4;
 static_assert(kPermuteBlock == 32 * kValuesPerLane);
 constexpr int kColumnsPerLane = kValuesPerLane;
 
+// The lane's 4 values of a 16-bit row.
+__device__ __forceinline__ void load_four(const uint16_t* in, bool fp16, float (&x)[kColumnsPerLane]) {
+  const uint2 packed = *reinterpret_cast<const uint2*>(in);
+  const uint32_t words[2] = {packed.x, packed.y};
+#pragma unroll
+  for (int i = 0; i < kColumnsPerLane; ++i) {
+    x[i] = half_bits_to_float(static_cast<uint16_t>(i % 2 ? words[i / 2] >> 16 : words[i / 2] & 0xffffu), fp16);
+  }
+}
+
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(PermuteQuantizeParams p) {
   const int64_t blocks_per_row = p.hidden_size / kPermuteBlock;
   const int64_t item = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
@@ -21,23 +31,62 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
   const int64_t block = item % blocks_per_row;
   const int lane = static_cast<int>(threadIdx.x) & 31;
   const int64_t column = block * kPermuteBlock + lane * kColumnsPerLane;
-  const uint2 packed = *reinterpret_cast<const uint2*>(p.hidden + token * p.hidden_size + column);
-  const float x[kColumnsPerLane] = {__uint_as_float(packed.x << 16), __uint_as_float(packed.x & 0xffff0000u),
-                                    __uint_as_float(packed.y << 16), __uint_as_float(packed.y & 0xffff0000u)};
-  const WarpBlockCodes quantized = warp_quantize_block(x);
+  const int64_t element = token * p.hidden_size + column;
+  const bool fp16 = p.hidden_dtype == DType::float16;
+  const bool wide_copy = p.format == GatherFormat::copy && dtype_size(p.hidden_dtype) == 2;
+
+  uint2 wide = {};      // copy of 16-bit rows: the lane's 8 bytes
+  uint32_t codes = 0;   // otherwise: the lane's 4 bytes
+  float scale = 0.0f;   // fp8_block
+  if (wide_copy) {
+    wide = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.hidden) + element);
+  } else if (p.format == GatherFormat::copy) {
+    codes = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
+  } else {
+    float x[kColumnsPerLane];
+    load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
+    if (p.format == GatherFormat::fp8_block) {
+      const WarpBlockCodes quantized = warp_quantize_block(x);
+      codes = quantized.codes;
+      scale = quantized.scale;
+    } else {
+      const float tensor_scale = *p.tensor_scale;
+#pragma unroll
+      for (int i = 0; i < kColumnsPerLane; ++i) {
+        codes |= static_cast<uint32_t>(per_tensor_quantize(x[i], tensor_scale)) << (8 * i);
+      }
+    }
+  }
   for (int j = 0; j < p.top_k; ++j) {
     const int32_t row = p.permuted_rows[token * p.top_k + j];
     if (row < 0) continue;
-    *reinterpret_cast<uint32_t*>(p.out + row * p.hidden_size + column) = quantized.codes;
-    if (lane == 0) p.out_scale[row * blocks_per_row + block] = quantized.scale;
+    const int64_t at = row * p.hidden_size + column;
+    if (wide_copy) {
+      *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = wide;
+    } else {
+      *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
+    }
+    if (lane == 0 && p.format == GatherFormat::fp8_block) p.out_scale[row * blocks_per_row + block] = scale;
+    if (lane == 0 && block == 0 && p.row_weights) p.row_weights[row] = p.pick_weights[token * p.top_k + j];
   }
+}
+
+bool formats_fit(const PermuteQuantizeParams& p) {
+  const bool sixteen_bit = p.hidden_dtype == DType::bfloat16 || p.hidden_dtype == DType::float16;
+  switch (p.format) {
+    case GatherFormat::fp8_block: return p.hidden_dtype == DType::bfloat16 && p.out_scale;
+    case GatherFormat::fp8_per_tensor: return sixteen_bit && p.tensor_scale;
+    case GatherFormat::copy: return sixteen_bit || dtype_size(p.hidden_dtype) == 1;
+  }
+  return false;
 }
 
 }  // namespace
 
 cudaError_t launch_permute_quantize(const PermuteQuantizeParams& p, cudaStream_t stream) {
   if (p.tokens < 0 || p.top_k < 1 || p.hidden_size <= 0 || p.hidden_size % kPermuteBlock != 0 ||
-      (p.tokens > 0 && (!p.hidden || !p.permuted_rows || !p.out || !p.out_scale))) {
+      (p.row_weights != nullptr) != (p.pick_weights != nullptr) ||
+      (p.tokens > 0 && (!p.hidden || !p.permuted_rows || !p.out || !formats_fit(p)))) {
     return cudaErrorInvalidValue;
   }
   if (p.tokens == 0) return cudaSuccess;

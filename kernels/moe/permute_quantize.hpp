@@ -1,7 +1,13 @@
-// The MoE permutation's gather: each token's bf16 hidden row quantized once to DeepSeek FP8 1x128
-// groupwise blocks (groupwise_fp8.hpp's rules) and written to every expert-contiguous row its local
-// picks were given (permutation.hpp); picks of non-local experts write nothing. Scales K-major,
-// [row][H/128] (WgmmaGemmParams a_scale_row_stride = H/128, a_scale_k_stride = 1).
+// The MoE permutation's gather: each token's hidden row written to every expert-contiguous row its
+// local picks were given (permutation.hpp), in the format the FC1 GEMM reads; picks of non-local
+// experts write nothing. The row is converted once per token, not per pick:
+//   fp8_block:      bf16 -> DeepSeek FP8 1x128 groupwise blocks (groupwise_fp8.hpp's rules), scales
+//                   K-major [row][H/128] (WgmmaGemmParams a_scale_row_stride = H/128, k stride 1);
+//   fp8_per_tensor: bf16 or fp16 -> e4m3(x / s), s the one dequantization scale on the device (the
+//                   static activation scale a caller calibrated), saturated to +-448;
+//   copy:           the row as it is (16-bit activations, or hidden states already in e4m3).
+// Optionally each row also receives its pick's routing weight (Llama 4's routing scales on the
+// input: the activation multiplies the row by it).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,28 +15,49 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
+#include "kbench/dtype.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
+#include "kernels/moe/half_bits.hpp"
 
 namespace kbench::kernels::moe {
 
-inline constexpr int kPermuteBlock = 128;  // the 1x128 quantization block
+inline constexpr int kPermuteBlock = 128;  // the 1x128 quantization block; rows are whole blocks
+
+enum class GatherFormat { fp8_block, fp8_per_tensor, copy };
 
 struct PermuteQuantizeParams {
-  const uint16_t* hidden = nullptr;        // [tokens][hidden_size] bf16
+  GatherFormat format = GatherFormat::fp8_block;
+  const void* hidden = nullptr;  // [tokens][hidden_size]
+  DType hidden_dtype = DType::bfloat16;  // fp8_block: bfloat16; fp8_per_tensor: bf16/fp16; copy: 1 or 2 bytes
   const int32_t* permuted_rows = nullptr;  // [tokens][top_k], -1: non-local
   int64_t tokens = 0;
   int top_k = 0;
   int64_t hidden_size = 0;  // a multiple of 128
-  uint8_t* out = nullptr;        // [rows][hidden_size] e4m3, rows = the permutation's total
-  float* out_scale = nullptr;    // [rows][hidden_size / 128]
+  const float* tensor_scale = nullptr;  // fp8_per_tensor: the dequantization scale (device)
+  void* out = nullptr;        // [rows][hidden_size], e4m3 or hidden_dtype (copy); rows = the permutation's total
+  float* out_scale = nullptr;  // fp8_block: [rows][hidden_size / 128]
+  const float* pick_weights = nullptr;  // optional [tokens][top_k]: each row gets its pick's weight ...
+  float* row_weights = nullptr;         // ... here, [rows]
 };
 
-// A warp per (token, block). cudaErrorInvalidValue on a bad size or a missing pointer.
+// A warp per (token, block). cudaErrorInvalidValue on a bad size, dtype or missing pointer.
 cudaError_t launch_permute_quantize(const PermuteQuantizeParams& params, cudaStream_t stream);
 
-// The host reference: `hidden` as floats; out/out_scale must hold every row the picks name.
+// The per-tensor code of x under dequantization scale s: e4m3(x / s), saturated (host and device).
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__
+#else
+inline
+#endif
+uint8_t per_tensor_quantize(float x, float scale) {
+  return quant::float_to_e4m3(x / scale);
+}
+
+// The host reference of fp8_block: `hidden` as floats; out/out_scale must hold every row the picks
+// name.
 inline void permute_quantize_reference(const std::vector<float>& hidden, const std::vector<int32_t>& permuted_rows,
                                        int64_t tokens, int top_k, int64_t hidden_size, std::vector<uint8_t>& out,
                                        std::vector<float>& out_scale) {
@@ -48,6 +75,31 @@ inline void permute_quantize_reference(const std::vector<float>& hidden, const s
         for (int i = 0; i < kPermuteBlock; ++i) {
           out[static_cast<std::size_t>(row * hidden_size + b * kPermuteBlock + i)] = gemm::groupwise_quantize(x[i], scale);
         }
+      }
+    }
+  }
+}
+
+// The host reference of the other formats on raw elements of `element_bytes` each (fp8_per_tensor:
+// 16-bit input, fp16 or bf16, one code out; copy: the bytes).
+inline void permute_rows_reference(GatherFormat format, const std::vector<uint8_t>& hidden, int element_bytes,
+                                   bool fp16, float tensor_scale, const std::vector<int32_t>& permuted_rows,
+                                   int64_t tokens, int top_k, int64_t hidden_size, std::vector<uint8_t>& out) {
+  const int out_bytes = format == GatherFormat::copy ? element_bytes : 1;
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int j = 0; j < top_k; ++j) {
+      const int32_t row = permuted_rows[static_cast<std::size_t>(t * top_k + j)];
+      if (row < 0) continue;
+      const uint8_t* in = hidden.data() + t * hidden_size * element_bytes;
+      uint8_t* dst = out.data() + row * hidden_size * out_bytes;
+      if (format == GatherFormat::copy) {
+        std::memcpy(dst, in, static_cast<std::size_t>(hidden_size * element_bytes));
+        continue;
+      }
+      for (int64_t i = 0; i < hidden_size; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, in + 2 * i, 2);
+        dst[i] = per_tensor_quantize(half_bits_to_float(bits, fp16), tensor_scale);
       }
     }
   }

@@ -5,6 +5,7 @@
 // shuffles, so they are the reference's sums, operation for operation.
 #include <cstdint>
 
+#include "kernels/moe/half_bits.hpp"
 #include "kernels/moe/routing.hpp"
 #include "kernels/moe/routing_math.hpp"
 
@@ -19,6 +20,7 @@ __device__ __forceinline__ float negative_infinity() { return __int_as_float(0xf
 
 __device__ __forceinline__ float load_as_float(const void* base, DType dtype, int64_t index) {
   if (dtype == DType::bfloat16) return routing_bf16_to_float(static_cast<const uint16_t*>(base)[index]);
+  if (dtype == DType::float16) return half_bits_to_float(static_cast<const uint16_t*>(base)[index], true);
   return static_cast<const float*>(base)[index];
 }
 
@@ -154,7 +156,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) routing_kernel(RoutingPar
   }
 }
 
-bool routing_dtype_supported(DType dtype) { return dtype == DType::float32 || dtype == DType::bfloat16; }
+bool routing_dtype_supported(DType dtype) {
+  return dtype == DType::float32 || dtype == DType::bfloat16 || dtype == DType::float16;
+}
 
 }  // namespace
 

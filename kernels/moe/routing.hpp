@@ -67,9 +67,9 @@ inline std::string routing_config_error(const RoutingConfig& c) {
 struct RoutingParams {
   RoutingConfig config;
   const void* logits = nullptr;  // [tokens][experts]
-  DType logits_dtype = DType::float32;  // float32 or bfloat16
+  DType logits_dtype = DType::float32;  // float32, bfloat16 or float16
   const void* bias = nullptr;  // [experts], deepseek_v3 only; nullptr: none
-  DType bias_dtype = DType::bfloat16;  // float32 or bfloat16
+  DType bias_dtype = DType::bfloat16;  // float32, bfloat16 or float16
   int64_t tokens = 0;
   int32_t* expert_ids = nullptr;  // [tokens][top_k], best first
   float* weights = nullptr;       // [tokens][top_k]

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,12 +45,23 @@ struct BackendInfo {
   std::vector<BackendAlias> aliases = {};
 };
 
+// One stage of an operation that runs as several (the MoE layer: routing, permutation, FC1, ...).
+// Its launches for input set `copy` read only what the operation's inputs and the stages before it
+// wrote for that copy, so once whole calls have run, the stage can be timed on its own.
+struct OperationStage {
+  std::string name;
+  std::function<void(cudaStream_t stream, int copy)> launch;
+};
+
 // A backend bound to one case: planned, its workspaces allocated. launch() enqueues one call on
 // input set `copy` with no host synchronisation, so it can be captured in a CUDA graph.
 class Operation {
  public:
   virtual ~Operation() = default;
   virtual void launch(cudaStream_t stream, int copy) = 0;
+  // The stages one call runs, in order (--per_stage_timing times each alone); none where the call
+  // is one piece.
+  [[nodiscard]] virtual std::vector<OperationStage> stages() { return {}; }
 };
 
 class Backend {

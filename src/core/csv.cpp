@@ -89,7 +89,7 @@ const std::vector<std::string>& kbench_columns() {
       "timer",           "calls_per_graph",  "min_time",         "max_time",     "num_samples",
       "noise",           "gpu_name",         "refcheck_status",  "baseline",     "speedup_over_baseline",
       "sm_clock_mhz",    "sm_clock_min_mhz", "sm_clock_max_mhz", "memory_clock_mhz", "power_w",
-      "power_max_w",     "power_limit_w",    "temperature_c",    "throttle_reasons"};
+      "power_max_w",     "power_limit_w",    "temperature_c",    "throttle_reasons", "stage_times"};
   return columns;
 }
 

@@ -42,6 +42,9 @@ const std::vector<FlagSpec>& shared_flags() {
       {"isolate", FlagKind::boolean, "false",
        "Run every case in a child process of its own: a case that faults or hangs is reported as failed and the run goes on.", {}, false, ""},
       {"case_timeout", FlagKind::real, std::nullopt, "Kill a case's process after this many seconds (implies --isolate).", {}, false, ""},
+      {"per_stage_timing", FlagKind::boolean, "false",
+       "Also time each stage of a backend that runs in stages (the MoE layer's routing, permutation, FC1, ...) on "
+       "its own: [INFO] lines and the CSV's stage_times column.", {}, false, ""},
       {"baseline", FlagKind::text, std::nullopt, "Report every other backend's speedup over this one.", {}, false, ""},
       {"baseline_csv", FlagKind::text, std::nullopt,
        "With --baseline: append the vLLM decode sweep's CSV (baseline_mean, <backend>_mean, speedup_percent, ...).", {}, false, ""},

@@ -65,6 +65,13 @@ void JsonReporter::report(const BackendResult& r) {
   row["noise_reached"] = r.timed.noise_reached;
   if (!r.timed.conditions.available) row["conditions_unavailable"] = r.timed.conditions.why_not;
   if (r.args.flag("json_samples")) row["samples_ms"] = r.timed.samples_ms;
+  if (!r.stages.empty()) {
+    row["stages"] = nlohmann::ordered_json::array();
+    for (const StageTime& stage : r.stages) {
+      row["stages"].push_back({{"name", stage.name}, {"median_time", stage.stats.median}, {"std_time", stage.stats.std},
+                               {"num_samples", stage.stats.count}});
+    }
+  }
   document(*path)["results"].push_back(std::move(row));
 }
 

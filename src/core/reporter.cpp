@@ -53,6 +53,21 @@ void ConsoleReporter::report(const BackendResult& r) {
     }
   }
   if (const std::string warning = clock_warning(r.label, r.timed.conditions); !warning.empty()) log_.warning(warning);
+  for (const StageTime& stage : r.stages) {
+    char line[240];
+    std::snprintf(line, sizeof line, "%s stage %s: median %.4f ms (%.1f%% of the call), std %.4f ms", r.label.c_str(),
+                  stage.name.c_str(), stage.stats.median, 100 * stage.stats.median / stats.median, stage.stats.std);
+    log_.info(line);
+  }
+  if (!r.stages.empty()) {
+    double sum = 0;
+    for (const StageTime& stage : r.stages) sum += stage.stats.median;
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "%s stages: %.4f ms together, %.3fx the whole call's %.4f ms (each stage alone starts with a cold L2)",
+                  r.label.c_str(), sum, sum / stats.median, stats.median);
+    log_.info(line);
+  }
   if (r.baseline) {
     char line[200];
     std::snprintf(line, sizeof line, "%s speedup over %s: %.3fx (median %.4f ms vs %.4f ms)", r.label.c_str(),
@@ -111,6 +126,11 @@ CsvRow result_row(const BackendResult& r, const DeviceInfo& device) {
     row["temperature_c"] = number(c.temperature_c);
     row["throttle_reasons"] = clock_limit_names(c.clock_limits);
   }
+  std::string stage_times;  // name:median_ms;...
+  for (const StageTime& stage : r.stages) {
+    stage_times += (stage_times.empty() ? "" : ";") + stage.name + ":" + number(stage.stats.median);
+  }
+  row["stage_times"] = stage_times;
   for (const auto& [column, value] : r.problem.result_columns()) row[column] = value;
   return row;
 }

@@ -19,6 +19,12 @@
 
 namespace kbench {
 
+// One stage of a call timed on its own (--per_stage_timing).
+struct StageTime {
+  std::string name;
+  Statistics stats;
+};
+
 // One backend of one case, measured.
 struct BackendResult {
   const CaseArgs& args;
@@ -33,6 +39,7 @@ struct BackendResult {
   std::string refcheck_status;  // passed, failed, not_run
   std::string repro;            // the repro command (written where --generate_repro_command)
   std::optional<Statistics> baseline;  // the --baseline backend's times, for every other backend
+  std::vector<StageTime> stages = {};  // --per_stage_timing: each stage's times, in the call's order
 };
 
 class Reporter {

@@ -331,6 +331,21 @@ std::vector<Runner::Selected> Runner::select_backends(const Routine& routine, co
   return selected;
 }
 
+std::vector<StageTime> Runner::time_stages(Operation& operation, const std::string& label,
+                                           const TimingOptions& timing) const {
+  // The whole call has run on every input set (warm-up and measurement), so each stage finds what
+  // the stages before it wrote for the set it is given.
+  std::vector<StageTime> times;
+  const std::vector<OperationStage> stages = operation.stages();
+  if (stages.empty()) log_.warning(label + " runs as one piece: --per_stage_timing has no stages to time");
+  for (const OperationStage& stage : stages) {
+    const TimingResult timed = time_gpu(stage.launch, timing);
+    for (const std::string& w : timed.warnings) log_.warning(label + " stage " + stage.name + ": " + w);
+    times.push_back({stage.name, timed.stats});
+  }
+  return times;
+}
+
 CaseOutcome Runner::run_checked(const CaseArgs& args) {
   const Routine& routine = *registry_.find(args.routine());
   log_.set_verbosity(args.count("verbose"));
@@ -438,6 +453,8 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
       const TimingResult timed =
           time_gpu([&](cudaStream_t st, int copy) { operation->launch(st, copy); }, timing);
       for (const std::string& w : timed.warnings) log_.warning(w);
+      std::vector<StageTime> stages;
+      if (args.flag("per_stage_timing")) stages = time_stages(*operation, s.label, timing);
       const bool is_baseline = has_baseline && s.requested == args.text("baseline");
       const BackendResult measured{args,
                                    routine,
@@ -450,7 +467,8 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
                                    problem->bytes() / (1e9 * timed.stats.median),
                                    refcheck_status,
                                    repro,
-                                   is_baseline ? std::nullopt : baseline};
+                                   is_baseline ? std::nullopt : baseline,
+                                   std::move(stages)};
       if (is_baseline) baseline = timed.stats;
       for (Reporter* reporter : std::initializer_list<Reporter*>{&console_, &csv_, &baseline_csv_, &json_}) {
         reporter->report(measured);

@@ -65,6 +65,9 @@ class Runner {
     std::size_t slot;       // its place in CaseOutcome::backends (the order requested)
   };
   CaseOutcome run_checked(const CaseArgs& args);
+  // --per_stage_timing: each of the operation's stages timed alone, as the whole call was.
+  [[nodiscard]] std::vector<StageTime> time_stages(Operation& operation, const std::string& label,
+                                                   const TimingOptions& timing) const;
   // The requested (or default) backends that run this case, the baseline first. Every requested
   // backend gets its place in outcome.backends, in the order requested: the ones skipped are warned
   // about and recorded as not supported there.

@@ -1,12 +1,21 @@
-// One MoE layer of the reference's trtllm_fp8_block_scale_moe (DeepSeek FP8): its inputs on the
-// device, built as moe.md says and then quantized to DeepSeek FP8 block scales, the reference's FLOP
-// and byte formulas, and the refcheck against an fp32 reference of the layer.
+// One MoE layer of the reference's MoE routines on Hopper: its inputs on the device, built as moe.md
+// says for the routine and quantized to its format, the reference's FLOP and byte formulas, and the
+// refcheck against an fp32 reference of the layer.
 //
 // The layer: route each token (kernels/moe/routing.hpp), and for each pick of a local expert e,
 // y = act(x W1[e]^T) W2[e]^T with W1 (E, 2I, H) and W2 (E, H, I); output = sum over the picks of
-// weight * y (bf16 [tokens][hidden]); the routing's picks and weights are outputs too. x is
-// quantized 1x128 to e4m3 by the pipeline (inside the timed call, as the reference's own cast is);
-// the weights are quantized 128x128 per expert when the inputs are made (outside timing).
+// weight * y ([tokens][hidden], the input dtype); the routing's picks and weights are outputs too.
+// The formats (MoeFormat):
+//   fp8_block_scale: DeepSeek FP8 (trtllm_fp8_block_scale_moe): x quantized 1x128 in the call (the
+//                    reference's cast is timed too), weights 128x128 per expert (outside timing),
+//                    the intermediate 1x128;
+//   fp8_per_tensor:  one scale per tensor: weights e4m3 with one scale per expert, x e4m3 (cast
+//                    outside timing, trtllm_fp8_per_tensor_scale_moe) or quantized in the call under
+//                    a static scale (cutlass_fused_moe fp8), the intermediate under a dynamic scale
+//                    found in the call;
+//   unquantized:     everything in the input dtype, bf16 or fp16 (cutlass_fused_moe base);
+//   nvfp4:           NVFP4 weights (cutlass_fused_moe nvfp4): described (flags, formulas) but no
+//                    backend runs it yet.
 #pragma once
 
 #include <cstdint>
@@ -24,54 +33,86 @@ namespace kbench {
 // The 1x128 / 128x128 scale block of the DeepSeek FP8 format.
 inline constexpr int64_t kMoeScaleBlock = 128;
 
+enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4 };
+
+// Where the routine's inputs come from (moe.md, input construction).
+enum class MoeInputs {
+  trtllm,     // logits N(0,1), hidden 2 N(0,1), weights N(0,1); bias 0.1
+  cutlass,    // logits, hidden N(0,1) in the input dtype, weights N(0,1) / 10
+};
+
 struct MoeProblem {
   int64_t tokens = 0;
   int64_t hidden = 0;
-  int64_t intermediate = 0;
+  int64_t intermediate = 0;       // I of this rank's weights (the TP shard)
+  int64_t full_intermediate = 0;  // I of the layer: the reference's formulas count it whole
   kernels::moe::RoutingConfig routing;  // experts, top_k, method, groups, local window
   bool routing_bias = false;
+  bool routing_scales_on_input = false;  // llama4: the pick's weight multiplies x, the combine adds with 1
   kernels::moe::GatedActivation activation = kernels::moe::GatedActivation::swiglu;
+  MoeFormat format = MoeFormat::fp8_block_scale;
+  MoeInputs inputs = MoeInputs::trtllm;
+  // fp8_per_tensor: x reaches the call already in e4m3 (cast outside timing), else it is quantized
+  // in the call under its static scale (amax / 448, found when the inputs are made).
+  bool hidden_in_fp8 = false;
   DType input_dtype = DType::bfloat16;  // the hidden states before quantization, and the output
+  DType logits_dtype = DType::float32;
   // Given, meaningless for kbench's layer: {flag, why}, warned about.
   std::vector<std::pair<std::string, std::string>> ignored_flags;
 
   [[nodiscard]] int64_t experts() const { return routing.experts; }
   [[nodiscard]] int64_t top_k() const { return routing.top_k; }
   [[nodiscard]] int64_t local_experts() const { return routing.local_num_experts; }
-  // The reference's logits: fp32 for deepseek_v3, else bf16 (moe.md, input construction).
-  [[nodiscard]] DType logits_dtype() const {
-    return routing.method == kernels::moe::RoutingMethod::deepseek_v3 ? DType::float32 : DType::bfloat16;
-  }
   [[nodiscard]] int64_t picks() const { return tokens * routing.top_k; }  // the most permuted rows
   [[nodiscard]] int64_t w1_rows() const { return 2 * intermediate; }
   [[nodiscard]] int64_t w1_elements() const { return local_experts() * w1_rows() * hidden; }
   [[nodiscard]] int64_t w2_elements() const { return local_experts() * hidden * intermediate; }
+  // The weights' and the GEMM operands' dtype: e4m3, or the input dtype (unquantized).
+  [[nodiscard]] DType operand_dtype() const {
+    if (format == MoeFormat::nvfp4) return DType::uint8;  // packed e2m1 pairs
+    return format == MoeFormat::unquantized ? input_dtype : DType::fp8_e4m3;
+  }
+  // Bytes of one weight (and activation) element in the reference's byte formula (moe.md): nvfp4
+  // 0.5 + 1/16 of scale, fp8 1 (scales not counted), else the dtype's size.
+  [[nodiscard]] double formula_element_bytes() const {
+    if (format == MoeFormat::nvfp4) return 0.5625;
+    return static_cast<double>(dtype_size(operand_dtype()));
+  }
+  // The weights' scales: 128x128 blocks per expert, one per expert, or none.
   [[nodiscard]] int64_t w1_scale_count() const {
+    if (format == MoeFormat::fp8_per_tensor) return local_experts();
+    if (format != MoeFormat::fp8_block_scale) return 0;
     return local_experts() * (w1_rows() / kMoeScaleBlock) * (hidden / kMoeScaleBlock);
   }
   [[nodiscard]] int64_t w2_scale_count() const {
+    if (format == MoeFormat::fp8_per_tensor) return local_experts();
+    if (format != MoeFormat::fp8_block_scale) return 0;
     return local_experts() * (hidden / kMoeScaleBlock) * (intermediate / kMoeScaleBlock);
   }
 };
 
 // The reference's formulas (moe.md): FLOPs = T k (2 H 2I + 2 I H), always the full k and I (local
-// experts not reflected); bytes = T H (fp8) + T E b_logits + A (2I H + H I) (fp8) + T H 2 (bf16 out),
-// A = the distinct experts the tokens pick (all experts, not only the local ones; block scales not
-// counted). `distinct_experts` < 0: unknown, min(E, T k) as the reference does.
+// experts and the TP shard not reflected); bytes = T H e_in + T E b_logits + A (2I H + H I) e_w +
+// T H b_out, e = MoeProblem::formula_element_bytes (nvfp4 counted for the input too, quantized or
+// not, as the reference does), A = the distinct
+// experts the tokens pick (all experts, not only the local ones). `distinct_experts` < 0: unknown,
+// min(E, T k) as the reference does.
 [[nodiscard]] double moe_flops(const MoeProblem& p);
 [[nodiscard]] double moe_bytes(const MoeProblem& p, int64_t distinct_experts);
 
 // What one call reads and writes, for the backends. Weights hold the local experts only, expert
-// offset first; their scales are K-major, [expert][rows / 128][k / 128].
+// offset first; their scales are fp8_block_scale: K-major, [expert][rows / 128][k / 128];
+// fp8_per_tensor: [expert] (the dequantization scales).
 struct MoeOperands {
-  const void* logits = nullptr;      // [tokens][experts], MoeProblem::logits_dtype()
-  const void* bias = nullptr;        // bf16 [experts], or null
-  const uint16_t* hidden = nullptr;  // bf16 [tokens][hidden]
-  const uint8_t* w1 = nullptr;       // e4m3 [local][2I][H]
+  const void* logits = nullptr;  // [tokens][experts], MoeProblem::logits_dtype
+  const void* bias = nullptr;    // bf16 [experts], or null
+  const void* hidden = nullptr;  // [tokens][hidden]: input_dtype, or e4m3 (hidden_in_fp8)
+  const float* hidden_scale = nullptr;  // fp8_per_tensor: x's one dequantization scale (device)
+  const void* w1 = nullptr;      // [local][2I][H], MoeProblem::operand_dtype
   const float* w1_scale = nullptr;
-  const uint8_t* w2 = nullptr;  // e4m3 [local][H][I]
+  const void* w2 = nullptr;      // [local][H][I]
   const float* w2_scale = nullptr;
-  uint16_t* output = nullptr;  // bf16 [tokens][hidden]
+  void* output = nullptr;        // [tokens][hidden], input_dtype
   // The routing's outputs, [tokens][top_k] (best first): checked exactly against the host routing.
   int32_t* expert_ids = nullptr;
   float* expert_weights = nullptr;
@@ -103,6 +144,7 @@ class MoeCase final : public Case {
     DeviceBuffer logits;
     DeviceBuffer bias;
     DeviceBuffer hidden;
+    DeviceBuffer hidden_scale;
     DeviceBuffer w1;
     DeviceBuffer w1_scale;
     DeviceBuffer w2;
@@ -111,6 +153,7 @@ class MoeCase final : public Case {
     DeviceBuffer expert_ids;
     DeviceBuffer expert_weights;
   };
+  void build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
   void build_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
   [[nodiscard]] kernels::moe::RoutingReference route_on_host(cudaStream_t stream) const;
 

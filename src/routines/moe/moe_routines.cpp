@@ -29,6 +29,13 @@ constexpr std::array<std::string_view, 11> kActivationNames = {"Gelu",  "Relu", 
                                                                "Geglu", "SwigluBias", "Relu2",      "SwigluStep",
                                                                "GegluTanh", "Identity", "Situ"};
 
+std::string_view routing_name(moe::RoutingMethod method) {
+  for (const auto& [name, m] : kRoutingMethods) {
+    if (m == method) return name;
+  }
+  return "?";
+}
+
 int64_t positive(const CaseArgs& args, const char* flag) {
   const int64_t v = args.integer(flag);
   if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
@@ -63,17 +70,41 @@ int optional_groups(const CaseArgs& args, const char* flag) {
   return v && *v > 0 ? static_cast<int>(*v) : 0;
 }
 
+// What distinguishes one MoE routine of the reference from another (one row of kMoeRoutines).
+struct MoeRoutineRow {
+  std::string_view name;
+  std::string_view test_name;
+  std::string_view description;
+  MoeFormat format;
+  MoeInputs inputs;
+  std::string_view backend_alias;  // the reference's label of its one backend
+};
+
+constexpr std::array<MoeRoutineRow, 3> kMoeRoutines = {{
+    {"trtllm_fp8_block_scale_moe", "testTrtllmFp8BlockScaleMoe",
+     "MoE layer with DeepSeek FP8 block scales (activations 1 x 128, weights 128 x 128): routing, FC1, gated "
+     "activation, FC2, weighted top-k sum.",
+     MoeFormat::fp8_block_scale, MoeInputs::trtllm, "trtllm"},
+    {"trtllm_fp8_per_tensor_scale_moe", "testTrtllmFp8PerTensorScaleMoe",
+     "MoE layer with per-tensor FP8 (Llama 4 style: x and the weights in e4m3, one scale per expert, routing scales "
+     "on the input): routing, FC1, gated activation, FC2, weighted top-k sum.",
+     MoeFormat::fp8_per_tensor, MoeInputs::trtllm, "trtllm"},
+    {"cutlass_fused_moe", "testCutlassFusedMoe",
+     "MoE layer as CUTLASS's fused MoE runs it (softmax top-k routing, TP/EP simulated on one GPU): base (16-bit) or "
+     "fp8 (per-tensor) variants.",
+     MoeFormat::unquantized, MoeInputs::cutlass, "cutlass"},
+}};
+
 class FusedMoeRoutine final : public Routine {
  public:
-  FusedMoeRoutine() { add_backend(make_moe_cuda_backend()); }
-
-  [[nodiscard]] std::string_view name() const override { return "trtllm_fp8_block_scale_moe"; }
-  [[nodiscard]] std::string_view family() const override { return "moe"; }
-  [[nodiscard]] std::string_view description() const override {
-    return "MoE layer with DeepSeek FP8 block scales (activations 1 x 128, weights 128 x 128): routing, FC1, "
-           "gated activation, FC2, weighted top-k sum.";
+  explicit FusedMoeRoutine(const MoeRoutineRow& row) : row_(row) {
+    add_backend(make_moe_cuda_backend(std::string(row.backend_alias)));
   }
-  [[nodiscard]] std::string_view test_name() const override { return "testTrtllmFp8BlockScaleMoe"; }
+
+  [[nodiscard]] std::string_view name() const override { return row_.name; }
+  [[nodiscard]] std::string_view family() const override { return "moe"; }
+  [[nodiscard]] std::string_view description() const override { return row_.description; }
+  [[nodiscard]] std::string_view test_name() const override { return row_.test_name; }
 
   [[nodiscard]] std::vector<FlagSpec> flags() const override {
     // The reference's MoE parser: its routines share these flags.
@@ -82,13 +113,13 @@ class FusedMoeRoutine final : public Routine {
     return {
         {"num_tokens", FlagKind::integer, std::nullopt, "Tokens T.", {}, true, ""},
         {"hidden_size", FlagKind::integer, std::nullopt, "Hidden size H (a multiple of 128).", {}, true, ""},
-        {"intermediate_size", FlagKind::integer, std::nullopt, "Intermediate size I (a multiple of 128).", {}, true,
-         ""},
+        {"intermediate_size", FlagKind::integer, std::nullopt,
+         "Intermediate size I (FP8 block scales: a multiple of 128 on each rank).", {}, true, ""},
         {"num_experts", FlagKind::integer, std::nullopt, "Experts E (1 to 256).", {}, true, ""},
         {"top_k", FlagKind::integer, std::nullopt, "Experts per token k.", {}, true, ""},
-        {"input_dtype", FlagKind::text, "bfloat16", "The hidden states' dtype before quantization: bfloat16.", {},
-         false, ""},
-        {"weight_dtype", FlagKind::text, "bfloat16", "Recorded only (the weights are FP8 e4m3 with block scales).", {},
+        {"input_dtype", FlagKind::text, "bfloat16",
+         "The hidden states' dtype before quantization (cutlass_fused_moe: bfloat16 or float16).", {}, false, ""},
+        {"weight_dtype", FlagKind::text, "bfloat16", "Recorded only (the weights are in the routine's format).", {},
          false, ""},
         {"n_group", FlagKind::integer, std::nullopt, "deepseek_v3: expert groups (None or <= 0: none).", {}, false, ""},
         {"topk_group", FlagKind::integer, std::nullopt, "deepseek_v3: groups kept (None or <= 0: none).", {}, false,
@@ -97,7 +128,7 @@ class FusedMoeRoutine final : public Routine {
         {"local_expert_offset", FlagKind::integer, "0", "First expert of this rank (expert parallelism).", {}, false,
          ""},
         {"local_num_experts", FlagKind::integer, std::nullopt, "Experts of this rank (None: all).", {}, false, ""},
-        {"routing_method", FlagKind::text, "deepseek_v3", "Routing method.", methods, false, ""},
+        {"routing_method", FlagKind::text, "deepseek_v3", "Routing method (trtllm_* routines).", methods, false, ""},
         {"use_shuffled_weight", FlagKind::boolean, "false", "Accepted, ignored (the reference's Blackwell layout).", {},
          false, ""},
         {"weight_layout", FlagKind::integer, "0", "Accepted, ignored (the reference's Blackwell layout).", {}, false,
@@ -105,16 +136,19 @@ class FusedMoeRoutine final : public Routine {
         {"use_routing_bias", FlagKind::boolean, "false", "deepseek_v3: a routing bias (the constant 0.1).", {}, false,
          ""},
         {"use_routing_scales_on_input", FlagKind::boolean, "false",
-         "Accepted, ignored (trtllm_fp8_per_tensor_scale_moe's).", {}, false, ""},
+         "trtllm_fp8_per_tensor_scale_moe with llama4 routing: the pick's weight scales x, the sum adds with 1.", {},
+         false, ""},
         {"activation-type", FlagKind::text, "Swiglu", "Gated activation: Swiglu or Geglu (others refused).", {}, false,
          ""},
         {"fp4_mode", FlagKind::text, "nvfp4", "Accepted, ignored (trtllm_fp4_block_scale_moe's).", {}, false, ""},
-        {"cutlass_variant", FlagKind::text, "base", "Accepted, ignored (cutlass_fused_moe's).", {}, false, ""},
-        {"quantized_input", FlagKind::boolean, "false", "Accepted, ignored (cutlass_fused_moe's).", {}, false, ""},
-        {"tp_size", FlagKind::integer, "1", "Accepted, ignored (cutlass_fused_moe's TP simulation).", {}, false, ""},
-        {"tp_rank", FlagKind::integer, "0", "Accepted, ignored (cutlass_fused_moe's TP simulation).", {}, false, ""},
-        {"ep_size", FlagKind::integer, "1", "Accepted, ignored (cutlass_fused_moe's EP simulation).", {}, false, ""},
-        {"ep_rank", FlagKind::integer, "0", "Accepted, ignored (cutlass_fused_moe's EP simulation).", {}, false, ""},
+        {"cutlass_variant", FlagKind::text, "base", "cutlass_fused_moe: base (16-bit), fp8 or nvfp4 (no backend yet).",
+         {"base", "fp8", "nvfp4"}, false, ""},
+        {"quantized_input", FlagKind::boolean, "false", "cutlass_fused_moe nvfp4: x quantized before the call.", {},
+         false, ""},
+        {"tp_size", FlagKind::integer, "1", "cutlass_fused_moe: tensor-parallel ranks (I sharded).", {}, false, ""},
+        {"tp_rank", FlagKind::integer, "0", "cutlass_fused_moe: this rank's TP shard.", {}, false, ""},
+        {"ep_size", FlagKind::integer, "1", "cutlass_fused_moe: expert-parallel ranks (E split).", {}, false, ""},
+        {"ep_rank", FlagKind::integer, "0", "cutlass_fused_moe: this rank's experts.", {}, false, ""},
     };
   }
 
@@ -126,19 +160,61 @@ class FusedMoeRoutine final : public Routine {
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     MoeProblem p;
+    p.format = row_.format;
+    p.inputs = row_.inputs;
     p.tokens = positive(args, "num_tokens");
     p.hidden = positive(args, "hidden_size");
-    p.intermediate = positive(args, "intermediate_size");
-    for (const auto& [value, flag] :
-         {std::pair{p.hidden, "hidden_size"}, std::pair{p.intermediate, "intermediate_size"}}) {
-      if (value % kMoeScaleBlock != 0) {
-        throw CaseError(std::string("--") + flag + " " + std::to_string(value) +
-                        " is not a multiple of 128 (the FP8 block scales cover whole 128-blocks)");
-      }
+    p.full_intermediate = p.intermediate = positive(args, "intermediate_size");
+    if (p.hidden % kMoeScaleBlock != 0) {
+      throw CaseError("--hidden_size " + std::to_string(p.hidden) +
+                      " is not a multiple of 128 (kbench's gather and FP8 scales cover whole 128-blocks)");
     }
     moe::RoutingConfig& r = p.routing;
     r.experts = static_cast<int>(std::min<int64_t>(positive(args, "num_experts"), 1 << 20));
     r.top_k = static_cast<int>(std::min<int64_t>(positive(args, "top_k"), 1 << 20));
+    const bool cutlass = row_.inputs == MoeInputs::cutlass;
+    if (cutlass) {
+      set_cutlass_layer(args, p);
+    } else {
+      set_trtllm_routing(args, p);
+    }
+    if (const std::string why = moe::routing_config_error(r); !why.empty()) {
+      throw CaseError("routing " + std::string(routing_name(r.method)) + " with --num_experts " +
+                      std::to_string(r.experts) + " --top_k " + std::to_string(r.top_k) + " --n_group " +
+                      std::to_string(r.n_group) + " --topk_group " + std::to_string(r.topk_group) +
+                      " and local experts [" + std::to_string(r.local_expert_offset) + ", " +
+                      std::to_string(r.local_expert_offset + r.local_num_experts) + "): " + why);
+    }
+    if (p.format == MoeFormat::fp8_block_scale && p.intermediate % kMoeScaleBlock != 0) {
+      throw CaseError("--intermediate_size " + std::to_string(p.intermediate) +
+                      " is not a multiple of 128 (the FP8 block scales cover whole 128-blocks)");
+    }
+    if (p.intermediate % 8 != 0) {
+      throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
+                      ", is not a multiple of 8 (the GEMMs' rows are whole 16-byte vectors)");
+    }
+    const double rows = static_cast<double>(std::max<int64_t>(p.picks(), r.local_num_experts));
+    if (rows * static_cast<double>(std::max(p.hidden, 2 * p.intermediate)) > kMaxElements) {
+      throw CaseError("--num_tokens x --top_k x --hidden_size / 2 --intermediate_size is over 2^40 elements");
+    }
+    const std::string& dtype = args.text("input_dtype");
+    if (dtype == "bfloat16" || (cutlass && dtype == "float16")) {
+      p.input_dtype = dtype == "float16" ? DType::float16 : DType::bfloat16;
+    } else {
+      throw CaseError("--input_dtype " + dtype + " is not supported by this routine (takes " +
+                      (cutlass ? "bfloat16 or float16" : "bfloat16: the reference's hidden states are bfloat16") + ")");
+    }
+    if (cutlass) p.logits_dtype = p.input_dtype;  // trtllm's: set_trtllm_routing
+    p.activation = activation_flag(args);
+    ignore_unused_flags(args, p);
+    return std::make_unique<MoeCase>(std::move(p));
+  }
+
+ private:
+  // The trtllm_* routines: --routing_method with its groups, bias and scaling; the EP window from
+  // --local_expert_offset / --local_num_experts; the logits' dtype the reference builds.
+  void set_trtllm_routing(const CaseArgs& args, MoeProblem& p) const {
+    moe::RoutingConfig& r = p.routing;
     const std::string& method = args.text("routing_method");
     r.method = std::find_if(kRoutingMethods.begin(), kRoutingMethods.end(), [&](const auto& m) {
                  return m.first == method;
@@ -152,51 +228,93 @@ class FusedMoeRoutine final : public Routine {
     if (r.local_num_experts < 1) {
       throw CaseError("--local_num_experts must be positive, got " + args.display("local_num_experts"));
     }
-    if (const std::string why = moe::routing_config_error(r); !why.empty()) {
-      throw CaseError("--routing_method " + method + " with --num_experts " + std::to_string(r.experts) + " --top_k " +
-                      std::to_string(r.top_k) + " --n_group " + std::to_string(r.n_group) + " --topk_group " +
-                      std::to_string(r.topk_group) + " --local_expert_offset " + std::to_string(r.local_expert_offset) +
-                      " --local_num_experts " + std::to_string(r.local_num_experts) + ": " + why);
-    }
-    const double rows = static_cast<double>(std::max<int64_t>(p.picks(), r.local_num_experts));
-    if (rows * static_cast<double>(std::max(p.hidden, 2 * p.intermediate)) > kMaxElements) {
-      throw CaseError("--num_tokens x --top_k x --hidden_size / 2 --intermediate_size is over 2^40 elements");
-    }
-    if (args.text("input_dtype") != "bfloat16") {
-      throw CaseError("--input_dtype " + args.text("input_dtype") +
-                      " is not supported by this routine (takes bfloat16: the reference's hidden states are bfloat16)");
-    }
-    p.activation = activation_flag(args);
+    const bool deepseek = r.method == moe::RoutingMethod::deepseek_v3;
+    const bool llama4 = r.method == moe::RoutingMethod::llama4;
+    // The reference's logits: fp32 for deepseek_v3, else bf16; the per-tensor routine's the other way
+    // round for llama4 (moe.md, input construction).
+    p.logits_dtype = p.format == MoeFormat::fp8_per_tensor ? (llama4 ? DType::bfloat16 : DType::float32)
+                                                           : (deepseek ? DType::float32 : DType::bfloat16);
     if (args.flag("use_routing_bias")) {
-      if (r.method == moe::RoutingMethod::deepseek_v3) {
+      if (deepseek) {
         p.routing_bias = true;
       } else {
         p.ignored_flags.emplace_back("use_routing_bias", "only deepseek_v3 routing reads a bias");
       }
     }
+    if (args.flag("use_routing_scales_on_input")) {
+      if (p.format != MoeFormat::fp8_per_tensor) {
+        p.ignored_flags.emplace_back("use_routing_scales_on_input", "the reference does not pass it to this routine");
+      } else if (!llama4 || r.top_k != 1) {
+        throw CaseError("--use_routing_scales_on_input needs --routing_method llama4 and --top_k 1 (the weight "
+                        "scales the token's one expert input)");
+      } else {
+        p.routing_scales_on_input = true;
+      }
+    }
+    p.hidden_in_fp8 = p.format == MoeFormat::fp8_per_tensor;  // the reference casts x outside the call
+  }
+
+  // cutlass_fused_moe: softmax top-k routing renormalized (the --routing_method flags do not apply),
+  // the variant's format, and TP/EP simulated on one GPU: this rank's experts
+  // [ep_rank E/ep, (ep_rank + 1) E/ep) and the I/tp shard of the intermediate.
+  static void set_cutlass_layer(const CaseArgs& args, MoeProblem& p) {
+    moe::RoutingConfig& r = p.routing;
+    r.method = moe::RoutingMethod::renormalize;
+    const std::string& variant = args.text("cutlass_variant");
+    p.format = variant == "fp8" ? MoeFormat::fp8_per_tensor : variant == "nvfp4" ? MoeFormat::nvfp4 : MoeFormat::unquantized;
+    const int64_t tp = positive(args, "tp_size"), ep = positive(args, "ep_size");
+    const int64_t tp_rank = args.integer("tp_rank"), ep_rank = args.integer("ep_rank");
+    if (tp_rank < 0 || tp_rank >= tp || ep_rank < 0 || ep_rank >= ep) {
+      throw CaseError("--tp_rank " + std::to_string(tp_rank) + " / --ep_rank " + std::to_string(ep_rank) +
+                      " must lie in [0, --tp_size " + std::to_string(tp) + ") / [0, --ep_size " + std::to_string(ep) +
+                      ")");
+    }
+    if (r.experts % ep != 0 || p.intermediate % tp != 0) {
+      throw CaseError("--ep_size " + std::to_string(ep) + " must divide --num_experts " + std::to_string(r.experts) +
+                      " and --tp_size " + std::to_string(tp) + " must divide --intermediate_size " +
+                      std::to_string(p.intermediate));
+    }
+    r.local_num_experts = static_cast<int>(r.experts / ep);
+    r.local_expert_offset = static_cast<int>(ep_rank * r.local_num_experts);
+    p.intermediate /= tp;  // the shard's values are drawn as they are: which rows of W31 they were is moot
+  }
+
+  // Flags of the reference's other MoE routines, and layouts of its Blackwell kernels: warned about.
+  void ignore_unused_flags(const CaseArgs& args, MoeProblem& p) const {
+    const bool cutlass = row_.inputs == MoeInputs::cutlass;
     const std::string layout = "a weight layout of the reference's Blackwell kernels; kbench's weights are K-major";
     const std::string others = "a flag of the reference's other MoE routines";
-    const std::pair<const char*, std::string> ignored[] = {
-        {"use_shuffled_weight", layout},
-        {"weight_layout", layout},
-        {"use_routing_scales_on_input", "the reference does not pass it to this routine"},
-        {"fp4_mode", others},
-        {"cutlass_variant", others},
-        {"quantized_input", others},
-        {"tp_size", others + " (cutlass_fused_moe's TP simulation)"},
-        {"tp_rank", others + " (cutlass_fused_moe's TP simulation)"},
-        {"ep_size", others + " (cutlass_fused_moe's EP simulation; use --local_expert_offset / --local_num_experts)"},
-        {"ep_rank", others + " (cutlass_fused_moe's EP simulation; use --local_expert_offset / --local_num_experts)"},
-    };
+    const std::string routing = "cutlass_fused_moe routes by softmax top-k, renormalized, whatever the flag says";
+    std::vector<std::pair<const char*, std::string>> ignored = {
+        {"use_shuffled_weight", layout}, {"weight_layout", layout}, {"fp4_mode", others}};
+    if (cutlass) {
+      for (const char* flag : {"routing_method", "n_group", "topk_group", "routed_scaling_factor", "use_routing_bias",
+                               "use_routing_scales_on_input"}) {
+        ignored.emplace_back(flag, routing);
+      }
+      for (const char* flag : {"local_expert_offset", "local_num_experts"}) {
+        ignored.emplace_back(flag, "cutlass_fused_moe's experts come from --ep_size / --ep_rank");
+      }
+      if (p.format != MoeFormat::nvfp4) ignored.emplace_back("quantized_input", "it applies to --cutlass_variant nvfp4 only");
+    } else {
+      for (const char* flag : {"cutlass_variant", "quantized_input"}) ignored.emplace_back(flag, others);
+      for (const char* flag : {"tp_size", "tp_rank", "ep_size", "ep_rank"}) {
+        ignored.emplace_back(flag, others + " (cutlass_fused_moe's TP/EP simulation; use --local_expert_offset / "
+                                            "--local_num_experts)");
+      }
+    }
     for (const auto& [flag, why] : ignored) {
       if (args.given(flag)) p.ignored_flags.emplace_back(flag, why);
     }
-    return std::make_unique<MoeCase>(std::move(p));
   }
+
+  MoeRoutineRow row_;
 };
 
 }  // namespace
 
-void register_moe_routines(RoutineRegistry& registry) { registry.add(std::make_unique<FusedMoeRoutine>()); }
+void register_moe_routines(RoutineRegistry& registry) {
+  for (const MoeRoutineRow& row : kMoeRoutines) registry.add(std::make_unique<FusedMoeRoutine>(row));
+}
 
 }  // namespace kbench

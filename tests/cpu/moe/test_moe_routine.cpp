@@ -41,7 +41,7 @@ TEST_F(MoeRoutine, DefaultsAreTheReferences) {
   EXPECT_EQ(p.routing.local_num_experts, 16);  // None: all experts
   EXPECT_FALSE(p.routing_bias);
   EXPECT_EQ(p.activation, moe::GatedActivation::swiglu);
-  EXPECT_EQ(p.logits_dtype(), DType::float32);  // deepseek_v3's logits are fp32, the others' bf16
+  EXPECT_EQ(p.logits_dtype, DType::float32);  // deepseek_v3's logits are fp32, the others' bf16
   EXPECT_TRUE(p.ignored_flags.empty());
 }
 
@@ -76,7 +76,7 @@ TEST_F(MoeRoutine, FlagsReachTheProblem) {
   EXPECT_EQ(problem(r).routing.method, moe::RoutingMethod::renormalize);
   EXPECT_EQ(problem(r).routing.n_group, 0);
   EXPECT_EQ(problem(r).routing.topk_group, 0);
-  EXPECT_EQ(problem(r).logits_dtype(), DType::bfloat16);
+  EXPECT_EQ(problem(r).logits_dtype, DType::bfloat16);
   EXPECT_FALSE(problem(r).routing_bias);
   ASSERT_EQ(problem(r).ignored_flags.size(), 1u);
   EXPECT_EQ(problem(r).ignored_flags[0].first, "use_routing_bias");
@@ -181,7 +181,7 @@ TEST_F(MoeRoutine, TrtllmIsAnAliasOfTheCudaPipeline) {
   EXPECT_EQ(trtllm->name(), "cuda");
   EXPECT_EQ(routine->default_backends(), (std::vector<std::string>{"cuda"}));
   // The grouped GEMMs take the DeepSeek-V3 layer, the smallest shapes and 256 local experts.
-  for (const std::string line :
+  for (const std::string& line :
        {kDeepSeek, kDeepSeek + " --local_expert_offset 96 --local_num_experts 32",
         std::string("-R trtllm_fp8_block_scale_moe --num_tokens 5 --hidden_size 128 --intermediate_size 128 "
                     "--num_experts 8 --top_k 1 --routing_method renormalize")}) {
@@ -191,7 +191,103 @@ TEST_F(MoeRoutine, TrtllmIsAnAliasOfTheCudaPipeline) {
   }
   // The CSV column of --activation-type is the reference's activation_type.
   for (const FlagSpec& flag : routine->flags()) {
-    if (flag.name == "activation-type") EXPECT_EQ(routine->csv_column(flag), "activation_type");
+    if (flag.name == "activation-type") {
+      EXPECT_EQ(routine->csv_column(flag), "activation_type");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kbench
+
+namespace kbench {
+namespace {
+
+class MoeOtherRoutines : public ::testing::Test {
+ protected:
+  RoutineRegistry registry = make_builtin_registry();
+
+  const MoeProblem& problem(const std::string& line) {
+    cases_.push_back(testing::case_from_line(registry, line));
+    return static_cast<const MoeCase&>(*cases_.back()).problem();
+  }
+  std::string case_error(const std::string& line) { return testing::case_error_of(registry, line); }
+
+ private:
+  std::vector<std::unique_ptr<Case>> cases_;
+};
+
+// The reference's sample line of trtllm_fp8_per_tensor_scale_moe: x cast to e4m3 outside the call,
+// per-tensor scales, llama4's bf16 logits and the weight on the input.
+TEST_F(MoeOtherRoutines, PerTensorRoutineTakesTheReferenceInputs) {
+  const MoeProblem& p = problem(
+      "-R trtllm_fp8_per_tensor_scale_moe --num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 "
+      "--num_experts 128 --top_k 1 --routed_scaling_factor 2.5 --use_routing_bias --routing_method llama4 "
+      "--use_routing_scales_on_input");
+  EXPECT_EQ(p.format, MoeFormat::fp8_per_tensor);
+  EXPECT_TRUE(p.hidden_in_fp8);
+  EXPECT_TRUE(p.routing_scales_on_input);
+  EXPECT_EQ(p.logits_dtype, DType::bfloat16);  // llama4: bf16; the other methods fp32 (the block routine's opposite)
+  EXPECT_EQ(p.w1_scale_count(), 128);          // one per expert
+  ASSERT_EQ(p.ignored_flags.size(), 1u);       // a bias only deepseek_v3 reads
+  EXPECT_EQ(p.ignored_flags[0].first, "use_routing_bias");
+  EXPECT_EQ(problem("-R trtllm_fp8_per_tensor_scale_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 "
+                    "--num_experts 8 --top_k 2 --routing_method renormalize")
+                .logits_dtype,
+            DType::float32);
+  EXPECT_NE(case_error("-R trtllm_fp8_per_tensor_scale_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 "
+                       "--num_experts 8 --top_k 2 --routing_method renormalize --use_routing_scales_on_input")
+                .find("needs --routing_method llama4 and --top_k 1"),
+            std::string::npos);
+  // The block-scale routine does not take the weight on the input: warned about, ignored.
+  EXPECT_FALSE(problem("-R trtllm_fp8_block_scale_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 "
+                       "--num_experts 8 --top_k 1 --routing_method llama4 --use_routing_scales_on_input")
+                   .routing_scales_on_input);
+}
+
+// cutlass_fused_moe: softmax top-k routing whatever --routing_method says, the variant's format, and
+// TP/EP simulated: the rank's experts and its I/tp shard; the formulas count the whole layer.
+TEST_F(MoeOtherRoutines, CutlassRoutineSimulatesTpAndEp) {
+  const MoeProblem& p = problem(
+      "-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 8 --top_k 2 "
+      "--cutlass_variant base --input_dtype float16 --tp_size 2 --tp_rank 1 --ep_size 4 --ep_rank 3 "
+      "--routing_method deepseek_v3");
+  EXPECT_EQ(p.format, MoeFormat::unquantized);
+  EXPECT_EQ(p.input_dtype, DType::float16);
+  EXPECT_EQ(p.logits_dtype, DType::float16);
+  EXPECT_EQ(p.routing.method, moe::RoutingMethod::renormalize);
+  EXPECT_EQ(p.routing.local_expert_offset, 6);
+  EXPECT_EQ(p.local_experts(), 2);
+  EXPECT_EQ(p.intermediate, 64);
+  EXPECT_EQ(p.full_intermediate, 128);
+  ASSERT_EQ(p.ignored_flags.size(), 1u);
+  EXPECT_EQ(p.ignored_flags[0].first, "routing_method");
+  // FLOPs with the full I; bytes with fp16 elements (base), A = min(E, T k) = 8.
+  EXPECT_DOUBLE_EQ(moe_flops(p), 32.0 * 2 * (2 * 128 * 256 + 2 * 128 * 128));
+  EXPECT_DOUBLE_EQ(moe_bytes(p, -1), 32.0 * 128 * 2 + 32 * 8 * 2 + 8 * (256 * 128 + 128 * 128) * 2.0 + 32 * 128 * 2);
+  const MoeProblem& fp8 = problem("-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 128 "
+                                  "--num_experts 2 --top_k 2 --cutlass_variant fp8 --input_dtype float16");
+  EXPECT_EQ(fp8.format, MoeFormat::fp8_per_tensor);
+  EXPECT_FALSE(fp8.hidden_in_fp8);  // x is quantized in the call under its static scale
+  EXPECT_EQ(problem("-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 2 "
+                    "--top_k 2 --cutlass_variant nvfp4 --quantized_input")
+                .format,
+            MoeFormat::nvfp4);
+  const std::string shape = "-R cutlass_fused_moe --num_tokens 4 --hidden_size 128 --intermediate_size 128 --top_k 2";
+  EXPECT_NE(case_error(shape + " --num_experts 6 --ep_size 4").find("--ep_size 4 must divide --num_experts 6"),
+            std::string::npos);
+  EXPECT_NE(case_error(shape + " --num_experts 8 --ep_size 4 --ep_rank 4").find("must lie in"), std::string::npos);
+  EXPECT_NE(case_error(shape + " --num_experts 8 --input_dtype float32").find("takes bfloat16 or float16"),
+            std::string::npos);
+}
+
+// Each routine answers to the reference's label of its one backend.
+TEST_F(MoeOtherRoutines, ReferenceBackendLabels) {
+  for (const auto& [routine, label] : {std::pair{"trtllm_fp8_per_tensor_scale_moe", "trtllm"},
+                                       std::pair{"cutlass_fused_moe", "cutlass"}}) {
+    const Backend* backend = registry.find(routine)->find_backend(label);
+    ASSERT_NE(backend, nullptr) << routine;
+    EXPECT_EQ(backend->name(), "cuda");
   }
 }
 

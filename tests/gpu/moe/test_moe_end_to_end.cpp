@@ -1,13 +1,21 @@
-// trtllm_fp8_block_scale_moe end to end through kbench with --refcheck (kbench's `cuda` pipeline
-// against the case's fp32 reference of the layer and the routing's ids and weights bit for bit
-// against the host routing, outputs poisoned first): every routing method,
-// top-k 1 and 8, E 8 to 256, SwiGLU and GeGLU, odd token counts, EP windows in which experts receive
-// no token and tokens pick no local expert, the reference's sample lines and the DeepSeek-V3 layer
-// at 128 tokens. The pipeline is Hopper's: skipped elsewhere.
+// The MoE routines end to end through kbench with --refcheck (kbench's `cuda` pipeline against the
+// case's fp32 reference of the layer and the routing's ids and weights bit for bit against the host
+// routing, outputs poisoned first). trtllm_fp8_block_scale_moe: every routing method, top-k 1 and 8,
+// E 8 to 256, SwiGLU and GeGLU, odd token counts, EP windows in which experts receive no token and
+// tokens pick no local expert, the reference's sample lines and the DeepSeek-V3 layer at 128 tokens.
+// trtllm_fp8_per_tensor_scale_moe (Llama 4's routing scales on the input, the dynamic per-tensor
+// intermediate) and cutlass_fused_moe base and fp8 (fp16 and bf16, TP/EP simulation) likewise.
+// --per_stage_timing's split. The pipeline is Hopper's: skipped elsewhere.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/csv.hpp"
 
 #include "gpu_test_support.hpp"
 
@@ -15,6 +23,8 @@ namespace kbench {
 namespace {
 
 const std::string kRoutine = "--routine trtllm_fp8_block_scale_moe ";
+const std::string kPerTensor = "--routine trtllm_fp8_per_tensor_scale_moe ";
+const std::string kCutlass = "--routine cutlass_fused_moe ";
 
 bool on_hopper() {
   int device = 0, major = 0, minor = 0;
@@ -30,9 +40,10 @@ bool on_hopper() {
     if (!on_hopper()) GTEST_SKIP() << "kbench's MoE pipeline is built for sm_90a only"; \
   } while (0)
 
-void expect_lines_pass(const std::string& name, const std::vector<std::string>& lines) {
+void expect_lines_pass(const std::string& name, const std::vector<std::string>& lines,
+                       const std::string& routine = kRoutine) {
   std::string text;
-  for (const std::string& line : lines) text += kRoutine + line + " --refcheck\n";
+  for (const std::string& line : lines) text += routine + line + " --refcheck\n";
   testing::expect_testlist_passes(testing::write_testlist(name, text), "-n 2 -d 1", static_cast<int>(lines.size()));
 }
 
@@ -99,6 +110,78 @@ TEST(MoeEndToEnd, DeepSeekV3LayerAt128Tokens) {
           "--num_tokens 128 --hidden_size 7168 --intermediate_size 2048 --num_experts 256 --top_k 8 --n_group 8 "
           "--topk_group 4 --routed_scaling_factor 2.5 --use_routing_bias --routing_method deepseek_v3",
       });
+}
+
+TEST(MoeEndToEnd, PerTensorFp8Routine) {
+  KBENCH_REQUIRE_HOPPER();
+  expect_lines_pass(
+      "moe_per_tensor.txt",
+      {
+          // the reference's sample line: llama4, top-1 of 128, the weight on the input
+          "--num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 --num_experts 128 --top_k 1 "
+          "--routed_scaling_factor 2.5 --use_routing_bias --routing_method llama4 --use_routing_scales_on_input",
+          // llama4 with the weight in the sum; renormalize top-8 of 64 over odd sizes; deepseek_v3 GeGLU
+          "--num_tokens 77 --hidden_size 256 --intermediate_size 384 --num_experts 16 --top_k 1 --routing_method llama4",
+          "--num_tokens 201 --hidden_size 384 --intermediate_size 256 --num_experts 64 --top_k 8 --routing_method "
+          "renormalize",
+          "--num_tokens 64 --hidden_size 256 --intermediate_size 128 --num_experts 64 --top_k 8 --n_group 8 "
+          "--topk_group 4 --use_routing_bias --routing_method deepseek_v3 --activation-type Geglu",
+          // an EP window with idle experts
+          "--num_tokens 9 --hidden_size 128 --intermediate_size 128 --num_experts 64 --top_k 2 --routing_method "
+          "renormalize --local_expert_offset 32 --local_num_experts 16",
+      },
+      kPerTensor);
+}
+
+TEST(MoeEndToEnd, CutlassFusedMoeBaseAndFp8) {
+  KBENCH_REQUIRE_HOPPER();
+  expect_lines_pass(
+      "moe_cutlass.txt",
+      {
+          // the reference's sample lines (fp16): base, fp8, and base with TP 2 / EP 4 (a 64-wide shard)
+          "--num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 2 --top_k 2 --cutlass_variant base "
+          "--input_dtype float16",
+          "--num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 2 --top_k 2 --cutlass_variant fp8 "
+          "--input_dtype float16",
+          "--num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 8 --top_k 2 --cutlass_variant base "
+          "--input_dtype float16 --tp_size 2 --tp_rank 0 --ep_size 4 --ep_rank 0",
+          // bf16, odd sizes, top-8 of 64, the last EP rank and TP shard; GeGLU
+          "--num_tokens 333 --hidden_size 512 --intermediate_size 768 --num_experts 64 --top_k 8 "
+          "--cutlass_variant base --tp_size 2 --tp_rank 1 --ep_size 2 --ep_rank 1",
+          "--num_tokens 150 --hidden_size 384 --intermediate_size 256 --num_experts 32 --top_k 4 "
+          "--cutlass_variant fp8 --activation-type Geglu --ep_size 4 --ep_rank 3",
+          "--num_tokens 65 --hidden_size 256 --intermediate_size 384 --num_experts 8 --top_k 2 --cutlass_variant fp8 "
+          "--input_dtype float16 --tp_size 3 --tp_rank 2",
+      },
+      kCutlass);
+}
+
+// --per_stage_timing: the six stages, in order, each timed (the CSV's stage_times and [INFO] lines).
+TEST(MoeEndToEnd, PerStageTimingSplitsTheLayer) {
+  KBENCH_REQUIRE_HOPPER();
+  const std::string csv = ::testing::TempDir() + "moe_stages.csv";
+  std::remove(csv.c_str());
+  const auto r = testing::run_kbench(
+      kRoutine + "--num_tokens 256 --hidden_size 512 --intermediate_size 256 --num_experts 32 --top_k 4 "
+                 "--routing_method renormalize -n 5 -d 1 --per_stage_timing --output_path " + csv);
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("cuda stage fc1: median"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cuda stages: "), std::string::npos) << r.output;
+  std::ifstream in(csv);
+  std::string header, row;
+  ASSERT_TRUE(std::getline(in, header) && std::getline(in, row));
+  const auto columns = parse_csv_line(header), fields = parse_csv_line(row);
+  const auto at = std::find(columns.begin(), columns.end(), "stage_times");
+  ASSERT_NE(at, columns.end());
+  std::stringstream stages(fields.at(static_cast<std::size_t>(at - columns.begin())));
+  std::vector<std::string> names;
+  for (std::string stage; std::getline(stages, stage, ';');) {
+    const auto colon = stage.find(':');
+    ASSERT_NE(colon, std::string::npos) << stage;
+    names.push_back(stage.substr(0, colon));
+    EXPECT_GT(std::stod(stage.substr(colon + 1)), 0.0) << stage;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"routing", "permutation", "fc1", "activation", "fc2", "combine"}));
 }
 
 }  // namespace
