@@ -1,8 +1,8 @@
 // What the CUTLASS GEMM translation units share: the sm90 kernel assembled from CUTLASS's collective
 // builders (TMA warp-specialized cooperative mainloop and epilogue, persistent tile scheduler), the
-// batched GEMM's stride and hardware arguments, the blockwise kinds' scale layouts, and the planned
-// kernel that turns one set of arguments per input set into kernel parameters once and then only
-// launches.
+// batched GEMM's stride and hardware arguments, the blockwise kinds' scale layouts, the grouped
+// (ptr-array) blockwise kernel, and the planned kernel that turns one set of arguments per input set
+// into kernel parameters once and then only launches.
 // Included by the .cu files of src/backends/cutlass alone (it brings in CUTLASS's headers).
 #pragma once
 
@@ -21,6 +21,7 @@
 #include "cutlass/gemm/collective/collective_builder.hpp"
 #include "cutlass/gemm/device/gemm_universal_adapter.h"
 #include "cutlass/gemm/dispatch_policy.hpp"
+#include "cutlass/gemm/group_array_problem_shape.hpp"
 #include "cutlass/gemm/kernel/gemm_universal.hpp"
 #include "cutlass/kernel_hardware_info.h"
 
@@ -88,12 +89,38 @@ struct Sm90Gemm {
   }
 };
 
-// The block scales of the fp8_blockwise kinds, both MN-major (cutlass_a_block_scale_index and
-// cutlass_b_block_scale_index): A one per row and 128 of k, B one per 128 x 128 block.
-using BlockwiseScaleConfig = cutlass::detail::Sm90BlockwiseScaleConfig<1, kCutlassScaleBlock, kCutlassScaleBlock,
-                                                                       cute::GMMA::Major::MN, cute::GMMA::Major::MN>;
+// DeepSeek-style block scales, A's one per row and 128 of k, B's one per 128 x 128 block, both in
+// `major`'s layout.
+template <cute::GMMA::Major major>
+using BlockScaleConfig =
+    cutlass::detail::Sm90BlockwiseScaleConfig<1, kCutlassScaleBlock, kCutlassScaleBlock, major, major>;
+// Those of the fp8_blockwise kinds, both MN-major (cutlass_a_block_scale_index and
+// cutlass_b_block_scale_index).
+using BlockwiseScaleConfig = BlockScaleConfig<cute::GMMA::Major::MN>;
 using BlockwiseLayoutSFA = decltype(BlockwiseScaleConfig::deduce_layoutSFA());
 using BlockwiseLayoutSFB = decltype(BlockwiseScaleConfig::deduce_layoutSFB());
+
+// The problem sizes (m, n, k) of a grouped GEMM, one per group, in device memory.
+using GroupedProblemShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
+
+// The FP8 blockwise GEMM of every group of a grouped GEMM in one launch of CUTLASS's ptr-array
+// grouped kernel (e4m3 A and B, fp32 block scales in ScaleConfig's layouts promoted into the fp32
+// accumulators every 128 of k, 128 x 128 x 128 tiles, 1 x 2 clusters, bf16 or fp16 out): its
+// persistent tile scheduler walks the tiles of all groups, and a CTA moving on to another group
+// rewrites its TMA descriptors of A, B and D on the device. Each group's operands, strides, scales
+// and problem size are read from device arrays (layout tags as pointers: every group has its own
+// strides); its mainloop loads the scales float by float (cp.async, rows past m predicated off) in
+// layouts it derives from the group's problem size.
+template <class ElementD, class ScaleConfig>
+using Sm90GroupedBlockwiseGemm =
+    Sm90Kernel<GroupedProblemShape, cutlass::float_e4m3_t,
+               cute::tuple<cutlass::layout::RowMajor*, decltype(ScaleConfig::deduce_layoutSFA())*>,
+               cute::tuple<cutlass::layout::ColumnMajor*, decltype(ScaleConfig::deduce_layoutSFB())*>, ElementD,
+               cutlass::layout::RowMajor*, cute::Shape<cute::_128, cute::_128, cute::_128>,
+               cute::Shape<cute::_1, cute::_2, cute::_1>,
+               cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum,
+               cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative,
+               cutlass::epilogue::fusion::LinearCombination<ElementD, float, void>>;
 
 // The current device and its SM count, which the persistent tile scheduler sizes its grid by
 // (queried here once rather than by CUTLASS per input set).
@@ -104,6 +131,13 @@ inline cutlass::KernelHardwareInfo current_device_hardware() {
   return hardware;
 }
 
+// Throws std::runtime_error naming CUTLASS's `step` where it did not succeed.
+inline void check_cutlass(cutlass::Status status, const char* step) {
+  if (status != cutlass::Status::kSuccess) {
+    throw std::runtime_error(std::string("CUTLASS's ") + step + " failed: " + cutlass::cutlassGetStatusString(status));
+  }
+}
+
 // One instantiation with its kernel parameters planned per input set and one workspace they share
 // (the launches of one operation are ordered on its stream).
 template <class Gemm>
@@ -112,28 +146,22 @@ class PlannedSm90Gemm final : public CutlassGemm::Kernel {
   PlannedSm90Gemm(std::span<const typename Gemm::Arguments> input_sets, cudaStream_t stream) {
     std::size_t workspace_bytes = 0;
     for (const auto& arguments : input_sets) {
-      check(Gemm::can_implement(arguments), "can_implement");
+      check_cutlass(Gemm::can_implement(arguments), "can_implement");
       workspace_bytes = std::max(workspace_bytes, Gemm::get_workspace_size(arguments));
     }
     workspace_ = DeviceBuffer(workspace_bytes);
     Gemm gemm;
     for (const auto& arguments : input_sets) {
-      check(gemm.initialize(arguments, workspace_.get(), stream), "initialize");
+      check_cutlass(gemm.initialize(arguments, workspace_.get(), stream), "initialize");
       params_.push_back(gemm.params());
     }
   }
 
   void run(std::size_t input_set, cudaStream_t stream) override {
-    check(Gemm::run(params_.at(input_set), stream), "run");  // the launch's CUDA error included
+    check_cutlass(Gemm::run(params_.at(input_set), stream), "run");  // the launch's CUDA error included
   }
 
  private:
-  static void check(cutlass::Status status, const char* step) {
-    if (status != cutlass::Status::kSuccess) {
-      throw std::runtime_error(std::string("CUTLASS's ") + step + " failed: " + cutlass::cutlassGetStatusString(status));
-    }
-  }
-
   DeviceBuffer workspace_;
   std::vector<typename Gemm::Params> params_;
 };

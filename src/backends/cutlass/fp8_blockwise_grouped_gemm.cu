@@ -1,36 +1,23 @@
-// The fp8_blockwise_grouped configuration: fp8_blockwise's GEMM (e4m3 A and B, fp32 block scales
-// promoted into the fp32 accumulators every 128 of k, 128 x 128 x 128 tiles, 1 x 2 clusters, bf16 or
-// fp16 out) for every group of a grouped GEMM in one launch of CUTLASS's ptr-array grouped kernel: its
-// persistent tile scheduler walks the tiles of all groups, and a CTA moving on to another group
-// rewrites its TMA descriptors of A, B and D on the device. The kernel finds each group's operands,
-// strides and problem size in device arrays, built here once per input set (outside timing). Its
-// mainloop loads the block scales float by float (cp.async, rows past m predicated off) in layouts
-// it derives from each group's m, so A's scale rows are m apart, unpadded, whatever m is.
+// The fp8_blockwise_grouped configuration: fp8_blockwise's GEMM for every group of a grouped GEMM in
+// one launch of CUTLASS's ptr-array grouped kernel (Sm90GroupedBlockwiseGemm), with the scales of
+// the fp8_blockwise kinds (MN-major). The kernel finds each group's operands, strides and problem
+// size in device arrays, built here once per input set (outside timing). It derives each group's
+// scale layouts from its m, so A's scale rows are m apart, unpadded, whatever m is.
 #include <cstddef>
 #include <cstring>
 
 #include "backends/cutlass/cutlass_gemm_kernel.cuh"
-#include "cutlass/gemm/group_array_problem_shape.hpp"
 
 namespace kbench::backends::cutlass_kernels {
 namespace {
 
 using cute::_1;
-using cute::_128;
-using cute::_2;
 
-using GroupShape = cutlass::gemm::GroupProblemShape<cute::Shape<int, int, int>>;
-using ProblemSize = GroupShape::UnderlyingProblemShape;
+using ProblemSize = GroupedProblemShape::UnderlyingProblemShape;
 
-// Layout tags as pointers: every group has its own strides (all equal here).
+// Every group's strides are equal here.
 template <class ElementD>
-using GroupedGemm =
-    Sm90Kernel<GroupShape, cutlass::float_e4m3_t, cute::tuple<cutlass::layout::RowMajor*, BlockwiseLayoutSFA*>,
-               cute::tuple<cutlass::layout::ColumnMajor*, BlockwiseLayoutSFB*>, ElementD, cutlass::layout::RowMajor*,
-               cute::Shape<_128, _128, _128>, cute::Shape<_1, _2, _1>,
-               cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperativeFP8BlockScaledAccum,
-               cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative,
-               cutlass::epilogue::fusion::LinearCombination<ElementD, float, void>>;
+using GroupedGemm = Sm90GroupedBlockwiseGemm<ElementD, BlockwiseScaleConfig>;
 
 // Arrays staged on the host for one device allocation, each at a 16-byte aligned offset: where an
 // array will lie is known as it is added, so arguments can point into the allocation it becomes.
