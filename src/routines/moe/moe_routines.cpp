@@ -5,8 +5,10 @@
 #include <cctype>
 #include <string_view>
 
+#include "routines/moe/cutlass_backends.hpp"
 #include "routines/moe/kbench_backends.hpp"
 #include "routines/moe/moe_case.hpp"
+#include "routines/vendor_libraries.hpp"
 
 namespace kbench {
 namespace {
@@ -78,27 +80,31 @@ struct MoeRoutineRow {
   MoeFormat format;
   MoeInputs inputs;
   std::string_view backend_alias;  // the reference's label of its one backend
+  bool cutlass_baseline;           // a `cutlass` backend: CUTLASS's grouped GEMMs in kbench's pipeline
 };
 
 constexpr std::array<MoeRoutineRow, 3> kMoeRoutines = {{
     {"trtllm_fp8_block_scale_moe", "testTrtllmFp8BlockScaleMoe",
      "MoE layer with DeepSeek FP8 block scales (activations 1 x 128, weights 128 x 128): routing, FC1, gated "
      "activation, FC2, weighted top-k sum.",
-     MoeFormat::fp8_block_scale, MoeInputs::trtllm, "trtllm"},
+     MoeFormat::fp8_block_scale, MoeInputs::trtllm, "trtllm", true},
     {"trtllm_fp8_per_tensor_scale_moe", "testTrtllmFp8PerTensorScaleMoe",
      "MoE layer with per-tensor FP8 (Llama 4 style: x and the weights in e4m3, one scale per expert, routing scales "
      "on the input): routing, FC1, gated activation, FC2, weighted top-k sum.",
-     MoeFormat::fp8_per_tensor, MoeInputs::trtllm, "trtllm"},
+     MoeFormat::fp8_per_tensor, MoeInputs::trtllm, "trtllm", false},
     {"cutlass_fused_moe", "testCutlassFusedMoe",
      "MoE layer as CUTLASS's fused MoE runs it (softmax top-k routing, TP/EP simulated on one GPU): base (16-bit) or "
      "fp8 (per-tensor) variants.",
-     MoeFormat::unquantized, MoeInputs::cutlass, "cutlass"},
+     MoeFormat::unquantized, MoeInputs::cutlass, "cutlass", false},
 }};
 
 class FusedMoeRoutine final : public Routine {
  public:
   explicit FusedMoeRoutine(const MoeRoutineRow& row) : row_(row) {
     add_backend(make_moe_cuda_backend(std::string(row.backend_alias)));
+    if (row.cutlass_baseline) {
+      add_backend(vendor_backend<MoeCutlassBackend, CutlassLibrary>({"cutlass", "CUTLASS", "sm_90a"}));
+    }
   }
 
   [[nodiscard]] std::string_view name() const override { return row_.name; }

@@ -1,0 +1,137 @@
+#include "routines/moe/moe_pipeline.hpp"
+
+#include "kbench/cuda_check.hpp"
+#include "kernels/moe/combine.hpp"
+#include "kernels/moe/gated_activation.hpp"
+#include "kernels/moe/permutation.hpp"
+#include "kernels/moe/permute_quantize.hpp"
+#include "kernels/moe/routing.hpp"
+
+namespace kbench {
+
+namespace moe = kernels::moe;
+
+ExpertGemmOperands fc1_operands(const MoeProblem& p, const MoeWorkspace& ws, const MoeOperands& o, int copy) {
+  return {p.w1_rows(),
+          p.hidden,
+          ws.a.get(),
+          p.format == MoeFormat::fp8_block_scale ? ws.a_scale.as<float>() : o.hidden_scale,
+          o.w1,
+          o.w1_scale,
+          ws.fc1.get(),
+          ws.index.at(static_cast<std::size_t>(copy)).row_offsets.as<int32_t>()};
+}
+
+ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, const MoeOperands& o, int copy) {
+  return {p.hidden,
+          p.intermediate,
+          ws.act.get(),
+          ws.act_scale.as<float>(),
+          o.w2,
+          o.w2_scale,
+          ws.fc2.get(),
+          ws.index.at(static_cast<std::size_t>(copy)).row_offsets.as<int32_t>()};
+}
+
+MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms)
+    : p_(problem.problem()), ws_(p_, problem.copies()) {
+  for (int copy = 0; copy < problem.copies(); ++copy) operands_.push_back(problem.operands(copy));
+  gemms_ = plan_gemms(problem, ws_);
+}
+
+void MoePipeline::launch(cudaStream_t stream, int copy) {
+  for (const OperationStage& stage : stages()) stage.launch(stream, copy);
+}
+
+std::vector<OperationStage> MoePipeline::stages() {
+  return {{"routing", [this](cudaStream_t s, int copy) { route(s, copy); }},
+          {"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }},
+          {"fc1", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }},
+          {"activation", [this](cudaStream_t s, int copy) { activate(s, copy); }},
+          {"fc2", [this](cudaStream_t s, int copy) { gemms_->fc2(s, copy); }},
+          {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}};
+}
+
+void MoePipeline::route(cudaStream_t stream, int copy) const {
+  const MoeOperands& o = operands_.at(static_cast<std::size_t>(copy));
+  moe::RoutingParams routing;
+  routing.config = p_.routing;
+  routing.logits = o.logits;
+  routing.logits_dtype = p_.logits_dtype;
+  routing.bias = o.bias;
+  routing.bias_dtype = DType::bfloat16;
+  routing.tokens = p_.tokens;
+  routing.expert_ids = o.expert_ids;
+  routing.weights = o.expert_weights;
+  routing.local_counts = index(copy).local_counts.as<int32_t>();
+  KBENCH_CUDA_CHECK(moe::launch_routing(routing, stream));
+}
+
+// The expert-contiguous index, then the picked rows gathered in its order in FC1's format.
+void MoePipeline::permute(cudaStream_t stream, int copy) const {
+  const MoeWorkspace::Index& ix = index(copy);
+  const MoeOperands& o = operands_.at(static_cast<std::size_t>(copy));
+  moe::PermutationIndexParams order;
+  order.expert_ids = o.expert_ids;
+  order.local_counts = ix.local_counts.as<int32_t>();
+  order.tokens = p_.tokens;
+  order.top_k = static_cast<int>(p_.top_k());
+  order.local_expert_offset = p_.routing.local_expert_offset;
+  order.local_num_experts = static_cast<int>(p_.local_experts());
+  order.row_offsets = ix.row_offsets.as<int32_t>();
+  order.permuted_rows = ix.permuted_rows.as<int32_t>();
+  KBENCH_CUDA_CHECK(moe::launch_permutation_index(order, stream));
+
+  moe::PermuteQuantizeParams gather;
+  gather.format = p_.format == MoeFormat::fp8_block_scale                       ? moe::GatherFormat::fp8_block
+                  : p_.format == MoeFormat::fp8_per_tensor && !p_.hidden_in_fp8 ? moe::GatherFormat::fp8_per_tensor
+                                                                                : moe::GatherFormat::copy;
+  gather.hidden = o.hidden;
+  gather.hidden_dtype = p_.hidden_in_fp8 ? DType::fp8_e4m3 : p_.input_dtype;
+  gather.permuted_rows = ix.permuted_rows.as<int32_t>();
+  gather.tokens = p_.tokens;
+  gather.top_k = static_cast<int>(p_.top_k());
+  gather.hidden_size = p_.hidden;
+  gather.tensor_scale = o.hidden_scale;
+  gather.out = ws_.a.get();
+  gather.out_scale = ws_.a_scale.as<float>();
+  if (p_.routing_scales_on_input) {
+    gather.pick_weights = o.expert_weights;
+    gather.row_weights = ws_.row_weights.as<float>();
+  }
+  KBENCH_CUDA_CHECK(moe::launch_permute_quantize(gather, stream));
+}
+
+void MoePipeline::activate(cudaStream_t stream, int copy) const {
+  moe::GatedActivationParams activation;
+  activation.activation = p_.activation;
+  activation.output = p_.format == MoeFormat::fp8_block_scale  ? moe::ActivationOutput::fp8_block
+                      : p_.format == MoeFormat::fp8_per_tensor ? moe::ActivationOutput::fp8_per_tensor
+                                                               : moe::ActivationOutput::half;
+  activation.fc1 = ws_.fc1.as<uint16_t>();
+  activation.fc1_dtype = p_.input_dtype;
+  activation.row_weights = ws_.row_weights.as<float>();
+  activation.row_count = index(copy).row_offsets.as<int32_t>() + p_.local_experts();
+  activation.max_rows = p_.picks();
+  activation.intermediate = p_.intermediate;
+  activation.out = ws_.act.get();
+  activation.out_scale = ws_.act_scale.as<float>();
+  activation.amax = ws_.act_amax.as<float>();
+  KBENCH_CUDA_CHECK(moe::launch_gated_activation(activation, stream));
+}
+
+void MoePipeline::combine(cudaStream_t stream, int copy) const {
+  const MoeOperands& o = operands_.at(static_cast<std::size_t>(copy));
+  moe::CombineParams sum;
+  sum.expert_rows = ws_.fc2.as<uint16_t>();
+  sum.fp16 = p_.input_dtype == DType::float16;
+  sum.permuted_rows = index(copy).permuted_rows.as<int32_t>();
+  sum.weights = p_.routing_scales_on_input ? nullptr : o.expert_weights;
+  sum.tokens = p_.tokens;
+  sum.top_k = static_cast<int>(p_.top_k());
+  sum.hidden = p_.hidden;
+  sum.output = static_cast<uint16_t*>(o.output);
+  KBENCH_CUDA_CHECK(moe::launch_combine(sum, stream));
+}
+
+}  // namespace kbench

@@ -1,0 +1,105 @@
+// kbench's MoE pipeline, shared by the family's backends: routing -> permutation index -> gather
+// in FC1's format (the activation's FP8 quantization fused) -> FC1 -> gated activation with the
+// intermediate's re-quantization -> FC2 -> weighted top-k combine, each a stage of the operation
+// (--per_stage_timing). The two grouped GEMMs over the local experts are the backend's
+// (ExpertGemms): kbench's own (`cuda`) or CUTLASS's (`cutlass`); the rest is kbench's kernels.
+// Planned outside timing, no host synchronisation (graph-captured).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "core/backend.hpp"
+#include "kbench/device_buffer.hpp"
+#include "routines/moe/moe_case.hpp"
+
+namespace kbench {
+
+// The pipeline's workspace, sized for every pick (tokens x top_k rows). The routing's counts and the
+// permutation's index belong to one input set each, so a stage run alone for a set (per-stage
+// timing) finds that set's expert groups; the activations' buffers are shared by the sets (their
+// calls are ordered on one stream, and every stage rewrites the rows it reads downstream).
+struct MoeWorkspace {
+  struct Index {
+    explicit Index(const MoeProblem& p)
+        : local_counts(static_cast<std::size_t>(p.local_experts()) * sizeof(int32_t)),
+          row_offsets(static_cast<std::size_t>(p.local_experts() + 1) * sizeof(int32_t)),
+          permuted_rows(static_cast<std::size_t>(p.picks()) * sizeof(int32_t)) {}
+    DeviceBuffer local_counts, row_offsets, permuted_rows;
+  };
+  MoeWorkspace(const MoeProblem& p, int copies)
+      : a(bytes(p.picks() * p.hidden, p.operand_dtype())),
+        fc1(bytes(p.picks() * p.w1_rows(), p.input_dtype)),
+        act(bytes(p.picks() * p.intermediate, p.operand_dtype())),
+        fc2(bytes(p.picks() * p.hidden, p.input_dtype)) {
+    for (int copy = 0; copy < copies; ++copy) index.emplace_back(p);
+    if (p.format == MoeFormat::fp8_block_scale) {
+      a_scale = DeviceBuffer(bytes(p.picks() * (p.hidden / kMoeScaleBlock), DType::float32));
+      act_scale = DeviceBuffer(bytes(p.picks() * (p.intermediate / kMoeScaleBlock), DType::float32));
+    } else if (p.format == MoeFormat::fp8_per_tensor) {
+      act_scale = DeviceBuffer(sizeof(float));
+      act_amax = DeviceBuffer(sizeof(float));
+    }
+    if (p.routing_scales_on_input) row_weights = DeviceBuffer(bytes(p.picks(), DType::float32));
+  }
+  static std::size_t bytes(int64_t elements, DType dtype) { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
+
+  std::vector<Index> index;  // per input set
+  DeviceBuffer a, fc1, act, fc2;
+  DeviceBuffer a_scale, act_scale, act_amax, row_weights;  // where the format has them
+};
+
+// What one grouped GEMM of an input set multiplies: A's rows `row_offsets` splits into the local
+// experts' groups (the permuted rows; every pick at most), B = the experts' weights [n][k], and the
+// format's scales (fp8_block_scale: A's 1x128 [row][k / 128], B's K-major 128x128 per expert;
+// fp8_per_tensor: A's one, B's one per expert).
+struct ExpertGemmOperands {
+  int64_t n = 0;
+  int64_t k = 0;
+  const void* a = nullptr;
+  const float* a_scale = nullptr;
+  const void* b = nullptr;
+  const float* b_scale = nullptr;
+  void* d = nullptr;
+  const int32_t* row_offsets = nullptr;
+};
+
+// FC1's (x W1^T) and FC2's (act W2^T) operands of input set `copy`.
+[[nodiscard]] ExpertGemmOperands fc1_operands(const MoeProblem& p, const MoeWorkspace& ws, const MoeOperands& o,
+                                              int copy);
+[[nodiscard]] ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, const MoeOperands& o,
+                                              int copy);
+
+// A backend's two grouped GEMMs, planned for every input set.
+class ExpertGemms {
+ public:
+  virtual ~ExpertGemms() = default;
+  virtual void fc1(cudaStream_t stream, int copy) = 0;
+  virtual void fc2(cudaStream_t stream, int copy) = 0;
+};
+using ExpertGemmPlanner = std::function<std::unique_ptr<ExpertGemms>(const MoeCase&, const MoeWorkspace&)>;
+
+class MoePipeline final : public Operation {
+ public:
+  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms);
+
+  void launch(cudaStream_t stream, int copy) override;
+  [[nodiscard]] std::vector<OperationStage> stages() override;
+
+ private:
+  void route(cudaStream_t stream, int copy) const;
+  void permute(cudaStream_t stream, int copy) const;
+  void activate(cudaStream_t stream, int copy) const;
+  void combine(cudaStream_t stream, int copy) const;
+  [[nodiscard]] const MoeWorkspace::Index& index(int copy) const { return ws_.index.at(static_cast<std::size_t>(copy)); }
+
+  MoeProblem p_;
+  MoeWorkspace ws_;
+  std::vector<MoeOperands> operands_;  // per input set
+  std::unique_ptr<ExpertGemms> gemms_;
+};
+
+}  // namespace kbench
