@@ -2,9 +2,8 @@
 // of each half). fp8_block: the block's amax by a warp reduction, then the e4m3 codes (4 bytes per
 // lane) and the block's scale; fp8_per_tensor: a first pass folds every warp's amax into one float
 // (atomicMax on its bits: non-negative floats order as their bits), a second quantizes with the
-// scale of it. The grid strides over the rows the device-side count says are in use, so the launch
-// needs no host synchronisation.
-#include <algorithm>
+// scale of it. The grid covers max_rows; rows past the device-side count return at once, so the
+// launch needs no host synchronisation.
 #include <cstdint>
 
 #include "kernels/moe/gated_activation.hpp"
@@ -13,8 +12,7 @@
 namespace kbench::kernels::moe {
 namespace {
 
-constexpr int kWarpsPerBlock = 8;
-constexpr int64_t kMaxBlocks = 132 * 8;  // enough resident warps to cover HBM latency on an H100
+constexpr int kWarpsPerBlock = 4;
 static_assert(kActivationBlock == 32 * kValuesPerLane);
 constexpr int kColumnsPerLane = kValuesPerLane;
 
@@ -30,82 +28,60 @@ __device__ __forceinline__ float half_of(uint32_t word, int which, bool fp16) {
   return half_bits_to_float(static_cast<uint16_t>(which ? word >> 16 : word & 0xffffu), fp16);
 }
 
-// One lane's part of a warp's item (a row's 128-column block): its first column.
-struct Item {
-  int64_t row;
-  int64_t column;  // the lane's first column
-  bool active;     // a partial last block (16-bit outputs and the per-tensor scale only): idle lanes count as 0
-};
-
-__device__ __forceinline__ void activations_of(const GatedActivationParams& p, const Item& it,
-                                               float (&a)[kColumnsPerLane]) {
+template <Pass kPass>
+__global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(GatedActivationParams p) {
+  const int64_t blocks_per_row = (p.intermediate + kActivationBlock - 1) / kActivationBlock;
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int64_t row = item / blocks_per_row;
+  if (row >= p.max_rows || row >= *p.row_count) return;  // whole warps leave together
+  const int64_t block = item % blocks_per_row;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int64_t column = block * kActivationBlock + lane * kColumnsPerLane;
+  // A partial last block (16-bit outputs and the per-tensor scale only): its idle lanes count as 0.
+  const bool active = column < p.intermediate;
   const bool fp16 = p.fc1_dtype == DType::float16;
-  const uint16_t* in = p.fc1 + it.row * 2 * p.intermediate;
-  const uint2 up = it.active ? *reinterpret_cast<const uint2*>(in + it.column) : uint2{};
-  const uint2 gate = it.active ? *reinterpret_cast<const uint2*>(in + p.intermediate + it.column) : uint2{};
+  const uint16_t* in = p.fc1 + row * 2 * p.intermediate;
+  const uint2 up = active ? *reinterpret_cast<const uint2*>(in + column) : uint2{};
+  const uint2 gate = active ? *reinterpret_cast<const uint2*>(in + p.intermediate + column) : uint2{};
   const uint32_t up_words[2] = {up.x, up.y}, gate_words[2] = {gate.x, gate.y};
-  const float weight = p.row_weights ? p.row_weights[it.row] : 1.0f;
+  const float weight = p.row_weights ? p.row_weights[row] : 1.0f;
+  float a[kColumnsPerLane];
 #pragma unroll
   for (int i = 0; i < kColumnsPerLane; ++i) {
     const float x0 = half_of(up_words[i / 2], i % 2, fp16), x1 = half_of(gate_words[i / 2], i % 2, fp16);
     a[i] = p.row_weights ? activate(p.activation, x0 * weight, x1 * weight) : activate(p.activation, x0, x1);
   }
-}
 
-// Grid-stride over the items of the rows in use (a few fat CTAs rather than one tiny CTA per four
-// items: the launch of ~10^5 CTAs cost more than their loads).
-template <Pass kPass>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(GatedActivationParams p) {
-  const int64_t blocks_per_row = (p.intermediate + kActivationBlock - 1) / kActivationBlock;
-  const int64_t rows = min(p.max_rows, static_cast<int64_t>(*p.row_count));
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const bool fp16 = p.fc1_dtype == DType::float16;
-  const float tensor_scale = kPass == Pass::write && p.output == ActivationOutput::fp8_per_tensor
-                                 ? gemm::groupwise_scale(*p.amax)
-                                 : 0.0f;
-  if (kPass == Pass::write && p.output == ActivationOutput::fp8_per_tensor && blockIdx.x == 0 && threadIdx.x == 0) {
-    *p.out_scale = tensor_scale;
-  }
-  float amax = 0.0f;
-  for (int64_t item = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-       item < rows * blocks_per_row; item += static_cast<int64_t>(gridDim.x) * kWarpsPerBlock) {
-    const int64_t block = item % blocks_per_row;
-    const int64_t column = block * kActivationBlock + lane * kColumnsPerLane;
-    const Item it{item / blocks_per_row, column, column < p.intermediate};
-    float a[kColumnsPerLane];
-    activations_of(p, it, a);
-    if constexpr (kPass == Pass::per_tensor_amax) {
-      amax = fmaxf(amax, fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3]))));
-      continue;
-    }
-    const int64_t at = it.row * p.intermediate + it.column;
-    if (p.output == ActivationOutput::fp8_block) {  // whole blocks: every lane active
-      const WarpBlockCodes quantized = warp_quantize_block(a);
-      *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = quantized.codes;
-      if (lane == 0) p.out_scale[it.row * blocks_per_row + block] = quantized.scale;
-    } else if (!it.active) {
-      continue;
-    } else if (p.output == ActivationOutput::half) {
-      uint32_t words[2];
-#pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        words[i] = static_cast<uint32_t>(float_to_half_bits(a[2 * i], fp16)) |
-                   static_cast<uint32_t>(float_to_half_bits(a[2 * i + 1], fp16)) << 16;
-      }
-      *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
-    } else {
-      uint32_t codes = 0;
-#pragma unroll
-      for (int i = 0; i < kColumnsPerLane; ++i) {
-        codes |= static_cast<uint32_t>(gemm::groupwise_quantize(a[i], tensor_scale)) << (8 * i);
-      }
-      *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
-    }
-  }
   if constexpr (kPass == Pass::per_tensor_amax) {
+    float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
     for (int offset = 16; offset > 0; offset >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
     if (lane == 0) atomicMax(reinterpret_cast<unsigned*>(p.amax), __float_as_uint(amax));
+    return;
   }
+  const int64_t at = row * p.intermediate + column;
+  if (!active) return;  // after the warp-wide reductions above
+  if (p.output == ActivationOutput::half) {
+    uint32_t words[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      words[i] = static_cast<uint32_t>(float_to_half_bits(a[2 * i], fp16)) |
+                 static_cast<uint32_t>(float_to_half_bits(a[2 * i + 1], fp16)) << 16;
+    }
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+    return;
+  }
+  uint32_t codes = 0;
+  if (p.output == ActivationOutput::fp8_block) {
+    const WarpBlockCodes quantized = warp_quantize_block(a);
+    codes = quantized.codes;
+    if (lane == 0) p.out_scale[row * blocks_per_row + block] = quantized.scale;
+  } else {
+    const float scale = gemm::groupwise_scale(*p.amax);
+#pragma unroll
+    for (int i = 0; i < kColumnsPerLane; ++i) codes |= static_cast<uint32_t>(gemm::groupwise_quantize(a[i], scale)) << (8 * i);
+    if (item == 0 && lane == 0) *p.out_scale = scale;
+  }
+  *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
 }
 
 }  // namespace
@@ -121,7 +97,7 @@ cudaError_t launch_gated_activation(const GatedActivationParams& p, cudaStream_t
   }
   if (p.max_rows == 0) return cudaSuccess;
   const int64_t items = p.max_rows * ((p.intermediate + kActivationBlock - 1) / kActivationBlock);
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock, kMaxBlocks));
+  const auto blocks = static_cast<unsigned>((items + kWarpsPerBlock - 1) / kWarpsPerBlock);
   if (per_tensor) {
     if (const cudaError_t zeroed = cudaMemsetAsync(p.amax, 0, sizeof(float), stream); zeroed != cudaSuccess) {
       return zeroed;

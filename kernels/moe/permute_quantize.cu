@@ -1,7 +1,6 @@
 // The permutation's gather: a warp per (token, 128-column block), 4 columns per lane, converted once
 // (fp8_block: the block's amax by a warp reduction, then 4 codes and the scale), then written to
 // each of the token's local rows.
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/moe/permute_quantize.hpp"
@@ -10,8 +9,7 @@
 namespace kbench::kernels::moe {
 namespace {
 
-constexpr int kWarpsPerBlock = 8;
-constexpr int64_t kMaxBlocks = 132 * 8;  // enough resident warps to cover HBM latency on an H100
+constexpr int kWarpsPerBlock = 4;
 static_assert(kPermuteBlock == 32 * kValuesPerLane);
 constexpr int kColumnsPerLane = kValuesPerLane;
 
@@ -25,53 +23,51 @@ __device__ __forceinline__ void load_four(const uint16_t* in, bool fp16, float (
   }
 }
 
-// Grid-stride over (token, block) items: a few fat CTAs (one tiny CTA per four items cost more to
-// launch than its loads).
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(PermuteQuantizeParams p) {
   const int64_t blocks_per_row = p.hidden_size / kPermuteBlock;
+  const int64_t item = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  const int64_t token = item / blocks_per_row;
+  if (token >= p.tokens) return;  // whole warps leave together
+  const int64_t block = item % blocks_per_row;
   const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int64_t column = block * kPermuteBlock + lane * kColumnsPerLane;
+  const int64_t element = token * p.hidden_size + column;
   const bool fp16 = p.hidden_dtype == DType::float16;
   const bool wide_copy = p.format == GatherFormat::copy && dtype_size(p.hidden_dtype) == 2;
-  for (int64_t item = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-       item < p.tokens * blocks_per_row; item += static_cast<int64_t>(gridDim.x) * kWarpsPerBlock) {
-    const int64_t token = item / blocks_per_row;
-    const int64_t block = item % blocks_per_row;
-    const int64_t column = block * kPermuteBlock + lane * kColumnsPerLane;
-    const int64_t element = token * p.hidden_size + column;
-    uint2 wide = {};     // copy of 16-bit rows: the lane's 8 bytes
-    uint32_t codes = 0;  // otherwise: the lane's 4 bytes
-    float scale = 0.0f;  // fp8_block
-    if (wide_copy) {
-      wide = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.hidden) + element);
-    } else if (p.format == GatherFormat::copy) {
-      codes = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
+
+  uint2 wide = {};      // copy of 16-bit rows: the lane's 8 bytes
+  uint32_t codes = 0;   // otherwise: the lane's 4 bytes
+  float scale = 0.0f;   // fp8_block
+  if (wide_copy) {
+    wide = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.hidden) + element);
+  } else if (p.format == GatherFormat::copy) {
+    codes = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
+  } else {
+    float x[kColumnsPerLane];
+    load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
+    if (p.format == GatherFormat::fp8_block) {
+      const WarpBlockCodes quantized = warp_quantize_block(x);
+      codes = quantized.codes;
+      scale = quantized.scale;
     } else {
-      float x[kColumnsPerLane];
-      load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
-      if (p.format == GatherFormat::fp8_block) {
-        const WarpBlockCodes quantized = warp_quantize_block(x);
-        codes = quantized.codes;
-        scale = quantized.scale;
-      } else {
-        const float tensor_scale = *p.tensor_scale;
+      const float tensor_scale = *p.tensor_scale;
 #pragma unroll
-        for (int i = 0; i < kColumnsPerLane; ++i) {
-          codes |= static_cast<uint32_t>(per_tensor_quantize(x[i], tensor_scale)) << (8 * i);
-        }
+      for (int i = 0; i < kColumnsPerLane; ++i) {
+        codes |= static_cast<uint32_t>(per_tensor_quantize(x[i], tensor_scale)) << (8 * i);
       }
     }
-    for (int j = 0; j < p.top_k; ++j) {
-      const int32_t row = p.permuted_rows[token * p.top_k + j];
-      if (row < 0) continue;
-      const int64_t at = row * p.hidden_size + column;
-      if (wide_copy) {
-        *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = wide;
-      } else {
-        *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
-      }
-      if (lane == 0 && p.format == GatherFormat::fp8_block) p.out_scale[row * blocks_per_row + block] = scale;
-      if (lane == 0 && block == 0 && p.row_weights) p.row_weights[row] = p.pick_weights[token * p.top_k + j];
+  }
+  for (int j = 0; j < p.top_k; ++j) {
+    const int32_t row = p.permuted_rows[token * p.top_k + j];
+    if (row < 0) continue;
+    const int64_t at = row * p.hidden_size + column;
+    if (wide_copy) {
+      *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = wide;
+    } else {
+      *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
     }
+    if (lane == 0 && p.format == GatherFormat::fp8_block) p.out_scale[row * blocks_per_row + block] = scale;
+    if (lane == 0 && block == 0 && p.row_weights) p.row_weights[row] = p.pick_weights[token * p.top_k + j];
   }
 }
 
@@ -95,8 +91,7 @@ cudaError_t launch_permute_quantize(const PermuteQuantizeParams& p, cudaStream_t
   }
   if (p.tokens == 0) return cudaSuccess;
   const int64_t items = p.tokens * (p.hidden_size / kPermuteBlock);
-  permute_quantize_kernel<<<static_cast<unsigned>(std::min<int64_t>((items + kWarpsPerBlock - 1) / kWarpsPerBlock,
-                                                                     kMaxBlocks)),
+  permute_quantize_kernel<<<static_cast<unsigned>((items + kWarpsPerBlock - 1) / kWarpsPerBlock),
                             kWarpsPerBlock * 32, 0, stream>>>(p);
   return cudaGetLastError();
 }
