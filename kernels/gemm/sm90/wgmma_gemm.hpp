@@ -4,7 +4,8 @@
 //   groupwise:  DeepSeek-style fp32 block scales, A 1 x 128 and B 128 x 128, promoted into the fp32
 //               accumulators every 128 of k (each 128-deep slice is accumulated by wgmma alone, then
 //               added times its two scales);
-//   per_tensor: one fp32 scale for all of A and one for all of B, applied in the epilogue;
+//   per_tensor: one fp32 scale for all of A and one for each group of B (or one for all of B),
+//               applied in the epilogue;
 //   none:       bf16 A and B, D = A B^T.
 //   block_fp4:  NVFP4 or MXFP4 A and B (packed e2m1 pairs, element 2j in byte j's low nibble; one
 //               scale byte per 16 or 32 elements of a row in a quant::SfLayout), D = alpha A B^T:
@@ -55,7 +56,9 @@ struct WgmmaGemmParams {
   DType b_dtype = DType::fp8_e4m3;
   void* d = nullptr;
   DType d_dtype = DType::bfloat16;  // bfloat16 or float16
-  // per_tensor: device pointers to A's and B's one dequantization scale each.
+  // per_tensor: device pointers to A's one dequantization scale and B's: group g's at
+  // b_scale[g * b_scale_group_stride] (an MoE's per-expert FP8 weight scales), or with stride 0 one
+  // for all groups. A's rows mix the groups' tokens in one quantized tensor: one scale.
   // groupwise: A's scale of (row, k-block) at a_scale[row * a_scale_row_stride + kb * a_scale_k_stride];
   // B's of (group, n-block, k-block) at b_scale[g * b_scale_group_stride + nb * b_scale_n_stride +
   // kb * b_scale_k_stride] (n-blocks of 128: the last may be partial).

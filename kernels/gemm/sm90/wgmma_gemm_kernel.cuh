@@ -11,7 +11,7 @@
 // without split-K), walked by persistent CTAs (unit = blockIdx.x + i * gridDim.x).
 //   per_tensor (and none, bf16): wgmma accumulates every slice into the fp32 accumulators; a slice's stage is released
 //               once the next slice's wgmmas are issued and its own are done (one group in flight);
-//               the epilogue multiplies by a_scale * b_scale (per_tensor).
+//               the epilogue multiplies by a_scale * b_scale (per_tensor: B's of the tile's group).
 //   groupwise:  each 128-wide column sub-tile of the slice is accumulated by 4 wgmmas into a
 //               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
@@ -698,9 +698,9 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
       if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
     }
     if (args.k_splits > 1 && !reduce_splits<Cfg>(args, unit, acc, row0 < tile.row_end, consumer, thread)) continue;
-    // Per-tensor: the scales once, on the tile's (or the splits' summed) raw products; block_fp4:
-    // alpha and the operands' 2^-32 each (fp4_expand.hpp).
-    const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale)
+    // Per-tensor: the scales once (B's of the tile's group), on the tile's (or the splits' summed)
+    // raw products; block_fp4: alpha and the operands' 2^-32 each (fp4_expand.hpp).
+    const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale + tile.group * args.b_scale_group_stride)
                         : Cfg::kFp4     ? args.alpha * 0x1p64f
                                         : 1.0f;
     store_tile<Cfg>(args, tile, acc, row0, lane, scale);

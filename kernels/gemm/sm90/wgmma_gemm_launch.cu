@@ -198,6 +198,11 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
     if (auto reason = fp4_unsupported(p)) return reason;
   }
   if (p.scaling == GemmScaling::groupwise && p.k % 128 != 0) return "k must be a multiple of 128 (whole scale blocks)";
+  if (p.scaling == GemmScaling::per_tensor &&
+      (p.a_scale_row_stride != 0 || p.a_scale_k_stride != 0 || p.b_scale_n_stride != 0 || p.b_scale_k_stride != 0)) {
+    return "per_tensor scales all of A by one scale and each group of B by one (b_scale_group_stride apart): its "
+           "row, n and k scale strides must be 0";
+  }
   if (!fp4 && p.k * static_cast<int64_t>(dtype_size(operands)) % 16 != 0) {
     return "rows of k must be multiples of 16 bytes (TMA): k a multiple of " + std::to_string(16 / dtype_size(operands));
   }

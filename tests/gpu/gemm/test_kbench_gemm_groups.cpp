@@ -1,0 +1,225 @@
+// GPU tests of kbench's wgmma GEMM (kernels/gemm/sm90) in the grouped forms its MoE users run, the
+// kernel alone: per_tensor FP8 with one B scale per group. Each case runs one plan per tile shape
+// (and one with split-K forced) on groups of unequal sizes read on the device (two partitions, empty
+// groups and a single row among them, rows past the last offset left to nobody) or on equal groups
+// (1, 7 and 100 rows), over random inputs and a poisoned D; each group's rows are compared with
+// kbench's reference GEMM of that group alone, and the rows no group owns must still be poison.
+// Each test skips itself without a CUDA device or off Hopper.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/host_tensor.hpp"
+#include "gpu_test_support.hpp"
+#include "kbench/cuda_check.hpp"
+#include "kbench/cuda_stream.hpp"
+#include "kbench/device_buffer.hpp"
+#include "kernels/common/tensor_fill.hpp"
+#include "kernels/gemm/gemm_kernels.hpp"
+#include "kernels/gemm/sm90/wgmma_gemm.hpp"
+
+namespace {
+
+using kbench::DeviceBuffer;
+using kbench::DType;
+using kbench::testing::ScopedEnv;
+using kbench::testing::to_host;
+namespace kg = kbench::kernels::gemm;
+namespace wg = kbench::kernels::gemm::sm90;
+
+bool hopper_kernel_here() {
+  int device = 0, major = 0, minor = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major == 9 && minor == 0 && wg::wgmma_gemm_built_for_sm90a();
+}
+
+#define KBENCH_REQUIRE_HOPPER_KERNEL()                                               \
+  do {                                                                               \
+    KBENCH_REQUIRE_GPU();                                                            \
+    if (!hopper_kernel_here()) GTEST_SKIP() << "kbench's GEMM kernel is sm_90a";     \
+  } while (0)
+
+// The groups of A's and D's `rows` rows: equal groups (rows_per_group > 0, one partition), or row
+// offsets read on the device, each partition run by the same plan.
+struct Groups {
+  int count;
+  int64_t rows;
+  int64_t rows_per_group;
+  std::vector<std::vector<int32_t>> partitions;
+};
+
+Groups equal_groups(int count, int64_t rows_per_group) {
+  std::vector<int32_t> offsets;
+  for (int g = 0; g <= count; ++g) offsets.push_back(static_cast<int32_t>(g * rows_per_group));
+  return {count, count * rows_per_group, rows_per_group, {offsets}};
+}
+
+// 1100 rows in 5 groups, twice: sizes 1, 0, 7, 100, 892 and 0, 300, 1, 0, 736 (groups across tile
+// edges, empty first and middle groups); the last 100 and 63 rows belong to no group.
+Groups device_groups() { return {5, 1100, 0, {{0, 1, 1, 8, 108, 1000}, {0, 0, 300, 301, 301, 1037}}}; }
+
+std::string describe(const Groups& groups) {
+  return groups.rows_per_group > 0
+             ? std::to_string(groups.count) + " equal groups of " + std::to_string(groups.rows_per_group) + " rows"
+             : std::to_string(groups.count) + " groups read on the device";
+}
+
+float stored_value(uint16_t bits, DType dtype) {
+  if (dtype == DType::bfloat16) return __bfloat162float(__nv_bfloat16_raw{bits});
+  return __half2float(__half_raw{bits});
+}
+
+// Sets reference.a and reference.b to group `group`'s operands, its rows starting at A's row
+// `first_row` (m, n, k and the output are set by the caller).
+using GroupOperands = std::function<void(int group, int64_t first_row, kg::ReferenceGemmParams& reference)>;
+
+// The absolute tolerance, a fraction of a group's largest magnitude: the fp32 sums' order
+// (1e-3, as the other GEMM tests), or FP8 wgmma's accumulation, which aligns each k-step's products
+// to ~14 bits (up to ~2e-3 at k 1024 in the worst, linear case).
+constexpr float kSumTolerance = 1e-3f;
+constexpr float kFp8SumTolerance = 4e-3f;
+
+// Rows [begin, end) of D (group `group`) against the reference GEMM of that group alone: within 2
+// ulps of D's type plus `sum_tolerance` of the group's largest magnitude (the products are exact;
+// the sums and D's rounding differ).
+void expect_group_matches(const std::vector<uint16_t>& got, DType d_dtype, int64_t n, int64_t k, int group,
+                          int64_t begin, int64_t end, const GroupOperands& operands, float sum_tolerance,
+                          cudaStream_t stream) {
+  const int64_t count = (end - begin) * n;
+  DeviceBuffer expected(static_cast<std::size_t>(count) * sizeof(float));
+  kg::ReferenceGemmParams r;
+  r.m = end - begin;
+  r.n = n;
+  r.k = k;
+  r.out_dtype = DType::float32;
+  r.out = expected.as<float>();
+  operands(group, begin, r);
+  KBENCH_CUDA_CHECK(kg::reference_gemm(r, stream));
+  const std::vector<float> want = kbench::read_as_floats(expected.get(), DType::float32, static_cast<std::size_t>(count), stream);
+  float largest = 0.0f;
+  for (const float v : want) largest = std::max(largest, std::fabs(v));
+  ASSERT_GT(largest, 0.0f) << "group " << group;
+  const float ulp = d_dtype == DType::bfloat16 ? 0x1p-7f : 0x1p-10f;
+  int bad = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const float value = stored_value(got[static_cast<std::size_t>(begin * n + i)], d_dtype);
+    const float e = want[static_cast<std::size_t>(i)];
+    if (!(std::fabs(value - e) <= 2.0f * ulp * std::fabs(e) + sum_tolerance * largest) && ++bad <= 5) {  // NaN fails
+      ADD_FAILURE() << "group " << group << " row " << begin + i / n << " column " << i % n << ": " << value
+                    << " against " << e;
+    }
+  }
+  EXPECT_EQ(bad, 0) << "group " << group << " rows " << begin << ".." << end;
+}
+
+// Plans `p` (its groups, rows and D set here) once per tile shape and once with split-K forced
+// (3 splits where k has the blocks), runs each plan on every partition of `groups` over a poisoned D,
+// and compares each non-empty group with its reference; rows past the last offset stay poison. All on
+// `stream`, the one the operands were made on.
+void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, const GroupOperands& operands,
+                                   cudaStream_t stream, float sum_tolerance = kSumTolerance) {
+  SCOPED_TRACE(describe(groups) + ", n " + std::to_string(p.n) + " k " + std::to_string(p.k) + ", D " +
+               std::string(kbench::dtype_name(p.d_dtype)));
+  DeviceBuffer d(static_cast<std::size_t>(groups.rows * p.n) * 2);
+  DeviceBuffer offsets(static_cast<std::size_t>(groups.count + 1) * sizeof(int32_t));
+  p.groups = groups.count;
+  p.rows = groups.rows;
+  p.rows_per_group = groups.rows_per_group;
+  p.row_offsets = groups.rows_per_group > 0 ? nullptr : offsets.as<int32_t>();
+  p.d = d.get();
+  struct PlanChoice {
+    const char* tiles;
+    const char* splits;
+  };
+  for (const PlanChoice choice : {PlanChoice{"128x256", "1"}, PlanChoice{"64x128", "1"}, PlanChoice{nullptr, "3"}}) {
+    SCOPED_TRACE(std::string("tiles ") + (choice.tiles != nullptr ? choice.tiles : "(heuristic)") + ", splits " +
+                 choice.splits);
+    const ScopedEnv tiles("KBENCH_WGMMA_GEMM_TILES", choice.tiles);
+    const ScopedEnv splits("KBENCH_WGMMA_GEMM_SPLITS", choice.splits);
+    const wg::WgmmaGemm gemm(p);
+    for (const std::vector<int32_t>& bounds : groups.partitions) {
+      if (groups.rows_per_group == 0) {
+        KBENCH_CUDA_CHECK(cudaMemcpyAsync(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice, stream));
+      }
+      KBENCH_CUDA_CHECK(kbench::kernels::poison(d.get(), static_cast<int64_t>(d.bytes()), stream));
+      KBENCH_CUDA_CHECK(gemm.run(stream));
+      const std::vector<uint16_t> got = to_host<uint16_t>(d.get(), groups.rows * p.n, stream);
+      for (int g = 0; g < groups.count; ++g) {
+        const int64_t begin = bounds[static_cast<std::size_t>(g)], end = bounds[static_cast<std::size_t>(g) + 1];
+        if (begin < end) {
+          expect_group_matches(got, p.d_dtype, p.n, p.k, g, begin, end, operands, sum_tolerance, stream);
+        }
+      }
+      const int64_t owned = bounds.back() * p.n;
+      const auto first_written = std::find_if(got.begin() + owned, got.end(), [](uint16_t bits) { return bits != 0xFFFF; });
+      EXPECT_EQ(first_written, got.end()) << "row " << (first_written - got.begin()) / p.n << " belongs to no group";
+    }
+  }
+}
+
+// ---- per_tensor: one B scale per group ----------------------------------------------------------
+
+// Random e4m3 A [rows][k] and B [groups][n][k], A's scale and one scale per group of B (distinct,
+// 0.25 to 2), or one for all of them (b_scale_group_stride 0).
+void expect_per_tensor_groups_match(const Groups& groups, int64_t n, int64_t k, DType d_dtype, int64_t b_scale_group_stride) {
+  SCOPED_TRACE("b_scale_group_stride " + std::to_string(b_scale_group_stride));
+  kbench::CudaStream stream;
+  DeviceBuffer a(static_cast<std::size_t>(groups.rows * k)), b(static_cast<std::size_t>(groups.count * n * k));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(a.get(), DType::fp8_e4m3, groups.rows * k, 31, 0.0f, 1.0f, stream.get()));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(b.get(), DType::fp8_e4m3, groups.count * n * k, 32, 0.0f, 1.0f, stream.get()));
+  std::vector<float> scales = {0.75f};  // A's, then B's
+  for (int g = 0; g < groups.count; ++g) scales.push_back(0.25f + 1.75f * static_cast<float>(g + 1) / static_cast<float>(groups.count));
+  DeviceBuffer scale_buffer(scales.size() * sizeof(float));
+  KBENCH_CUDA_CHECK(
+      cudaMemcpyAsync(scale_buffer.get(), scales.data(), scale_buffer.bytes(), cudaMemcpyHostToDevice, stream.get()));
+  const float* a_scale = scale_buffer.as<float>();
+  const float* b_scales = a_scale + 1;
+
+  wg::WgmmaGemmParams p;
+  p.scaling = wg::GemmScaling::per_tensor;
+  p.n = n;
+  p.k = k;
+  p.a = a.get();
+  p.b = b.get();
+  p.a_dtype = p.b_dtype = DType::fp8_e4m3;
+  p.d_dtype = d_dtype;
+  p.a_scale = a_scale;
+  p.b_scale = b_scales;
+  p.b_scale_group_stride = b_scale_group_stride;
+  expect_groups_match_reference(p, groups, [&](int g, int64_t first_row, kg::ReferenceGemmParams& r) {
+    r.a.data = a.as<uint8_t>() + first_row * k;
+    r.a.dtype = DType::fp8_e4m3;
+    r.a.tensor_scale = a_scale;
+    r.b.data = b.as<uint8_t>() + g * n * k;
+    r.b.dtype = DType::fp8_e4m3;
+    r.b.tensor_scale = b_scales + g * b_scale_group_stride;
+  }, stream.get(), kFp8SumTolerance);
+}
+
+TEST(KbenchGemmGroups, PerTensorScaleOfEachGroupOfB) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  expect_per_tensor_groups_match(device_groups(), 384, 512, DType::bfloat16, 1);
+  expect_per_tensor_groups_match(device_groups(), 256, 1024, DType::float16, 1);
+  expect_per_tensor_groups_match(equal_groups(3, 1), 256, 256, DType::bfloat16, 1);
+  expect_per_tensor_groups_match(equal_groups(4, 7), 640, 384, DType::float16, 1);
+  expect_per_tensor_groups_match(equal_groups(3, 100), 512, 512, DType::bfloat16, 1);
+}
+
+// Stride 0: one scale for all groups, as before per-group scales.
+TEST(KbenchGemmGroups, PerTensorScaleSharedByTheGroups) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  expect_per_tensor_groups_match(device_groups(), 384, 512, DType::bfloat16, 0);
+  expect_per_tensor_groups_match(equal_groups(2, 100), 256, 256, DType::float16, 0);
+}
+
+}  // namespace
