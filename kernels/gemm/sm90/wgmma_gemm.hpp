@@ -1,12 +1,12 @@
 // kbench's own GEMM for Hopper (sm_90a, issue 18): D = A B^T with A [rows][k] and B [groups][n][k]
-// both k-contiguous, D [rows][n] row-major: e4m3 operands in one of two scalings, bf16 (none), or
-// block-scaled FP4 expanded to bf16 in the pipeline (block_fp4):
+// both k-contiguous, D [rows][n] row-major: e4m3 operands in one of two scalings, bf16 or fp16
+// (none), or block-scaled FP4 expanded to bf16 in the pipeline (block_fp4):
 //   groupwise:  DeepSeek-style fp32 block scales, A 1 x 128 and B 128 x 128, promoted into the fp32
 //               accumulators every 128 of k (each 128-deep slice is accumulated by wgmma alone, then
 //               added times its two scales);
 //   per_tensor: one fp32 scale for all of A and one for each group of B (or one for all of B),
 //               applied in the epilogue;
-//   none:       bf16 A and B, D = A B^T.
+//   none:       bf16 A and B, or fp16 A and B (wgmma's f16 with fp32 accumulation), D = A B^T.
 //   block_fp4:  NVFP4 or MXFP4 A and B (packed e2m1 pairs, element 2j in byte j's low nibble; one
 //               scale byte per 16 or 32 elements of a row in a quant::SfLayout), D = alpha A B^T:
 //               a converter warpgroup expands each k-slice to bf16 (x its block scales, exactly:
@@ -50,8 +50,10 @@ struct WgmmaGemmParams {
   int64_t rows = 0;  // rows of A and D (all groups)
   int64_t n = 0;
   int64_t k = 0;     // a multiple of 128 (groupwise, block_fp4); rows of 16-byte multiples (TMA)
+  // A's and B's elements: fp8_e4m3 (per_tensor, groupwise), bfloat16 or float16 (none: A and B
+  // alike) or uint8 (block_fp4: e2m1 code pairs).
   const void* a = nullptr;
-  DType a_dtype = DType::fp8_e4m3;  // fp8_e4m3 (scaled), bfloat16 (none) or uint8 (block_fp4: code pairs)
+  DType a_dtype = DType::fp8_e4m3;
   const void* b = nullptr;
   DType b_dtype = DType::fp8_e4m3;
   void* d = nullptr;

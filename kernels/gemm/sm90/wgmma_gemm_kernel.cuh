@@ -6,12 +6,13 @@
 // into a ring of stages, all lanes copy the slices' block scales beside them), warpgroups
 // 1..kConsumers the consumers, 64 rows of the tile each. Tiles are kBlockM x kBlockN, in bands of
 // kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
-// bytes deep (128 fp8 or 64 bf16 elements): one 128-byte swizzled row per tile row, and
+// bytes deep (128 fp8 or 64 bf16 / fp16 elements): one 128-byte swizzled row per tile row, and
 // (groupwise) one block scale. A unit of work is one tile's k-split (k_splits of them a tile, 1
 // without split-K), walked by persistent CTAs (unit = blockIdx.x + i * gridDim.x).
-//   per_tensor (and none, bf16): wgmma accumulates every slice into the fp32 accumulators; a slice's stage is released
-//               once the next slice's wgmmas are issued and its own are done (one group in flight);
-//               the epilogue multiplies by a_scale * b_scale (per_tensor: B's of the tile's group).
+//   per_tensor (and none, bf16 or fp16): wgmma accumulates every slice into the fp32
+//               accumulators; a slice's stage is released once the next slice's wgmmas are issued
+//               and its own are done (one group in flight); the epilogue multiplies by
+//               a_scale * b_scale (per_tensor: B's of the tile's group).
 //   groupwise:  each 128-wide column sub-tile of the slice is accumulated by 4 wgmmas into a
 //               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
@@ -106,7 +107,7 @@ struct WgmmaGemmArgs {
 
 template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_>
 struct WgmmaGemmConfig {
-  using A = ElemA;  // cute::float_e4m3_t, cute::float_e5m2_t or cute::bfloat16_t (also block_fp4's)
+  using A = ElemA;  // cute::float_e4m3_t, cute::float_e5m2_t, cute::bfloat16_t (also block_fp4's) or cute::half_t
   using B = ElemB;
   static constexpr bool kGroupwise = kScaling == GemmScaling::groupwise;
   static constexpr bool kPerTensor = kScaling == GemmScaling::per_tensor;
@@ -118,7 +119,7 @@ struct WgmmaGemmConfig {
   static constexpr int kBlockN = kBlockN_;
   static constexpr int kElemBytes = static_cast<int>(sizeof(ElemA));
   static_assert(sizeof(ElemA) == sizeof(ElemB), "A and B of one width");
-  static constexpr int kBlockK = 128;  // bytes of k per slice: one swizzled row (128 fp8, 64 bf16)
+  static constexpr int kBlockK = 128;  // bytes of k per slice: one swizzled row (128 fp8, 64 bf16 or fp16)
   static constexpr int kStepK = 32 / kElemBytes;  // k of one wgmma (32 bytes)
   // N of one wgmma and of one B scale block at most: 128-column sub-tiles (the groupwise temporary
   // of a whole 256-wide tile would not fit beside the accumulators).
@@ -780,6 +781,9 @@ using PerTensorTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor,
 using Bf16 = cute::bfloat16_t;
 using Bf16Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 256, 2>;
 using Bf16Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::none, 128, 1>;
+using Fp16 = cute::half_t;
+using Fp16Tile128x256 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::none, 256, 2>;
+using Fp16Tile64x128 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::none, 128, 1>;
 using Fp4Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::block_fp4, 256, 2>;
 using Fp4Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::block_fp4, 128, 1>;
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
@@ -788,6 +792,8 @@ extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaG
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Bf16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Bf16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Fp16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<Fp16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Fp4Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Fp4Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 

@@ -92,13 +92,14 @@ constexpr TileChoice kGroupwiseTiles[] = {tile_choice<GroupwiseTile128x256>("128
 constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128x256"),
                                           tile_choice<PerTensorTile64x128>("64x128")};
 constexpr TileChoice kBf16Tiles[] = {tile_choice<Bf16Tile128x256>("128x256"), tile_choice<Bf16Tile64x128>("64x128")};
+constexpr TileChoice kFp16Tiles[] = {tile_choice<Fp16Tile128x256>("128x256"), tile_choice<Fp16Tile64x128>("64x128")};
 constexpr TileChoice kFp4Tiles[] = {tile_choice<Fp4Tile128x256>("128x256"), tile_choice<Fp4Tile64x128>("64x128")};
 
-std::span<const TileChoice> tiles_of(GemmScaling scaling) {
-  switch (scaling) {
+std::span<const TileChoice> tiles_of(const WgmmaGemmParams& p) {
+  switch (p.scaling) {
     case GemmScaling::groupwise: return kGroupwiseTiles;
     case GemmScaling::per_tensor: return kPerTensorTiles;
-    case GemmScaling::none: return kBf16Tiles;
+    case GemmScaling::none: return p.a_dtype == DType::float16 ? kFp16Tiles : kBf16Tiles;
     case GemmScaling::block_fp4: return kFp4Tiles;
   }
   return kBf16Tiles;
@@ -113,7 +114,7 @@ int64_t m_blocks(const WgmmaGemmParams& p, int block_m) {
 
 // KBENCH_WGMMA_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
 const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
-  const std::span<const TileChoice> tiles = tiles_of(p.scaling);
+  const std::span<const TileChoice> tiles = tiles_of(p);
   if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
     for (const TileChoice& t : tiles) {
       if (std::string_view(forced) == t.name) return t;
@@ -187,11 +188,16 @@ std::optional<std::string> fp4_unsupported(const WgmmaGemmParams& p) {
 
 std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
   const bool fp4 = p.scaling == GemmScaling::block_fp4;
-  const DType operands = fp4 ? DType::uint8 : p.scaling == GemmScaling::none ? DType::bfloat16 : DType::fp8_e4m3;
-  if (p.a_dtype != operands || p.b_dtype != operands) {
-    return fp4 ? "kbench's FP4 GEMM takes packed e2m1 pairs (uint8) for A and B"
-           : p.scaling == GemmScaling::none ? "kbench's unscaled GEMM is instantiated for bfloat16 operands"
-                                            : "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
+  if (p.scaling == GemmScaling::none) {
+    if (p.a_dtype != p.b_dtype || (p.a_dtype != DType::bfloat16 && p.a_dtype != DType::float16)) {
+      return "kbench's unscaled GEMM is instantiated for bfloat16 x bfloat16 and float16 x float16 operands";
+    }
+  } else {
+    const DType operands = fp4 ? DType::uint8 : DType::fp8_e4m3;
+    if (p.a_dtype != operands || p.b_dtype != operands) {
+      return fp4 ? "kbench's FP4 GEMM takes packed e2m1 pairs (uint8) for A and B"
+                 : "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
+    }
   }
   if (p.d_dtype != DType::bfloat16 && p.d_dtype != DType::float16) return "kbench's GEMM writes bfloat16 or float16";
   if (fp4) {
@@ -203,8 +209,8 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
     return "per_tensor scales all of A by one scale and each group of B by one (b_scale_group_stride apart): its "
            "row, n and k scale strides must be 0";
   }
-  if (!fp4 && p.k * static_cast<int64_t>(dtype_size(operands)) % 16 != 0) {
-    return "rows of k must be multiples of 16 bytes (TMA): k a multiple of " + std::to_string(16 / dtype_size(operands));
+  if (!fp4 && p.k * static_cast<int64_t>(dtype_size(p.a_dtype)) % 16 != 0) {
+    return "rows of k must be multiples of 16 bytes (TMA): k a multiple of " + std::to_string(16 / dtype_size(p.a_dtype));
   }
   if (p.n % 2 != 0) return "n must be even (the epilogue stores column pairs)";
   if (p.groups < 1) return "at least one group";

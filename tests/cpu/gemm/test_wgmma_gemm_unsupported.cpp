@@ -46,4 +46,21 @@ TEST(WgmmaGemmUnsupported, PerTensorTakesOneScaleForEachGroupOfB) {
   }
 }
 
+TEST(WgmmaGemmUnsupported, UnscaledTakesBf16OrFp16OperandsAlike) {
+  for (const DType operands : {DType::bfloat16, DType::float16}) {
+    for (const DType d : {DType::bfloat16, DType::float16}) {
+      wg::WgmmaGemmParams p = grouped(wg::GemmScaling::none, operands);
+      p.d_dtype = d;
+      EXPECT_EQ(wg::wgmma_gemm_unsupported(p), std::nullopt);
+    }
+  }
+  wg::WgmmaGemmParams mixed = grouped(wg::GemmScaling::none, DType::bfloat16);
+  mixed.b_dtype = DType::float16;
+  expect_refused(mixed, "bfloat16 x bfloat16 and float16 x float16");
+  expect_refused(grouped(wg::GemmScaling::none, DType::fp8_e4m3), "bfloat16 x bfloat16 and float16 x float16");
+  wg::WgmmaGemmParams odd_k = grouped(wg::GemmScaling::none, DType::float16);
+  odd_k.k = 1020;
+  expect_refused(odd_k, "k a multiple of 8");
+}
+
 }  // namespace

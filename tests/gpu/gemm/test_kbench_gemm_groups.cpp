@@ -1,5 +1,6 @@
 // GPU tests of kbench's wgmma GEMM (kernels/gemm/sm90) in the grouped forms its MoE users run, the
-// kernel alone: per_tensor FP8 with one B scale per group. Each case runs one plan per tile shape
+// kernel alone: per_tensor FP8 with one B scale per group, and fp16 (and bf16) operands without
+// scales. Each case runs one plan per tile shape
 // (and one with split-K forced) on groups of unequal sizes read on the device (two partitions, empty
 // groups and a single row among them, rows past the last offset left to nobody) or on equal groups
 // (1, 7 and 100 rows), over random inputs and a poisoned D; each group's rows are compared with
@@ -220,6 +221,49 @@ TEST(KbenchGemmGroups, PerTensorScaleSharedByTheGroups) {
   KBENCH_REQUIRE_HOPPER_KERNEL();
   expect_per_tensor_groups_match(device_groups(), 384, 512, DType::bfloat16, 0);
   expect_per_tensor_groups_match(equal_groups(2, 100), 256, 256, DType::float16, 0);
+}
+
+// ---- none: bf16 or fp16 operands ---------------------------------------------------------------
+
+// Random A [rows][k] and B [groups][n][k] of `operands` (B's rows of norm ~1, so D ~ N(0, 1)).
+void expect_unscaled_groups_match(const Groups& groups, int64_t n, int64_t k, DType operands, DType d_dtype) {
+  SCOPED_TRACE(std::string("operands ") + std::string(kbench::dtype_name(operands)));
+  kbench::CudaStream stream;
+  DeviceBuffer a(static_cast<std::size_t>(groups.rows * k) * 2), b(static_cast<std::size_t>(groups.count * n * k) * 2);
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(a.get(), operands, groups.rows * k, 41, 0.0f, 1.0f, stream.get()));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(b.get(), operands, groups.count * n * k, 42, 0.0f,
+                                                 1.0f / std::sqrt(static_cast<float>(k)), stream.get()));
+  wg::WgmmaGemmParams p;
+  p.scaling = wg::GemmScaling::none;
+  p.n = n;
+  p.k = k;
+  p.a = a.get();
+  p.b = b.get();
+  p.a_dtype = p.b_dtype = operands;
+  p.d_dtype = d_dtype;
+  expect_groups_match_reference(p, groups, [&](int g, int64_t first_row, kg::ReferenceGemmParams& r) {
+    r.a.data = a.as<uint16_t>() + first_row * k;
+    r.a.dtype = operands;
+    r.b.data = b.as<uint16_t>() + g * n * k;
+    r.b.dtype = operands;
+  }, stream.get());
+}
+
+TEST(KbenchGemmGroups, Fp16Operands) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  for (const DType d_dtype : {DType::bfloat16, DType::float16}) {
+    expect_unscaled_groups_match(device_groups(), 384, 512, DType::float16, d_dtype);
+    expect_unscaled_groups_match(equal_groups(3, 1), 256, 64, DType::float16, d_dtype);    // one k-block
+    expect_unscaled_groups_match(equal_groups(4, 7), 640, 200, DType::float16, d_dtype);   // a partial k-block
+    expect_unscaled_groups_match(equal_groups(3, 100), 512, 1024, DType::float16, d_dtype);
+  }
+}
+
+// The bf16 instantiations on the same groups, beside their fp16 twins.
+TEST(KbenchGemmGroups, Bf16Operands) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  expect_unscaled_groups_match(device_groups(), 384, 512, DType::bfloat16, DType::bfloat16);
+  expect_unscaled_groups_match(equal_groups(4, 7), 640, 200, DType::bfloat16, DType::float16);
 }
 
 }  // namespace
