@@ -1,6 +1,7 @@
 # kbench's wgmma GEMM (TMA + wgmma, sm_90a): its launch and tile heuristic, and one translation unit
-# per instantiation: e4m3 groupwise and per-tensor, bf16 and fp16 unscaled and block-scaled FP4
-# (expanded to bf16), each in 128 x 256 and 64 x 128 tiles.
+# per instantiation: e4m3 groupwise and per-tensor, bf16 and fp16 unscaled, block-scaled FP4
+# (expanded to bf16) and weight-only FP4 (B expanded to A's bf16 or fp16), each in 128 x 256 and
+# 64 x 128 tiles.
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_launch.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_groupwise_128x256.cu
@@ -12,7 +13,11 @@ target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_fp16_128x256.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_fp16_64x128.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_fp4_128x256.cu
-  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_fp4_64x128.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_fp4_64x128.cu
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_weight_fp4_bf16_128x256.cu
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_weight_fp4_bf16_64x128.cu
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_weight_fp4_fp16_128x256.cu
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_weight_fp4_fp16_64x128.cu)
 # wgmma and setmaxnreg exist only in sm_90a code: elsewhere the kernels trap, so the backend refuses.
 if(CMAKE_CUDA_ARCHITECTURES MATCHES "(^|;)90a")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_launch.cu

@@ -1,6 +1,6 @@
 // kbench's own GEMM for Hopper (sm_90a, issue 18): D = A B^T with A [rows][k] and B [groups][n][k]
 // both k-contiguous, D [rows][n] row-major: e4m3 operands in one of two scalings, bf16 or fp16
-// (none), or block-scaled FP4 expanded to bf16 in the pipeline (block_fp4):
+// (none), or block-scaled FP4 expanded in the pipeline (block_fp4: both operands; weight_fp4: B):
 //   groupwise:  DeepSeek-style fp32 block scales, A 1 x 128 and B 128 x 128, promoted into the fp32
 //               accumulators every 128 of k (each 128-deep slice is accumulated by wgmma alone, then
 //               added times its two scales);
@@ -11,6 +11,9 @@
 //               scale byte per 16 or 32 elements of a row in a quant::SfLayout), D = alpha A B^T:
 //               a converter warpgroup expands each k-slice to bf16 (x its block scales, exactly:
 //               fp4_expand.hpp) into the stages the bf16 wgmma reads; alpha in the fp32 epilogue.
+//   weight_fp4: bf16 or fp16 A (as none) and NVFP4 or MXFP4 B, one matrix per group (an MoE's FP4
+//               expert weights), D = group_alpha[g] A B^T: B expanded into A's type as block_fp4
+//               expands it (fp16: NVFP4 only, exact), the group's alpha in the fp32 epilogue.
 // A's and D's rows are split into groups (contiguous layout: group g owns rows
 // [row_offsets[g], row_offsets[g + 1])), group g multiplying B's matrix g: one matrix (groups 1), a
 // batch (equal groups) or an MoE grouped GEMM whose group sizes live on the device (graph-safe: no
@@ -33,7 +36,7 @@
 
 namespace kbench::kernels::gemm::sm90 {
 
-enum class GemmScaling { per_tensor, groupwise, none, block_fp4 };
+enum class GemmScaling { per_tensor, groupwise, none, block_fp4, weight_fp4 };
 
 // Groups whose sizes are read on the device: at most this many (their offsets and tile counts are
 // staged in shared memory).
@@ -49,9 +52,9 @@ struct WgmmaGemmParams {
   const int32_t* row_offsets = nullptr;
   int64_t rows = 0;  // rows of A and D (all groups)
   int64_t n = 0;
-  int64_t k = 0;     // a multiple of 128 (groupwise, block_fp4); rows of 16-byte multiples (TMA)
+  int64_t k = 0;     // a multiple of 128 (groupwise, FP4); rows of 16-byte multiples (TMA)
   // A's and B's elements: fp8_e4m3 (per_tensor, groupwise), bfloat16 or float16 (none: A and B
-  // alike) or uint8 (block_fp4: e2m1 code pairs).
+  // alike), uint8 (block_fp4: e2m1 code pairs) or bfloat16 / float16 A and uint8 B (weight_fp4).
   const void* a = nullptr;
   DType a_dtype = DType::fp8_e4m3;
   const void* b = nullptr;
@@ -71,15 +74,22 @@ struct WgmmaGemmParams {
   int64_t b_scale_group_stride = 0;
   int64_t b_scale_n_stride = 0;
   int64_t b_scale_k_stride = 0;
-  // block_fp4 (one group, n a multiple of 128): the format (nvfp4: e4m3 scales of 16 elements;
-  // mxfp4: ue8m0 of 32), A's scale bytes over its rows and B's over its n rows, each in its layout
-  // with k / block scale columns, and alpha (NVFP4's 1 / (global scale A x global scale B)).
+  // block_fp4 (one group) and weight_fp4 (B only, any groups), n a multiple of 128: the format
+  // (nvfp4: e4m3 scales of 16 elements; mxfp4: ue8m0 of 32), A's scale bytes over its rows
+  // (block_fp4) and B's over its n rows, each in its layout with k / block scale columns, and
+  // block_fp4's alpha (NVFP4's 1 / (global scale A x global scale B); weight_fp4: 1).
   quant::BlockFormat fp4_format = quant::BlockFormat::nvfp4;
   const uint8_t* a_block_scales = nullptr;
   const uint8_t* b_block_scales = nullptr;
   quant::SfLayout a_sf_layout = quant::SfLayout::swizzled_128x4;
   quant::SfLayout b_sf_layout = quant::SfLayout::swizzled_128x4;
   float alpha = 1.0f;
+  // weight_fp4: group g's B scale bytes start b_sf_group_stride bytes after group 0's (each expert
+  // its own layout; 0: one set for all groups), and D's rows of group g are multiplied by
+  // group_alpha[g] (device fp32 [groups], read by the kernel, so an MoE can fold each expert's
+  // NVFP4 global scales into it on the device; nullptr: 1).
+  int64_t b_sf_group_stride = 0;
+  const float* group_alpha = nullptr;
   bool enable_pdl = false;
 };
 

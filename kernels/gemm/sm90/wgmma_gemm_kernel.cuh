@@ -49,6 +49,14 @@
 // Shared memory is then the tightest resource: per slice TMA writes 13.5 KB, the converter reads
 // 13.5 KB and writes 48 KB, wgmma reads 2 x 40 KB: ~156 KB, ~1220 cycles at 128 bytes a clock
 // (bf16 mode: 128 KB); 3 bf16 stages decouple the converter from the consumers.
+//
+// weight_fp4 (bf16 or fp16 A, FP4 B, per group: an MoE's FP4 expert weights) shares that path: the
+// raw stages hold B's rows alone (of the tile's group: its scale bytes b_sf_group_stride apart), the
+// converter expands them into A's type in k order (A is not permuted: fp4_expand.hpp), and its
+// thread 0 loads A's slice by TMA straight into the 16-bit stage once that is free (128-byte rows
+// as in none), a fifth arrival on the stage's full barrier. Per slice the converter does 2 rows a
+// thread instead of 3 (128 x 256 tiles), each pair one byte permute more; the epilogue multiplies by
+// the group's alpha.
 #pragma once
 
 #include <cuda.h>
@@ -57,6 +65,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include <cute/arch/mma_sm90.hpp>
@@ -72,7 +81,7 @@ namespace kbench::kernels::gemm::sm90 {
 // The kernel's parameters (tensor maps first: 64-byte aligned).
 struct WgmmaGemmArgs {
   CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle (block_fp4: 32, 32-byte)
-  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1 (block_fp4: 32 bytes)
+  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1 (FP4 codes: 32, 32-byte swizzle)
   int groups;
   int rows_per_group;  // > 0: equal groups; 0: row_offsets on the device
   const int32_t* row_offsets;
@@ -95,23 +104,34 @@ struct WgmmaGemmArgs {
   int64_t b_scale_group_stride;
   int64_t b_scale_n_stride;
   int64_t b_scale_k_stride;
-  // block_fp4 (WgmmaGemmParams): scale bytes, their layouts and scale columns (k / block), alpha.
+  // block_fp4 and weight_fp4 (WgmmaGemmParams): scale bytes (B's of group g b_sf_group_stride
+  // bytes after group 0's), their layouts and scale columns (k / block), alpha (block_fp4) and
+  // group_alpha (weight_fp4).
   const uint8_t* a_block_scales;
   const uint8_t* b_block_scales;
+  int64_t b_sf_group_stride;
   quant::SfLayout a_sf_layout;
   quant::SfLayout b_sf_layout;
   quant::BlockFormat fp4_format;
   uint32_t sf_columns;
   float alpha;
+  const float* group_alpha;
 };
 
 template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_>
 struct WgmmaGemmConfig {
-  using A = ElemA;  // cute::float_e4m3_t, cute::float_e5m2_t, cute::bfloat16_t (also block_fp4's) or cute::half_t
+  // cute::float_e4m3_t, cute::float_e5m2_t, cute::bfloat16_t or cute::half_t (the FP4 modes': what
+  // their codes expand into).
+  using A = ElemA;
   using B = ElemB;
   static constexpr bool kGroupwise = kScaling == GemmScaling::groupwise;
   static constexpr bool kPerTensor = kScaling == GemmScaling::per_tensor;
-  static constexpr bool kFp4 = kScaling == GemmScaling::block_fp4;
+  // FP4 expanded in the pipeline: A's and B's (block_fp4: kFp4A) or B's (kWeightFp4, whose A is
+  // loaded by TMA into the 16-bit stages as it lies, so B's expansion keeps k in order).
+  static constexpr bool kFp4A = kScaling == GemmScaling::block_fp4;
+  static constexpr bool kWeightFp4 = kScaling == GemmScaling::weight_fp4;
+  static constexpr bool kFp4 = kFp4A || kWeightFp4;
+  static constexpr DType kExpandedType = std::is_same_v<ElemA, cute::half_t> ? DType::float16 : DType::bfloat16;
   static constexpr int kConsumers = kConsumers_;
   static constexpr int kConverters = kFp4 ? 1 : 0;  // warpgroups expanding FP4 (warpgroup 1)
   static constexpr int kThreads = 128 * (1 + kConverters + kConsumers);
@@ -137,9 +157,11 @@ struct WgmmaGemmConfig {
   // (kMaxDeviceGroups + 1 each).
   static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
   static constexpr int kSmemLimit = 227 * 1024;
-  // block_fp4: the raw stages (A's then B's rows of packed codes, 32 bytes each, then one scale word
-  // a row) after the bf16 stages; 3 bf16 stages, as many raw ones as fit (to cover memory latency).
-  static constexpr int kLoadRows = kBlockM + kBlockN;
+  // FP4: the raw stages (the FP4 operands' rows of packed codes, 32 bytes each: block_fp4 A's then
+  // B's, weight_fp4 B's; then one scale word a row) after the 16-bit stages; 3 16-bit stages, as
+  // many raw ones as fit (to cover memory latency).
+  static constexpr int kLoadARows = kWeightFp4 ? 0 : kBlockM;  // A's rows in the ring the producer fills
+  static constexpr int kLoadRows = kLoadARows + kBlockN;
   static constexpr int kRawStageBytes = kFp4 ? (kLoadRows * (32 + 4) + 1023) / 1024 * 1024 : 0;
   static constexpr int kStages = kFp4 ? 3 : std::min((kSmemLimit - kAuxBytes) / kStageBytes, 8);
   static constexpr int kRawStages =
@@ -152,25 +174,28 @@ struct WgmmaGemmConfig {
   static constexpr int kScaleOffset = kFullOffset + 1024;
   static constexpr int kGroupOffset = kScaleOffset + 8 * kScaleStageBytes;
   static constexpr int kSmemBytes = kFullOffset + kAuxBytes;
-  // The ring the producer fills: the bf16 / fp8 stages themselves, or block_fp4's raw stages.
+  // The ring the producer fills: the 16-bit / fp8 stages themselves, or FP4's raw stages.
   static constexpr int kLoadStages = kFp4 ? kRawStages : kStages;
   static constexpr int kLoadOffset = kFp4 ? kRawOffset : 0;
   static constexpr int kLoadStageBytes = kFp4 ? kRawStageBytes : kStageBytes;
   static constexpr int kLoadFullOffset = kFp4 ? kRawFullOffset : kFullOffset;
   static constexpr int kLoadEmptyOffset = kFp4 ? kRawEmptyOffset : kEmptyOffset;
   static constexpr int kLoadRowBytes = kFp4 ? 32 : kBlockK;  // bytes of k a slice loads per row
-  static constexpr int kLoadBOffset = kBlockM * kLoadRowBytes;
+  static constexpr int kLoadBOffset = kLoadARows * kLoadRowBytes;
   static constexpr int kLoadBBytes = kBlockN * kLoadRowBytes;
-  static constexpr int kLoadScaleOffset = kLoadRows * kLoadRowBytes;  // block_fp4's scale words
+  static constexpr int kLoadScaleOffset = kLoadRows * kLoadRowBytes;  // FP4's scale words
   // Arrivals that complete a loaded stage: the TMA issuer's (with the transaction bytes), and every
-  // scale-copying producer thread's once its copies have landed (groupwise: warp 0's lanes;
-  // block_fp4: the whole warpgroup's). block_fp4's bf16 stages: lane 0 of each converter warp.
+  // scale-copying producer thread's once its copies have landed (groupwise: warp 0's lanes; FP4:
+  // the whole warpgroup's).
   static constexpr int kFullArrivals = kFp4 ? 1 + 128 : kGroupwise ? 1 + 32 : 1;
+  // FP4's 16-bit stages: lane 0 of each converter warp, and weight_fp4's converter thread that
+  // loads A's slice into the stage (with the transaction bytes).
+  static constexpr int kStageFullArrivals = kFp4A ? 4 : kWeightFp4 ? 4 + 1 : kFullArrivals;
   // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
   // both): the producer and the converter give up what the consumers take (their accumulators, the
-  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200). block_fp4
-  // with two consumers: 40 + 72 + 2 x 200 = 512 (the converter holds a thread's 3 rows of codes and
-  // scale words at once: at 56 it spilled).
+  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200). FP4 with
+  // two consumers: 40 + 72 + 2 x 200 = 512 (block_fp4's converter holds a thread's 3 rows of codes
+  // and scale words at once: at 56 it spilled).
   static constexpr bool kSetMaxNReg = kConsumers > 1 || kConverters > 0;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConverterRegs = 72;
@@ -188,7 +213,8 @@ struct WgmmaGemmConfig {
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * (kStages + kRawStages) <= 1024, "barriers");
   static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
-  static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "block_fp4 expands to bf16 slices of 64 elements");
+  static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "FP4 expands to 16-bit slices of 64 elements");
+  static_assert(!kFp4A || kExpandedType == DType::bfloat16, "block_fp4 expands to bf16");
   static_assert(!kSetMaxNReg || 128 * (kProducerRegs + kConverters * kConverterRegs + kConsumers * kConsumerRegs) <=
                                    kThreads * std::min(255, 65536 / kThreads / 8 * 8),
                 "register pool");
@@ -318,12 +344,12 @@ struct WgmmaSlice {
 };
 
 // The TMA loads of one k-slice into a load stage (lane 0 of the producer's warp 0), completing on
-// its full barrier with the transaction bytes.
+// its full barrier with the transaction bytes (a_bytes: 0 where A is not in the load ring).
 template <class Cfg>
 __device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const GemmTile& tile, int kb, uint32_t dst,
                                            uint32_t full, uint32_t a_bytes) {
   hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kLoadBBytes);
-  hopper::tma_load_2d(dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
+  if constexpr (Cfg::kLoadARows > 0) hopper::tma_load_2d(dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
   hopper::tma_load_3d(dst + Cfg::kLoadBOffset, &args.tma_b, full, kb * Cfg::kLoadRowBytes, tile.col_begin, tile.group);
 }
 
@@ -371,12 +397,12 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
   }
 }
 
-// block_fp4's producer: the whole warpgroup. Thread 0 issues the TMA loads of each slice's codes;
-// every thread copies the scale words of rows thread, thread + 128, ... of the raw stage (A's rows,
-// then B's) beside them (cp.async, one arrival a thread on the stage's full barrier). A row's source
-// is computed once per unit, a slice only adds its column offset (the same for every row of A, of
-// B). One warp doing all 384 rows with the full offset arithmetic took ~3000 cycles a slice (the
-// header says more).
+// FP4's producer: the whole warpgroup. Thread 0 issues the TMA loads of each slice's codes;
+// every thread copies the scale words of rows thread, thread + 128, ... of the raw stage (block_fp4:
+// A's rows, then B's; weight_fp4: B's, of the tile's group) beside them (cp.async, one arrival a
+// thread on the stage's full barrier). A row's source is computed once per unit, a slice only adds
+// its column offset (the same for every row of A, of B). One warp doing all 384 rows with the full
+// offset arithmetic took ~3000 cycles a slice (the header says more).
 template <class Cfg>
 __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int thread) {
   constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
@@ -385,14 +411,16 @@ __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cf
   for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
+    const uint8_t* const b_scales = args.b_block_scales + tile.group * args.b_sf_group_stride;
     // Rows past the group's end or past n read the last row's: their results are not stored.
     const uint8_t* row_src[kRowsPerThread];
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int r = thread + 128 * i;
-      const bool a_row = r < Cfg::kBlockM;
-      const uint32_t row = a_row ? min(tile.row_begin + r, tile.row_end - 1) : min(tile.col_begin + r - Cfg::kBlockM, args.n - 1);
-      row_src[i] = (a_row ? args.a_block_scales : args.b_block_scales) +
+      const bool a_row = Cfg::kFp4A && r < Cfg::kLoadARows;
+      const uint32_t row = a_row ? min(tile.row_begin + r, tile.row_end - 1)
+                                 : min(tile.col_begin + r - Cfg::kLoadARows, args.n - 1);
+      row_src[i] = (a_row ? args.a_block_scales : b_scales) +
                    quant::sf_row_offset<uint32_t>(a_row ? args.a_sf_layout : args.b_sf_layout, row, args.sf_columns);
     }
     for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
@@ -401,14 +429,15 @@ __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cf
       const uint32_t full = smem + Cfg::kLoadFullOffset + 8 * stage;
       const uint32_t dst = smem + Cfg::kLoadOffset + stage * Cfg::kLoadStageBytes;
       hopper::mbar_wait(smem + Cfg::kLoadEmptyOffset + 8 * stage, phase ^ 1);
-      if (thread == 0) load_slice<Cfg>(args, tile, kb, dst, full, a_bytes);
+      if (thread == 0) load_slice<Cfg>(args, tile, kb, dst, full, Cfg::kFp4A ? a_bytes : 0);
       const uint32_t a_column = fp4_slice_scale_column_offset<uint32_t>(args.a_sf_layout, args.fp4_format, kb);
       const uint32_t b_column = fp4_slice_scale_column_offset<uint32_t>(args.b_sf_layout, args.fp4_format, kb);
 #pragma unroll
       for (int i = 0; i < kRowsPerThread; ++i) {
         const int r = thread + 128 * i;
         if (r < Cfg::kLoadRows) {
-          hopper::cp_async_4(dst + Cfg::kLoadScaleOffset + 4 * r, row_src[i] + (r < Cfg::kBlockM ? a_column : b_column));
+          const bool a_row = Cfg::kFp4A && r < Cfg::kLoadARows;
+          hopper::cp_async_4(dst + Cfg::kLoadScaleOffset + 4 * r, row_src[i] + (a_row ? a_column : b_column));
         }
       }
       hopper::cp_async_arrive_noinc(full);
@@ -416,22 +445,35 @@ __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cf
   }
 }
 
-// block_fp4: 8 codes (one word) times their block's scale factor (bf16x2 bits, both halves alike)
-// as 4 bf16 pairs (fp4_expand.hpp's order), exactly.
+// FP4: 8 codes (one word) times their block's scale factor (16-bit pair bits, both halves alike)
+// as 4 pairs of Cfg's expanded type, exactly: in fp4_expand.hpp's pair order (block_fp4), or in k
+// order (weight_fp4).
+template <class Cfg>
 __device__ __forceinline__ uint4 expand_fp4_word(uint32_t q, uint32_t scale2) {
-  uint32_t out[4];
+  uint32_t pairs[4];
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
-    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(out[s]) : "r"(fp4_pair_bits(q, s)), "r"(scale2));
+    const uint32_t codes = fp4_pair_bits<Cfg::kExpandedType>(q, s);
+    if constexpr (Cfg::kExpandedType == DType::bfloat16) {
+      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(pairs[s]) : "r"(codes), "r"(scale2));
+    } else {
+      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(pairs[s]) : "r"(codes), "r"(scale2));
+    }
   }
-  return make_uint4(out[0], out[1], out[2], out[3]);
+  if constexpr (Cfg::kWeightFp4) {
+    uint32_t in_order[4];
+    fp4_pairs_in_order(pairs, in_order);
+    return make_uint4(in_order[0], in_order[1], in_order[2], in_order[3]);
+  } else {
+    return make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
+  }
 }
 
-// block_fp4: row r of a raw stage (its 32 bytes of codes, 32-byte swizzled: 16-byte chunk j at
-// j ^ ((r / 4) % 2); its scale word at scales + 4 r) expanded into row r of a bf16 stage (A's rows
-// then B's, 128 bytes each, 128-byte swizzled: chunk j at j ^ (r % 8)); word j of the codes fills
-// chunk j. Consecutive threads take consecutive rows: both the loads and the stores are free of
-// bank conflicts.
+// FP4: row r of a raw stage (its 32 bytes of codes, 32-byte swizzled: 16-byte chunk j at
+// j ^ ((r / 4) % 2); its scale word at scales + 4 r) expanded into row `row` of a 16-bit stage
+// (A's rows then B's, 128 bytes each, 128-byte swizzled: chunk j at j ^ (row % 8); block_fp4: row r,
+// weight_fp4: B's row r, kBlockM + r); word j of the codes fills chunk j. Consecutive threads take
+// consecutive rows: both the loads and the stores are free of bank conflicts.
 struct Fp4RawRow {
   uint4 lo, hi;  // the codes' two 16-byte chunks, in k order
   uint32_t scale_word;
@@ -448,35 +490,52 @@ __device__ __forceinline__ Fp4RawRow load_fp4_row(const uint8_t* raw, int r) {
 }
 
 template <class Cfg, quant::BlockFormat kFormat>
-__device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int r, int kb) {
+__device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int stage_row, int kb) {
   uint32_t scale2[4];
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
-    const uint32_t scale = fp4_scale_bf16(kFormat, (row.scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, c))) & 0xFF);
+    const uint32_t scale = fp4_scale_bits<Cfg::kExpandedType, kFormat>(
+        (row.scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, c))) & 0xFF);
     scale2[c] = scale | (scale << 16);
   }
   const uint32_t words[8] = {row.lo.x, row.lo.y, row.lo.z, row.lo.w, row.hi.x, row.hi.y, row.hi.z, row.hi.w};
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
-    *reinterpret_cast<uint4*>(out + 128 * r + 16 * (j ^ (r % 8))) = expand_fp4_word(words[j], scale2[j / 2]);
+    *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * (j ^ (stage_row % 8))) =
+        expand_fp4_word<Cfg>(words[j], scale2[j / 2]);
   }
 }
 
-// block_fp4's converter warpgroup: every slice's raw stage into its bf16 stage, row r by thread
+// FP4's converter warpgroup: every slice's raw stage into its 16-bit stage, row r by thread
 // r % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
 // rows are loaded before any is expanded, so their shared-memory latencies overlap. Each thread
-// releases the raw stage once it holds its rows; each warp fills the bf16 stage (its lane 0 arrives
-// once the warp's shared-memory writes are fenced for the async proxy, which wgmma reads through).
+// releases the raw stage once it holds its rows; each warp fills the 16-bit stage (its lane 0
+// arrives once the warp's shared-memory writes are fenced for the async proxy, which wgmma reads
+// through). weight_fp4: once the stage is free, thread 0 also loads A's slice into it (TMA, its own
+// arrival and transaction bytes on the stage's full barrier), a stage ahead of the consumers like
+// the expansion; the producer's ring holds B alone, so B's loads run as far ahead as before.
 template <class Cfg, quant::BlockFormat kFormat>
-__device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem, int thread) {
+__device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw,
+                                   uint32_t smem, int thread) {
   constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
+  constexpr int kFirstStageRow = Cfg::kWeightFp4 ? Cfg::kBlockM : 0;  // raw row 0's row in the 16-bit stage
+  const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
   for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
     const GemmUnit unit = map.unit(u);
+    int a_first_row = 0;  // weight_fp4: the tile's first row of A
+    if constexpr (Cfg::kWeightFp4) a_first_row = map.at(unit.tile).row_begin;
     for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
       const uint32_t raw_stage = it % Cfg::kRawStages, stage = it % Cfg::kStages;
       hopper::mbar_wait(smem + Cfg::kRawFullOffset + 8 * raw_stage, (it / Cfg::kRawStages) & 1);
       hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, ((it / Cfg::kStages) & 1) ^ 1);
+      if constexpr (Cfg::kWeightFp4) {
+        if (thread == 0) {
+          const uint32_t full = smem + Cfg::kFullOffset + 8 * stage;
+          hopper::mbar_arrive_expect_tx(full, a_bytes);
+          hopper::tma_load_2d(smem + stage * Cfg::kStageBytes, &args.tma_a, full, kb * Cfg::kBlockK, a_first_row);
+        }
+      }
       const uint8_t* raw = smem_raw + Cfg::kRawOffset + raw_stage * Cfg::kRawStageBytes;
       uint8_t* out = smem_raw + stage * Cfg::kStageBytes;
       Fp4RawRow rows[kRowsPerThread];
@@ -493,7 +552,9 @@ __device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_ra
       hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
 #pragma unroll
       for (int i = 0; i < kRowsPerThread; ++i) {
-        if (thread + 128 * i < Cfg::kLoadRows) expand_fp4_row<Cfg, kFormat>(rows[i], out, thread + 128 * i, kb);
+        if (thread + 128 * i < Cfg::kLoadRows) {
+          expand_fp4_row<Cfg, kFormat>(rows[i], out, kFirstStageRow + thread + 128 * i, kb);
+        }
       }
       hopper::fence_proxy_async();
       __syncwarp();
@@ -502,13 +563,16 @@ __device__ void convert_fp4_slices(const GemmTileMap<Cfg>& map, uint8_t* smem_ra
   }
 }
 
+// fp16 operands take NVFP4 only (wgmma_gemm_unsupported: ue8m0 scales leave fp16's range).
 template <class Cfg>
 __device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem,
                               int thread) {
-  if (args.fp4_format == quant::BlockFormat::nvfp4) {
-    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(map, smem_raw, smem, thread);
+  if constexpr (Cfg::kExpandedType == DType::float16) {
+    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(args, map, smem_raw, smem, thread);
+  } else if (args.fp4_format == quant::BlockFormat::nvfp4) {
+    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(args, map, smem_raw, smem, thread);
   } else {
-    convert_fp4_slices<Cfg, quant::BlockFormat::mxfp4>(map, smem_raw, smem, thread);
+    convert_fp4_slices<Cfg, quant::BlockFormat::mxfp4>(args, map, smem_raw, smem, thread);
   }
 }
 
@@ -700,9 +764,13 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
     }
     if (args.k_splits > 1 && !reduce_splits<Cfg>(args, unit, acc, row0 < tile.row_end, consumer, thread)) continue;
     // Per-tensor: the scales once (B's of the tile's group), on the tile's (or the splits' summed)
-    // raw products; block_fp4: alpha and the operands' 2^-32 each (fp4_expand.hpp).
+    // raw products; block_fp4: alpha and the operands' 2^-32 each; weight_fp4: the group's alpha and
+    // B's 2^-32 (fp16: 2^-14) (fp4_expand.hpp).
+    constexpr float kFp4Unscale = fp4_operand_unscale<Cfg::kExpandedType>();
+    const float group_alpha = Cfg::kWeightFp4 && args.group_alpha != nullptr ? __ldg(args.group_alpha + tile.group) : 1.0f;
     const float scale = Cfg::kPerTensor ? __ldg(args.a_scale) * __ldg(args.b_scale + tile.group * args.b_scale_group_stride)
-                        : Cfg::kFp4     ? args.alpha * 0x1p64f
+                        : Cfg::kFp4A    ? args.alpha * (kFp4Unscale * kFp4Unscale)
+                        : Cfg::kWeightFp4 ? group_alpha * kFp4Unscale
                                         : 1.0f;
     store_tile<Cfg>(args, tile, acc, row0, lane, scale);
   }
@@ -719,8 +787,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      // block_fp4's bf16 stages are filled by lane 0 of each converter warp.
-      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kFp4 ? 4 : Cfg::kFullArrivals);
+      hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kStageFullArrivals);
       hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
@@ -772,7 +839,8 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int grid, cudaStream_t 
 }
 
 // The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where
-// there are tiles for every SM, 64 x 128 (one) for decode-sized m. block_fp4 multiplies on bf16.
+// there are tiles for every SM, 64 x 128 (one) for decode-sized m. block_fp4 multiplies on bf16,
+// weight_fp4 on A's type.
 using E4m3 = cute::float_e4m3_t;
 using GroupwiseTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 256, 2>;
 using GroupwiseTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 1>;
@@ -786,6 +854,10 @@ using Fp16Tile128x256 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::none, 256, 2>;
 using Fp16Tile64x128 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::none, 128, 1>;
 using Fp4Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::block_fp4, 256, 2>;
 using Fp4Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::block_fp4, 128, 1>;
+using WeightFp4Bf16Tile128x256 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::weight_fp4, 256, 2>;
+using WeightFp4Bf16Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::weight_fp4, 128, 1>;
+using WeightFp4Fp16Tile128x256 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::weight_fp4, 256, 2>;
+using WeightFp4Fp16Tile64x128 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::weight_fp4, 128, 1>;
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
@@ -796,5 +868,9 @@ extern template cudaError_t launch_wgmma_gemm<Fp16Tile128x256>(const WgmmaGemmAr
 extern template cudaError_t launch_wgmma_gemm<Fp16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Fp4Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<Fp4Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<WeightFp4Bf16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<WeightFp4Bf16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<WeightFp4Fp16Tile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<WeightFp4Fp16Tile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 }  // namespace kbench::kernels::gemm::sm90

@@ -94,6 +94,10 @@ constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128
 constexpr TileChoice kBf16Tiles[] = {tile_choice<Bf16Tile128x256>("128x256"), tile_choice<Bf16Tile64x128>("64x128")};
 constexpr TileChoice kFp16Tiles[] = {tile_choice<Fp16Tile128x256>("128x256"), tile_choice<Fp16Tile64x128>("64x128")};
 constexpr TileChoice kFp4Tiles[] = {tile_choice<Fp4Tile128x256>("128x256"), tile_choice<Fp4Tile64x128>("64x128")};
+constexpr TileChoice kWeightFp4Bf16Tiles[] = {tile_choice<WeightFp4Bf16Tile128x256>("128x256"),
+                                              tile_choice<WeightFp4Bf16Tile64x128>("64x128")};
+constexpr TileChoice kWeightFp4Fp16Tiles[] = {tile_choice<WeightFp4Fp16Tile128x256>("128x256"),
+                                              tile_choice<WeightFp4Fp16Tile64x128>("64x128")};
 
 std::span<const TileChoice> tiles_of(const WgmmaGemmParams& p) {
   switch (p.scaling) {
@@ -101,6 +105,7 @@ std::span<const TileChoice> tiles_of(const WgmmaGemmParams& p) {
     case GemmScaling::per_tensor: return kPerTensorTiles;
     case GemmScaling::none: return p.a_dtype == DType::float16 ? kFp16Tiles : kBf16Tiles;
     case GemmScaling::block_fp4: return kFp4Tiles;
+    case GemmScaling::weight_fp4: return p.a_dtype == DType::float16 ? kWeightFp4Fp16Tiles : kWeightFp4Bf16Tiles;
   }
   return kBf16Tiles;
 }
@@ -143,6 +148,19 @@ int choose_k_splits(const WgmmaGemmParams& p, int64_t b_panels, int64_t tiles, i
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
+// How TMA loads an operand's rows: their bytes, one k-slice's (FP4 codes: 64 elements, 32 bytes
+// under a 32-byte swizzle; else one 128-byte swizzled row) and the swizzle.
+struct OperandRows {
+  int64_t bytes;
+  int64_t slice_bytes;
+  CUtensorMapSwizzle swizzle;
+};
+
+OperandRows operand_rows(bool fp4_codes, DType dtype, int64_t k) {
+  if (fp4_codes) return {k / 2, kFp4SliceBytes, CU_TENSOR_MAP_SWIZZLE_32B};
+  return {k * static_cast<int64_t>(dtype_size(dtype)), 128, CU_TENSOR_MAP_SWIZZLE_128B};
+}
+
 void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims, const cuuint64_t* strides,
             const cuuint32_t* box, CUtensorMapSwizzle swizzle) {
   const PFN_cuTensorMapEncodeTiled_v12000 encoder = tensor_map_encoder();
@@ -167,12 +185,42 @@ int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int s
 
 namespace {
 
-// block_fp4's own limits (beyond the shared ones below).
+// The operand dtypes each scaling is instantiated for.
+std::optional<std::string> operands_unsupported(const WgmmaGemmParams& p) {
+  const bool sixteen_bit_a = p.a_dtype == DType::bfloat16 || p.a_dtype == DType::float16;
+  switch (p.scaling) {
+    case GemmScaling::per_tensor:
+    case GemmScaling::groupwise:
+      if (p.a_dtype == DType::fp8_e4m3 && p.b_dtype == DType::fp8_e4m3) return std::nullopt;
+      return "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
+    case GemmScaling::none:
+      if (sixteen_bit_a && p.b_dtype == p.a_dtype) return std::nullopt;
+      return "kbench's unscaled GEMM is instantiated for bfloat16 x bfloat16 and float16 x float16 operands";
+    case GemmScaling::block_fp4:
+      if (p.a_dtype == DType::uint8 && p.b_dtype == DType::uint8) return std::nullopt;
+      return "kbench's FP4 GEMM takes packed e2m1 pairs (uint8) for A and B";
+    case GemmScaling::weight_fp4:
+      if (sixteen_bit_a && p.b_dtype == DType::uint8) return std::nullopt;
+      return "kbench's weight-only FP4 GEMM takes bfloat16 or float16 A and packed e2m1 pairs (uint8) for B";
+  }
+  return "unknown scaling";
+}
+
+// The FP4 modes' own limits (beyond the shared ones below).
 std::optional<std::string> fp4_unsupported(const WgmmaGemmParams& p) {
   if (p.fp4_format != quant::BlockFormat::nvfp4 && p.fp4_format != quant::BlockFormat::mxfp4) {
     return "kbench's FP4 GEMM takes NVFP4 or MXFP4 operands";
   }
-  if (p.groups != 1 || p.rows_per_group != p.rows) return "kbench's FP4 GEMM takes one matrix (no batch, no groups)";
+  if (p.scaling == GemmScaling::block_fp4 && (p.groups != 1 || p.rows_per_group != p.rows)) {
+    return "kbench's FP4 GEMM takes one matrix (no batch, no groups; weight_fp4 takes groups)";
+  }
+  if (p.scaling == GemmScaling::weight_fp4) {
+    if (p.fp4_format == quant::BlockFormat::mxfp4 && p.a_dtype == DType::float16) {
+      return "MXFP4 weights need bfloat16 A: their ue8m0 scales (2^-127 .. 2^127) leave fp16's range, where "
+             "expanding them into fp16 would round or overflow (NVFP4's e2m1 x e4m3 values are exact in fp16)";
+    }
+    if (p.alpha != 1.0f) return "weight_fp4 scales D by group_alpha (one per group): alpha must stay 1";
+  }
   if (p.k % 128 != 0) {
     return "k must be a multiple of 128 for kbench's FP4 GEMM (it expands 64-element slices, whole scale blocks), got " +
            std::to_string(p.k);
@@ -187,18 +235,8 @@ std::optional<std::string> fp4_unsupported(const WgmmaGemmParams& p) {
 }  // namespace
 
 std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
-  const bool fp4 = p.scaling == GemmScaling::block_fp4;
-  if (p.scaling == GemmScaling::none) {
-    if (p.a_dtype != p.b_dtype || (p.a_dtype != DType::bfloat16 && p.a_dtype != DType::float16)) {
-      return "kbench's unscaled GEMM is instantiated for bfloat16 x bfloat16 and float16 x float16 operands";
-    }
-  } else {
-    const DType operands = fp4 ? DType::uint8 : DType::fp8_e4m3;
-    if (p.a_dtype != operands || p.b_dtype != operands) {
-      return fp4 ? "kbench's FP4 GEMM takes packed e2m1 pairs (uint8) for A and B"
-                 : "kbench's FP8 GEMM is instantiated for fp8_e4m3 x fp8_e4m3 only";
-    }
-  }
+  const bool fp4 = p.scaling == GemmScaling::block_fp4 || p.scaling == GemmScaling::weight_fp4;
+  if (auto reason = operands_unsupported(p)) return reason;
   if (p.d_dtype != DType::bfloat16 && p.d_dtype != DType::float16) return "kbench's GEMM writes bfloat16 or float16";
   if (fp4) {
     if (auto reason = fp4_unsupported(p)) return reason;
@@ -229,10 +267,11 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d)) {
     throw std::runtime_error("kbench wgmma GEMM: A, B and D must be 16-byte aligned (TMA)");
   }
-  const bool fp4 = p.scaling == GemmScaling::block_fp4;
+  const bool fp4_a = p.scaling == GemmScaling::block_fp4;
+  const bool fp4_b = fp4_a || p.scaling == GemmScaling::weight_fp4;
   const bool scaled = p.scaling == GemmScaling::per_tensor || p.scaling == GemmScaling::groupwise;
-  if ((scaled && (p.a_scale == nullptr || p.b_scale == nullptr)) ||
-      (fp4 && (p.a_block_scales == nullptr || p.b_block_scales == nullptr)) ||
+  if ((scaled && (p.a_scale == nullptr || p.b_scale == nullptr)) || (fp4_a && p.a_block_scales == nullptr) ||
+      (fp4_b && p.b_block_scales == nullptr) ||
       (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
     throw std::runtime_error("kbench wgmma GEMM: scales or the device groups' row offsets missing");
   }
@@ -244,10 +283,8 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.row_offsets = p.row_offsets;
   a.rows = static_cast<int>(p.rows);
   a.n = static_cast<int>(p.n);
-  // block_fp4: two codes a byte; a k-block is 64 elements (a 128-byte bf16 row once expanded).
-  const int64_t row_bytes = fp4 ? p.k / 2 : p.k * static_cast<int64_t>(dtype_size(p.a_dtype));
-  const int64_t load_row_bytes = fp4 ? kFp4SliceBytes : 128;
-  a.k_blocks = static_cast<int>(ceil_div(row_bytes, load_row_bytes));
+  const OperandRows a_rows = operand_rows(fp4_a, p.a_dtype, p.k), b_rows = operand_rows(fp4_b, p.b_dtype, p.k);
+  a.k_blocks = static_cast<int>(ceil_div(a_rows.bytes, a_rows.slice_bytes));  // B's alike
   a.n_blocks = static_cast<int>(ceil_div(p.n, tiles.block_n));
   // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
   // tile's rows are never stored.
@@ -265,21 +302,23 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.b_scale_k_stride = p.b_scale_k_stride;
   a.a_block_scales = p.a_block_scales;
   a.b_block_scales = p.b_block_scales;
+  a.b_sf_group_stride = p.b_sf_group_stride;
   a.a_sf_layout = p.a_sf_layout;
   a.b_sf_layout = p.b_sf_layout;
   a.fp4_format = p.fp4_format;
-  a.sf_columns = fp4 ? static_cast<uint32_t>(p.k / (p.fp4_format == quant::BlockFormat::nvfp4 ? 16 : 32)) : 0;
+  a.sf_columns = fp4_b ? static_cast<uint32_t>(p.k / (p.fp4_format == quant::BlockFormat::nvfp4 ? 16 : 32)) : 0;
   a.alpha = p.alpha;
-  const auto k = static_cast<cuuint64_t>(row_bytes);  // the maps address bytes
-  const cuuint64_t a_dims[2] = {k, static_cast<cuuint64_t>(p.rows)};
-  const cuuint64_t a_strides[1] = {k};
-  const CUtensorMapSwizzle swizzle = fp4 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_128B;
-  const cuuint32_t a_box[2] = {static_cast<cuuint32_t>(load_row_bytes), static_cast<cuuint32_t>(a.a_box_rows)};
-  encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box, swizzle);
-  const cuuint64_t b_dims[3] = {k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
-  const cuuint64_t b_strides[2] = {k, k * static_cast<cuuint64_t>(p.n)};
-  const cuuint32_t b_box[3] = {static_cast<cuuint32_t>(load_row_bytes), static_cast<cuuint32_t>(tiles.block_n), 1};
-  encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box, swizzle);
+  a.group_alpha = p.group_alpha;
+  // The maps address bytes.
+  const auto a_k = static_cast<cuuint64_t>(a_rows.bytes), b_k = static_cast<cuuint64_t>(b_rows.bytes);
+  const cuuint64_t a_dims[2] = {a_k, static_cast<cuuint64_t>(p.rows)};
+  const cuuint64_t a_strides[1] = {a_k};
+  const cuuint32_t a_box[2] = {static_cast<cuuint32_t>(a_rows.slice_bytes), static_cast<cuuint32_t>(a.a_box_rows)};
+  encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box, a_rows.swizzle);
+  const cuuint64_t b_dims[3] = {b_k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
+  const cuuint64_t b_strides[2] = {b_k, b_k * static_cast<cuuint64_t>(p.n)};
+  const cuuint32_t b_box[3] = {static_cast<cuuint32_t>(b_rows.slice_bytes), static_cast<cuuint32_t>(tiles.block_n), 1};
+  encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box, b_rows.swizzle);
   const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
   a.k_splits = choose_k_splits(p, static_cast<int64_t>(p.groups) * a.n_blocks, tile_bound, a.k_blocks);
   const int64_t units = tile_bound * a.k_splits;

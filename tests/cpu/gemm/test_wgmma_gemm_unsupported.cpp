@@ -1,6 +1,6 @@
 // What kbench's wgmma GEMM takes and refuses, without a GPU (wgmma_gemm_unsupported,
-// kernels/gemm/sm90): the problems its GEMM routines and MoE pipeline plan are taken, and each
-// refusal names its reason.
+// kernels/gemm/sm90): the grouped problems of its MoE users (per-group per-tensor B scales, fp16
+// operands, weight-only FP4) are taken, and each refusal names its reason.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -61,6 +61,49 @@ TEST(WgmmaGemmUnsupported, UnscaledTakesBf16OrFp16OperandsAlike) {
   wg::WgmmaGemmParams odd_k = grouped(wg::GemmScaling::none, DType::float16);
   odd_k.k = 1020;
   expect_refused(odd_k, "k a multiple of 8");
+}
+
+// weight_fp4: bf16 or fp16 A, FP4 B, any groups (device or equal); block_fp4 stays one matrix.
+wg::WgmmaGemmParams weight_fp4(DType a_dtype, kbench::kernels::quant::BlockFormat format) {
+  wg::WgmmaGemmParams p = grouped(wg::GemmScaling::weight_fp4, a_dtype);
+  p.b_dtype = DType::uint8;
+  p.fp4_format = format;
+  return p;
+}
+
+TEST(WgmmaGemmUnsupported, WeightFp4TakesGroupsOfFp4BAndBf16OrFp16A) {
+  using kbench::kernels::quant::BlockFormat;
+  for (const DType a_dtype : {DType::bfloat16, DType::float16}) {
+    wg::WgmmaGemmParams p = weight_fp4(a_dtype, BlockFormat::nvfp4);
+    EXPECT_EQ(wg::wgmma_gemm_unsupported(p), std::nullopt);
+    p.rows_per_group = 7;
+    p.rows = 8 * 7;
+    EXPECT_EQ(wg::wgmma_gemm_unsupported(p), std::nullopt);
+  }
+  EXPECT_EQ(wg::wgmma_gemm_unsupported(weight_fp4(DType::bfloat16, BlockFormat::mxfp4)), std::nullopt);
+  expect_refused(weight_fp4(DType::float16, BlockFormat::mxfp4), "leave fp16's range");
+  expect_refused(weight_fp4(DType::fp8_e4m3, BlockFormat::nvfp4), "bfloat16 or float16 A");
+  wg::WgmmaGemmParams unpacked_b = weight_fp4(DType::bfloat16, BlockFormat::nvfp4);
+  unpacked_b.b_dtype = DType::bfloat16;
+  expect_refused(unpacked_b, "packed e2m1 pairs (uint8) for B");
+  expect_refused(weight_fp4(DType::bfloat16, BlockFormat::mxfp8), "NVFP4 or MXFP4");
+  wg::WgmmaGemmParams scalar_alpha = weight_fp4(DType::bfloat16, BlockFormat::nvfp4);
+  scalar_alpha.alpha = 0.5f;
+  expect_refused(scalar_alpha, "group_alpha");
+  wg::WgmmaGemmParams odd_k = weight_fp4(DType::bfloat16, BlockFormat::nvfp4);
+  odd_k.k = 1088;
+  expect_refused(odd_k, "k must be a multiple of 128");
+  wg::WgmmaGemmParams odd_n = weight_fp4(DType::bfloat16, BlockFormat::nvfp4);
+  odd_n.n = 2112;
+  expect_refused(odd_n, "n must be a multiple of 128");
+}
+
+TEST(WgmmaGemmUnsupported, BlockFp4StaysOneMatrix) {
+  wg::WgmmaGemmParams p = grouped(wg::GemmScaling::block_fp4, DType::uint8);
+  p.groups = 1;
+  p.rows_per_group = p.rows;
+  EXPECT_EQ(wg::wgmma_gemm_unsupported(p), std::nullopt);
+  expect_refused(grouped(wg::GemmScaling::block_fp4, DType::uint8), "one matrix");
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "core/host_tensor.hpp"
 #include "gemm/gemm_backend_check.hpp"
+#include "gemm/gemm_test_data.hpp"
 #include "gpu_test_support.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
@@ -25,13 +26,14 @@
 #include "kernels/common/tensor_fill.hpp"
 #include "kernels/gemm/gemm_kernels.hpp"
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
-#include "kernels/quantization/quantize.hpp"
 
 namespace {
 
 using kbench::DeviceBuffer;
 using kbench::DType;
+using kbench::testing::Fp4Operand;
 using kbench::testing::GemmLine;
+using kbench::testing::quantized;
 namespace kg = kbench::kernels::gemm;
 namespace wg = kbench::kernels::gemm::sm90;
 namespace quant = kbench::kernels::quant;
@@ -42,39 +44,6 @@ bool hopper_kernel_here() {
   KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   return major == 9 && minor == 0 && wg::wgmma_gemm_built_for_sm90a();
-}
-
-// One FP4 operand: rows x k normals quantized by kbench's quantizer (NVFP4: global scale 2688 / amax).
-struct Fp4Operand {
-  DeviceBuffer codes;
-  DeviceBuffer scales;
-  float global_scale = 1.0f;
-};
-
-Fp4Operand quantized(int64_t rows, int64_t k, quant::BlockFormat format, quant::SfLayout layout, uint64_t seed,
-                     cudaStream_t stream) {
-  const int64_t block = format == quant::BlockFormat::nvfp4 ? 16 : 32;
-  DeviceBuffer source(static_cast<std::size_t>(rows * k) * 2), amax(sizeof(float));
-  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(source.get(), DType::bfloat16, rows * k, seed, 0.0f, 1.0f, stream));
-  Fp4Operand o{DeviceBuffer(static_cast<std::size_t>(rows * k / 2)),
-               DeviceBuffer(static_cast<std::size_t>(quant::sf_bytes(layout, rows, k / block))), 1.0f};
-  if (format == quant::BlockFormat::nvfp4) {
-    KBENCH_CUDA_CHECK(kg::amax_bfloat16(source.get(), rows * k, amax.as<float>(), stream));
-    o.global_scale = 2688.0f / kbench::read_as_floats(amax.get(), DType::float32, 1, stream).at(0);
-  }
-  kbench::kernels::QuantizeParams q;
-  q.input = source.get();
-  q.output = o.codes.as<uint8_t>();
-  q.scales = o.scales.as<uint8_t>();
-  q.rows = rows;
-  q.columns = q.padded_columns = k;
-  q.block_size = static_cast<int>(block);
-  q.format = format;
-  q.layout = layout;
-  q.global_scale = o.global_scale;
-  KBENCH_CUDA_CHECK(kbench::kernels::launch_quantize(q, stream));
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return o;
 }
 
 struct Fp4Case {

@@ -1,11 +1,12 @@
 // GPU tests of kbench's wgmma GEMM (kernels/gemm/sm90) in the grouped forms its MoE users run, the
-// kernel alone: per_tensor FP8 with one B scale per group, and fp16 (and bf16) operands without
-// scales. Each case runs one plan per tile shape
-// (and one with split-K forced) on groups of unequal sizes read on the device (two partitions, empty
-// groups and a single row among them, rows past the last offset left to nobody) or on equal groups
-// (1, 7 and 100 rows), over random inputs and a poisoned D; each group's rows are compared with
-// kbench's reference GEMM of that group alone, and the rows no group owns must still be poison.
-// Each test skips itself without a CUDA device or off Hopper.
+// kernel alone: per_tensor FP8 with one B scale per group, fp16 (and bf16) operands without scales,
+// and weight-only FP4 (bf16 or fp16 A, NVFP4 or MXFP4 B per group, each group its scales and
+// alpha). Each case runs one plan per tile shape (and one with split-K forced) on groups of unequal
+// sizes read on the device (two partitions, empty groups and a single row among them, rows past the
+// last offset left to nobody) or on equal groups (1, 7 and 100 rows), over random inputs and a
+// poisoned D; each group's rows are compared with kbench's reference GEMM of that group alone, and
+// the rows no group owns must still be poison. Each test skips itself without a CUDA device or off
+// Hopper.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/host_tensor.hpp"
+#include "gemm/gemm_test_data.hpp"
 #include "gpu_test_support.hpp"
 #include "kbench/cuda_check.hpp"
 #include "kbench/cuda_stream.hpp"
@@ -34,6 +36,7 @@ using kbench::DType;
 using kbench::testing::ScopedEnv;
 using kbench::testing::to_host;
 namespace kg = kbench::kernels::gemm;
+namespace quant = kbench::kernels::quant;
 namespace wg = kbench::kernels::gemm::sm90;
 
 bool hopper_kernel_here() {
@@ -84,11 +87,18 @@ float stored_value(uint16_t bits, DType dtype) {
 // `first_row` (m, n, k and the output are set by the caller).
 using GroupOperands = std::function<void(int group, int64_t first_row, kg::ReferenceGemmParams& reference)>;
 
+// The absolute tolerance, a fraction of a group's largest magnitude: the fp32 sums' order
+// (1e-3, as the other GEMM tests), or FP8 wgmma's accumulation, which aligns each k-step's products
+// to ~14 bits (up to ~2e-3 at k 1024 in the worst, linear case).
+constexpr float kSumTolerance = 1e-3f;
+constexpr float kFp8SumTolerance = 4e-3f;
+
 // Rows [begin, end) of D (group `group`) against the reference GEMM of that group alone: within 2
-// ulps of D's type plus 1e-3 of the group's largest magnitude (the products are exact; the sums'
-// order, FP8 wgmma's accumulation and D's rounding differ).
+// ulps of D's type plus `sum_tolerance` of the group's largest magnitude (the products are exact;
+// the sums and D's rounding differ).
 void expect_group_matches(const std::vector<uint16_t>& got, DType d_dtype, int64_t n, int64_t k, int group,
-                          int64_t begin, int64_t end, const GroupOperands& operands, cudaStream_t stream) {
+                          int64_t begin, int64_t end, const GroupOperands& operands, float sum_tolerance,
+                          cudaStream_t stream) {
   const int64_t count = (end - begin) * n;
   DeviceBuffer expected(static_cast<std::size_t>(count) * sizeof(float));
   kg::ReferenceGemmParams r;
@@ -108,7 +118,7 @@ void expect_group_matches(const std::vector<uint16_t>& got, DType d_dtype, int64
   for (int64_t i = 0; i < count; ++i) {
     const float value = stored_value(got[static_cast<std::size_t>(begin * n + i)], d_dtype);
     const float e = want[static_cast<std::size_t>(i)];
-    if (!(std::fabs(value - e) <= 2.0f * ulp * std::fabs(e) + 1e-3f * largest) && ++bad <= 5) {  // NaN fails
+    if (!(std::fabs(value - e) <= 2.0f * ulp * std::fabs(e) + sum_tolerance * largest) && ++bad <= 5) {  // NaN fails
       ADD_FAILURE() << "group " << group << " row " << begin + i / n << " column " << i % n << ": " << value
                     << " against " << e;
     }
@@ -118,11 +128,12 @@ void expect_group_matches(const std::vector<uint16_t>& got, DType d_dtype, int64
 
 // Plans `p` (its groups, rows and D set here) once per tile shape and once with split-K forced
 // (3 splits where k has the blocks), runs each plan on every partition of `groups` over a poisoned D,
-// and compares each non-empty group with its reference; rows past the last offset stay poison.
-void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, const GroupOperands& operands) {
+// and compares each non-empty group with its reference; rows past the last offset stay poison. All on
+// `stream`, the one the operands were made on.
+void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, const GroupOperands& operands,
+                                   cudaStream_t stream, float sum_tolerance = kSumTolerance) {
   SCOPED_TRACE(describe(groups) + ", n " + std::to_string(p.n) + " k " + std::to_string(p.k) + ", D " +
                std::string(kbench::dtype_name(p.d_dtype)));
-  kbench::CudaStream stream;
   DeviceBuffer d(static_cast<std::size_t>(groups.rows * p.n) * 2);
   DeviceBuffer offsets(static_cast<std::size_t>(groups.count + 1) * sizeof(int32_t));
   p.groups = groups.count;
@@ -142,14 +153,16 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
     const wg::WgmmaGemm gemm(p);
     for (const std::vector<int32_t>& bounds : groups.partitions) {
       if (groups.rows_per_group == 0) {
-        KBENCH_CUDA_CHECK(cudaMemcpy(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice));
+        KBENCH_CUDA_CHECK(cudaMemcpyAsync(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice, stream));
       }
-      KBENCH_CUDA_CHECK(kbench::kernels::poison(d.get(), static_cast<int64_t>(d.bytes()), stream.get()));
-      KBENCH_CUDA_CHECK(gemm.run(stream.get()));
-      const std::vector<uint16_t> got = to_host<uint16_t>(d.get(), groups.rows * p.n, stream.get());
+      KBENCH_CUDA_CHECK(kbench::kernels::poison(d.get(), static_cast<int64_t>(d.bytes()), stream));
+      KBENCH_CUDA_CHECK(gemm.run(stream));
+      const std::vector<uint16_t> got = to_host<uint16_t>(d.get(), groups.rows * p.n, stream);
       for (int g = 0; g < groups.count; ++g) {
         const int64_t begin = bounds[static_cast<std::size_t>(g)], end = bounds[static_cast<std::size_t>(g) + 1];
-        if (begin < end) expect_group_matches(got, p.d_dtype, p.n, p.k, g, begin, end, operands, stream.get());
+        if (begin < end) {
+          expect_group_matches(got, p.d_dtype, p.n, p.k, g, begin, end, operands, sum_tolerance, stream);
+        }
       }
       const int64_t owned = bounds.back() * p.n;
       const auto first_written = std::find_if(got.begin() + owned, got.end(), [](uint16_t bits) { return bits != 0xFFFF; });
@@ -171,7 +184,8 @@ void expect_per_tensor_groups_match(const Groups& groups, int64_t n, int64_t k, 
   std::vector<float> scales = {0.75f};  // A's, then B's
   for (int g = 0; g < groups.count; ++g) scales.push_back(0.25f + 1.75f * static_cast<float>(g + 1) / static_cast<float>(groups.count));
   DeviceBuffer scale_buffer(scales.size() * sizeof(float));
-  KBENCH_CUDA_CHECK(cudaMemcpy(scale_buffer.get(), scales.data(), scale_buffer.bytes(), cudaMemcpyHostToDevice));
+  KBENCH_CUDA_CHECK(
+      cudaMemcpyAsync(scale_buffer.get(), scales.data(), scale_buffer.bytes(), cudaMemcpyHostToDevice, stream.get()));
   const float* a_scale = scale_buffer.as<float>();
   const float* b_scales = a_scale + 1;
 
@@ -193,7 +207,7 @@ void expect_per_tensor_groups_match(const Groups& groups, int64_t n, int64_t k, 
     r.b.data = b.as<uint8_t>() + g * n * k;
     r.b.dtype = DType::fp8_e4m3;
     r.b.tensor_scale = b_scales + g * b_scale_group_stride;
-  });
+  }, stream.get(), kFp8SumTolerance);
 }
 
 TEST(KbenchGemmGroups, PerTensorScaleOfEachGroupOfB) {
@@ -235,7 +249,7 @@ void expect_unscaled_groups_match(const Groups& groups, int64_t n, int64_t k, DT
     r.a.dtype = operands;
     r.b.data = b.as<uint16_t>() + g * n * k;
     r.b.dtype = operands;
-  });
+  }, stream.get());
 }
 
 TEST(KbenchGemmGroups, Fp16Operands) {
@@ -253,6 +267,108 @@ TEST(KbenchGemmGroups, Bf16Operands) {
   KBENCH_REQUIRE_HOPPER_KERNEL();
   expect_unscaled_groups_match(device_groups(), 384, 512, DType::bfloat16, DType::bfloat16);
   expect_unscaled_groups_match(equal_groups(4, 7), 640, 200, DType::bfloat16, DType::float16);
+}
+
+// ---- weight_fp4: bf16 or fp16 A, block-scaled FP4 B per group ---------------------------------
+
+struct WeightFp4Case {
+  Groups groups;
+  int64_t n;
+  int64_t k;
+  DType a_dtype;
+  quant::BlockFormat format;
+  quant::SfLayout b_layout;
+  DType d_dtype;
+};
+
+// Random A and, per group, B normals of stddev (g + 1) / sqrt(k) quantized on their own (NVFP4: each
+// group its own global scale, so each its own alpha, 1 / global scale, in group_alpha; MXFP4:
+// group_alpha null, 1), group g's scales b_sf_group_stride bytes apart. NVFP4's last group has its
+// scale bytes replaced by the smallest e4m3 codes (1 .. 15: 2^-9 .. 0.03), so that every e2m1 x
+// scale is below 1: fp16 subnormal operands (fp4_expand.hpp), which wgmma must take as they are. The
+// reference dequantizes B with the group's global scale.
+void expect_weight_fp4_groups_match(const WeightFp4Case& c) {
+  const bool nvfp4 = c.format == quant::BlockFormat::nvfp4;
+  SCOPED_TRACE(std::string("A ") + std::string(kbench::dtype_name(c.a_dtype)) + (nvfp4 ? ", NVFP4" : ", MXFP4") +
+               " B, scale layout " + std::to_string(static_cast<int>(c.b_layout)));
+  const Groups& groups = c.groups;
+  kbench::CudaStream stream;
+  const int64_t block = nvfp4 ? 16 : 32;
+  const int64_t group_codes = c.n * c.k / 2, group_scale_bytes = quant::sf_bytes(c.b_layout, c.n, c.k / block);
+  DeviceBuffer a(static_cast<std::size_t>(groups.rows * c.k) * 2), b(static_cast<std::size_t>(groups.count * group_codes)),
+      b_scales(static_cast<std::size_t>(groups.count * group_scale_bytes)),
+      alphas(static_cast<std::size_t>(groups.count) * sizeof(float));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(a.get(), c.a_dtype, groups.rows * c.k, 51, 0.0f, 1.0f, stream.get()));
+  std::vector<float> global_scales, group_alpha;
+  for (int g = 0; g < groups.count; ++g) {
+    const float stddev = static_cast<float>(g + 1) / std::sqrt(static_cast<float>(c.k));
+    global_scales.push_back(kbench::testing::quantize_fp4_normals(
+        c.n, c.k, c.format, c.b_layout, 60 + static_cast<uint64_t>(g), stddev, b.as<uint8_t>() + g * group_codes,
+        b_scales.as<uint8_t>() + g * group_scale_bytes, stream.get()));
+    group_alpha.push_back(1.0f / global_scales.back());
+  }
+  std::vector<uint8_t> smallest_scales(static_cast<std::size_t>(group_scale_bytes));
+  for (std::size_t i = 0; i < smallest_scales.size(); ++i) smallest_scales[i] = static_cast<uint8_t>(1 + i % 15);
+  if (nvfp4) {
+    KBENCH_CUDA_CHECK(cudaMemcpyAsync(b_scales.as<uint8_t>() + (groups.count - 1) * group_scale_bytes,
+                                      smallest_scales.data(), smallest_scales.size(), cudaMemcpyHostToDevice,
+                                      stream.get()));
+  }
+  KBENCH_CUDA_CHECK(
+      cudaMemcpyAsync(alphas.get(), group_alpha.data(), alphas.bytes(), cudaMemcpyHostToDevice, stream.get()));
+
+  wg::WgmmaGemmParams p;
+  p.scaling = wg::GemmScaling::weight_fp4;
+  p.n = c.n;
+  p.k = c.k;
+  p.a = a.get();
+  p.a_dtype = c.a_dtype;
+  p.b = b.get();
+  p.b_dtype = DType::uint8;
+  p.d_dtype = c.d_dtype;
+  p.fp4_format = c.format;
+  p.b_block_scales = b_scales.as<uint8_t>();
+  p.b_sf_layout = c.b_layout;
+  p.b_sf_group_stride = group_scale_bytes;
+  p.group_alpha = nvfp4 ? alphas.as<float>() : nullptr;
+  expect_groups_match_reference(p, groups, [&](int g, int64_t first_row, kg::ReferenceGemmParams& r) {
+    r.a.data = a.as<uint16_t>() + first_row * c.k;
+    r.a.dtype = c.a_dtype;
+    r.b.data = b.as<uint8_t>() + g * group_codes;
+    r.b.dtype = DType::uint8;
+    r.b.fp4_scales = b_scales.as<uint8_t>() + g * group_scale_bytes;
+    r.b.fp4_format = c.format;
+    r.b.sf_layout = c.b_layout;
+    r.b.sf_columns = c.k / block;
+    r.b.global_scale = global_scales[static_cast<std::size_t>(g)];
+  }, stream.get());
+}
+
+TEST(KbenchGemmGroups, WeightFp4OnDeviceGroups) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  using quant::BlockFormat;
+  using quant::SfLayout;
+  for (const WeightFp4Case& c : {
+           WeightFp4Case{device_groups(), 384, 512, DType::bfloat16, BlockFormat::nvfp4, SfLayout::swizzled_128x4, DType::bfloat16},
+           WeightFp4Case{device_groups(), 256, 1024, DType::float16, BlockFormat::nvfp4, SfLayout::linear, DType::float16},
+           WeightFp4Case{device_groups(), 256, 512, DType::bfloat16, BlockFormat::mxfp4, SfLayout::swizzled_8x4, DType::bfloat16},
+       }) {
+    expect_weight_fp4_groups_match(c);
+  }
+}
+
+TEST(KbenchGemmGroups, WeightFp4OnEqualGroups) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  using quant::BlockFormat;
+  using quant::SfLayout;
+  for (const WeightFp4Case& c : {
+           WeightFp4Case{equal_groups(3, 1), 256, 256, DType::float16, BlockFormat::nvfp4, SfLayout::swizzled_128x4, DType::bfloat16},
+           WeightFp4Case{equal_groups(4, 7), 640, 384, DType::bfloat16, BlockFormat::mxfp4, SfLayout::swizzled_128x4, DType::float16},
+           WeightFp4Case{equal_groups(3, 100), 512, 1024, DType::bfloat16, BlockFormat::nvfp4, SfLayout::swizzled_8x4, DType::bfloat16},
+           WeightFp4Case{equal_groups(2, 100), 384, 256, DType::float16, BlockFormat::nvfp4, SfLayout::swizzled_8x4, DType::float16},
+       }) {
+    expect_weight_fp4_groups_match(c);
+  }
 }
 
 }  // namespace
