@@ -31,6 +31,15 @@
 
 namespace kbench::testing {
 
+// Whether the current device is sm_90 (Hopper), where the sm_90a kernels run.
+inline bool device_is_sm90() {
+  int device = 0, major = 0, minor = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major == 9 && minor == 0;
+}
+
 // The current device's SM count (the planners' input).
 inline int device_sm_count() {
   int device = 0;

@@ -40,14 +40,6 @@ using testing::to_host;
 constexpr int64_t kBlock = 128;
 constexpr uint16_t kPoisonBits = 0xFFFF;  // kernels::poison's bytes in a bf16 or fp16 element
 
-bool on_sm90() {
-  int device = 0, major = 0, minor = 0;
-  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
-}
-
 std::vector<int32_t> offsets_of(const std::vector<int32_t>& group_rows) {
   std::vector<int32_t> offsets(group_rows.size() + 1, 0);
   std::partial_sum(group_rows.begin(), group_rows.end(), offsets.begin() + 1);
@@ -202,7 +194,7 @@ TEST(CutlassMoeGemm, RefusesWhatItCannotTake) {
 
 TEST(CutlassMoeGemm, MatchesTheReferenceGemmPerGroup) {
   KBENCH_REQUIRE_GPU();
-  if (!on_sm90()) GTEST_SKIP() << "kbench's CUTLASS GEMMs are built for sm_90a only";
+  if (!kbench::testing::device_is_sm90()) GTEST_SKIP() << "kbench's CUTLASS GEMMs are built for sm_90a only";
   const std::vector<MoeCase> cases = {
       {256, 384, DType::bfloat16, {{0, 1, 7, 100, 0, 300, 0}, {0, 0, 0, 0, 0, 0, 0}}, 21},
       // 3 n tiles: the second CTA of the last 1 x 2 cluster has its tile past n.
@@ -236,7 +228,7 @@ TEST(CutlassMoeGemm, MatchesTheReferenceGemmPerGroup) {
 // the groups from the row_offsets the device holds at that moment.
 TEST(CutlassMoeGemm, GraphReplaysReadTheGroupSizesOfTheMoment) {
   KBENCH_REQUIRE_GPU();
-  if (!on_sm90()) GTEST_SKIP() << "kbench's CUTLASS GEMMs are built for sm_90a only";
+  if (!kbench::testing::device_is_sm90()) GTEST_SKIP() << "kbench's CUTLASS GEMMs are built for sm_90a only";
   const std::vector<int32_t> captured_rows = {0, 1, 7, 100, 0, 300, 0};
   const std::vector<int32_t> replayed_rows = {300, 0, 0, 7, 1, 100, 13};
   const CutlassMoeGemmShape shape{7, 430, 256, 384, DType::bfloat16};

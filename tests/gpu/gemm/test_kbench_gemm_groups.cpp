@@ -39,13 +39,7 @@ namespace kg = kbench::kernels::gemm;
 namespace quant = kbench::kernels::quant;
 namespace wg = kbench::kernels::gemm::sm90;
 
-bool hopper_kernel_here() {
-  int device = 0, major = 0, minor = 0;
-  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0 && wg::wgmma_gemm_built_for_sm90a();
-}
+bool hopper_kernel_here() { return kbench::testing::device_is_sm90() && wg::wgmma_gemm_built_for_sm90a(); }
 
 #define KBENCH_REQUIRE_HOPPER_KERNEL()                                               \
   do {                                                                               \

@@ -13,11 +13,7 @@ namespace {
 
 TEST(MoeCutlassBackend, MatchesTheReferenceBesideKbenchsPipeline) {
   KBENCH_REQUIRE_GPU();
-  int device = 0, major = 0, minor = 0;
-  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), cudaSuccess);
-  if (major != 9 || minor != 0) GTEST_SKIP() << "kbench's CUTLASS MoE GEMM is built for sm_90a only";
+  if (!testing::device_is_sm90()) GTEST_SKIP() << "kbench's CUTLASS MoE GEMM is built for sm_90a only";
   const std::string routine = "--routine trtllm_fp8_block_scale_moe --backends cuda cutlass --refcheck ";
   const std::string lines[] = {
       "--num_tokens 100 --hidden_size 128 --intermediate_size 128 --num_experts 256 --top_k 8 "

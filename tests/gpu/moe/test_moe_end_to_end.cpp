@@ -26,18 +26,10 @@ const std::string kRoutine = "--routine trtllm_fp8_block_scale_moe ";
 const std::string kPerTensor = "--routine trtllm_fp8_per_tensor_scale_moe ";
 const std::string kCutlass = "--routine cutlass_fused_moe ";
 
-bool on_hopper() {
-  int device = 0, major = 0, minor = 0;
-  return cudaGetDevice(&device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-         cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess && major == 9 &&
-         minor == 0;
-}
-
 #define KBENCH_REQUIRE_HOPPER()                                                         \
   do {                                                                                  \
     KBENCH_REQUIRE_GPU();                                                               \
-    if (!on_hopper()) GTEST_SKIP() << "kbench's MoE pipeline is built for sm_90a only"; \
+    if (!testing::device_is_sm90()) GTEST_SKIP() << "kbench's MoE pipeline is built for sm_90a only"; \
   } while (0)
 
 void expect_lines_pass(const std::string& name, const std::vector<std::string>& lines,
