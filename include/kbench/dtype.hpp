@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -62,6 +63,11 @@ enum class DType { bfloat16, float16, float32, fp8_e4m3, fp8_e5m2, int32, int64,
     case DType::uint8: return 1;
   }
   return 0;
+}
+
+// Bytes of `elements` values of `t`.
+[[nodiscard]] constexpr std::size_t bytes_of(std::int64_t elements, DType t) {
+  return static_cast<std::size_t>(elements) * dtype_size(t);
 }
 
 [[nodiscard]] constexpr bool is_fp8(DType t) { return t == DType::fp8_e4m3 || t == DType::fp8_e5m2; }

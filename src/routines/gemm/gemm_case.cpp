@@ -20,7 +20,6 @@ using kernels::gemm::ScaleMajor;
 
 enum TensorId { kA = 0, kB = 1, kBias = 2 };
 
-std::size_t bytes_of(int64_t elements, DType dtype) { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
 
 // mm_fp4's operand bytes (two codes a byte) and scale bytes.
 std::size_t fp4_bytes(int64_t rows, int64_t k) { return static_cast<std::size_t>(rows * k / 2); }

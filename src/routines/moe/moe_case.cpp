@@ -27,7 +27,6 @@ using kernels::gemm::ScaleMajor;
 
 enum TensorId { kLogits = 0, kBias = 1, kHidden = 2, kW1 = 3, kW2 = 4 };
 
-std::size_t bytes_of(int64_t elements, DType dtype) { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
 
 // The refcheck's tolerances (see MoeCase::compare): rtol, and atol as a fraction of the output's RMS.
 constexpr double kRelativeTolerance = 2e-2;

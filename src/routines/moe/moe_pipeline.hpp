@@ -31,21 +31,20 @@ struct MoeWorkspace {
     DeviceBuffer local_counts, row_offsets, permuted_rows;
   };
   MoeWorkspace(const MoeProblem& p, int copies)
-      : a(bytes(p.picks() * p.hidden, p.operand_dtype())),
-        fc1(bytes(p.picks() * p.w1_rows(), p.input_dtype)),
-        act(bytes(p.picks() * p.intermediate, p.operand_dtype())),
-        fc2(bytes(p.picks() * p.hidden, p.input_dtype)) {
+      : a(bytes_of(p.picks() * p.hidden, p.operand_dtype())),
+        fc1(bytes_of(p.picks() * p.w1_rows(), p.input_dtype)),
+        act(bytes_of(p.picks() * p.intermediate, p.operand_dtype())),
+        fc2(bytes_of(p.picks() * p.hidden, p.input_dtype)) {
     for (int copy = 0; copy < copies; ++copy) index.emplace_back(p);
     if (p.format == MoeFormat::fp8_block_scale) {
-      a_scale = DeviceBuffer(bytes(p.picks() * (p.hidden / kMoeScaleBlock), DType::float32));
-      act_scale = DeviceBuffer(bytes(p.picks() * (p.intermediate / kMoeScaleBlock), DType::float32));
+      a_scale = DeviceBuffer(bytes_of(p.picks() * (p.hidden / kMoeScaleBlock), DType::float32));
+      act_scale = DeviceBuffer(bytes_of(p.picks() * (p.intermediate / kMoeScaleBlock), DType::float32));
     } else if (p.format == MoeFormat::fp8_per_tensor) {
       act_scale = DeviceBuffer(sizeof(float));
       act_amax = DeviceBuffer(sizeof(float));
     }
-    if (p.routing_scales_on_input) row_weights = DeviceBuffer(bytes(p.picks(), DType::float32));
+    if (p.routing_scales_on_input) row_weights = DeviceBuffer(bytes_of(p.picks(), DType::float32));
   }
-  static std::size_t bytes(int64_t elements, DType dtype) { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
 
   std::vector<Index> index;  // per input set
   DeviceBuffer a, fc1, act, fc2;

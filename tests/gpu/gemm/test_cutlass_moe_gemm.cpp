@@ -46,8 +46,6 @@ std::vector<int32_t> offsets_of(const std::vector<int32_t>& group_rows) {
   return offsets;
 }
 
-std::size_t bytes_of(int64_t elements, DType dtype) { return static_cast<std::size_t>(elements) * dtype_size(dtype); }
-
 // One input set on the device: A and B e4m3 from normal values, their block scales uniform in
 // [0.25, 4) (never zero), D poisoned, and the row offsets of `group_rows`.
 struct MoeInputs {
