@@ -34,23 +34,23 @@ ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, con
 }
 
 MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms)
-    : p_(problem.problem()), ws_(p_, problem.copies()) {
+    : p_(problem.problem()),
+      ws_(p_, problem.copies()),
+      stages_{{"routing", [this](cudaStream_t s, int copy) { route(s, copy); }},
+              {"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }},
+              {"fc1", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }},
+              {"activation", [this](cudaStream_t s, int copy) { activate(s, copy); }},
+              {"fc2", [this](cudaStream_t s, int copy) { gemms_->fc2(s, copy); }},
+              {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}} {
   for (int copy = 0; copy < problem.copies(); ++copy) operands_.push_back(problem.operands(copy));
   gemms_ = plan_gemms(problem, ws_);
 }
 
 void MoePipeline::launch(cudaStream_t stream, int copy) {
-  for (const OperationStage& stage : stages()) stage.launch(stream, copy);
+  for (const OperationStage& stage : stages_) stage.launch(stream, copy);
 }
 
-std::vector<OperationStage> MoePipeline::stages() {
-  return {{"routing", [this](cudaStream_t s, int copy) { route(s, copy); }},
-          {"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }},
-          {"fc1", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }},
-          {"activation", [this](cudaStream_t s, int copy) { activate(s, copy); }},
-          {"fc2", [this](cudaStream_t s, int copy) { gemms_->fc2(s, copy); }},
-          {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}};
-}
+std::vector<OperationStage> MoePipeline::stages() { return stages_; }
 
 void MoePipeline::route(cudaStream_t stream, int copy) const {
   const MoeOperands& o = operands_.at(static_cast<std::size_t>(copy));

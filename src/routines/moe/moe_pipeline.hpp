@@ -84,6 +84,8 @@ using ExpertGemmPlanner = std::function<std::unique_ptr<ExpertGemms>(const MoeCa
 class MoePipeline final : public Operation {
  public:
   MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms);
+  MoePipeline(const MoePipeline&) = delete;  // its stages point at it
+  MoePipeline& operator=(const MoePipeline&) = delete;
 
   void launch(cudaStream_t stream, int copy) override;
   [[nodiscard]] std::vector<OperationStage> stages() override;
@@ -97,7 +99,8 @@ class MoePipeline final : public Operation {
 
   MoeProblem p_;
   MoeWorkspace ws_;
-  std::vector<MoeOperands> operands_;  // per input set
+  std::vector<OperationStage> stages_;  // made once: launch() runs them
+  std::vector<MoeOperands> operands_;   // per input set
   std::unique_ptr<ExpertGemms> gemms_;
 };
 
