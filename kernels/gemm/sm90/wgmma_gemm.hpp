@@ -18,7 +18,8 @@
 // [row_offsets[g], row_offsets[g + 1])), group g multiplying B's matrix g: one matrix (groups 1), a
 // batch (equal groups) or an MoE grouped GEMM whose group sizes live on the device (graph-safe: no
 // host read of them). The kernel: TMA loads, a producer warp and one or two consumer warpgroups of
-// wgmma, persistent CTAs over an L2-banded tile order (wgmma_gemm_kernel.cuh); where the tiles alone
+// wgmma, persistent CTAs taking the units of an L2-banded tile order from a global counter
+// (wgmma_gemm_kernel.cuh); where the tiles alone
 // leave SMs idle (decode-sized m), split-K: each tile's k-blocks split over several CTAs, their fp32
 // partial tiles summed in a fixed order (deterministic) within the same launch.
 #pragma once
@@ -40,7 +41,7 @@ enum class GemmScaling { per_tensor, groupwise, none, block_fp4, weight_fp4 };
 
 // Groups whose sizes are read on the device: at most this many (their offsets and tile counts are
 // staged in shared memory).
-inline constexpr int kMaxDeviceGroups = 256;
+inline constexpr int kMaxDeviceGroups = 512;
 
 struct WgmmaGemmParams {
   GemmScaling scaling = GemmScaling::groupwise;
@@ -112,8 +113,8 @@ inline constexpr int64_t kSplitKBStreams = 48;
 
 // A planned GEMM: the tensor maps, launch shape and split-K workspace made once (outside timing and
 // stream capture); run() is one kernel launch, no allocation, no host synchronisation (capturable
-// in a CUDA graph). Split-K's workspace belongs to the plan (and its copies): their runs must be
-// ordered (one stream), never concurrent.
+// in a CUDA graph). The tile scheduler's counters and split-K's workspace belong to the plan (and
+// its copies): their runs must be ordered (one stream), never concurrent.
 class WgmmaGemm {
  public:
   // Throws std::runtime_error where wgmma_gemm_unsupported says why, a tensor map cannot be made or

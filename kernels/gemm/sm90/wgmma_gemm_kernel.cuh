@@ -5,10 +5,10 @@
 // CTA: warpgroup 0 is the producer (its warp 0: one lane issues TMA loads of A's and B's k-slices
 // into a ring of stages, all lanes copy the slices' block scales beside them), warpgroups
 // 1..kConsumers the consumers, 64 rows of the tile each. Tiles are kBlockM x kBlockN, in bands of
-// kBand m-blocks, so the CTAs running at once share A's and B's slices in L2. Each k-slice is 128
-// bytes deep (128 fp8 or 64 bf16 / fp16 elements): one 128-byte swizzled row per tile row, and
-// (groupwise) one block scale. A unit of work is one tile's k-split (k_splits of them a tile, 1
-// without split-K), walked by persistent CTAs (unit = blockIdx.x + i * gridDim.x).
+// kBand m-blocks within a group, so the CTAs running at once share A's and B's slices in L2. Each
+// k-slice is 128 bytes deep (128 fp8 or 64 bf16 / fp16 elements): one 128-byte swizzled row per tile
+// row, and (groupwise) one block scale. A unit of work is one tile's k-split (k_splits of them a
+// tile, 1 without split-K), taken in order by persistent CTAs from a global counter (UnitQueue).
 //   per_tensor (and none, bf16 or fp16): wgmma accumulates every slice into the fp32
 //               accumulators; a slice's stage is released once the next slice's wgmmas are issued
 //               and its own are done (one group in flight); the epilogue multiplies by
@@ -95,6 +95,9 @@ struct WgmmaGemmArgs {
   // floats each) and each tile's count of splits done (zero at launch; the last split resets it).
   float* partials;
   int* tile_arrivals;
+  // The dynamic scheduler's counters: units handed out past the first wave, and CTAs done taking
+  // (zero at launch; the last CTA to finish resets both).
+  int* unit_counter;
   void* d;
   bool d_bf16;
   const float* a_scale;
@@ -153,9 +156,15 @@ struct WgmmaGemmConfig {
   // by the producer warp beside the TMA loads, so the consumers read them from shared memory.
   static constexpr int kScaleBytes = kGroupwise ? (kBlockM + kSubTiles) * 4 : 0;
   static constexpr int kScaleStageBytes = (kScaleBytes + 15) / 16 * 16;
-  // Barriers, the stages' scales, then the device groups' row offsets and m-block prefix
-  // (kMaxDeviceGroups + 1 each).
-  static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + 2 * 4 * (kMaxDeviceGroups + 1);
+  // The unit queue (UnitQueue): its slots, each with a full barrier (the producer's arrival) and an
+  // empty one (lane 0 of every other warp that walks the units).
+  static constexpr int kUnitSlots = 4;
+  static constexpr int kUnitReaderWarps = 4 * (kConsumers + kConverters) + (kFp4 ? 3 : 0);
+  static constexpr int kUnitQueueBytes = 128;
+  // Barriers, the stages' scales, the device groups' row offsets and m-block prefix
+  // (kMaxDeviceGroups + 1 each), then the unit queue.
+  static constexpr int kGroupBytes = 2 * 4 * (kMaxDeviceGroups + 1);
+  static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + kGroupBytes + kUnitQueueBytes;
   static constexpr int kSmemLimit = 227 * 1024;
   // FP4: the raw stages (the FP4 operands' rows of packed codes, 32 bytes each: block_fp4 A's then
   // B's, weight_fp4 B's; then one scale word a row) after the 16-bit stages; 3 16-bit stages, as
@@ -173,6 +182,7 @@ struct WgmmaGemmConfig {
   static constexpr int kRawEmptyOffset = kRawFullOffset + 8 * kRawStages;
   static constexpr int kScaleOffset = kFullOffset + 1024;
   static constexpr int kGroupOffset = kScaleOffset + 8 * kScaleStageBytes;
+  static constexpr int kUnitOffset = kGroupOffset + kGroupBytes;
   static constexpr int kSmemBytes = kFullOffset + kAuxBytes;
   // The ring the producer fills: the 16-bit / fp8 stages themselves, or FP4's raw stages.
   static constexpr int kLoadStages = kFp4 ? kRawStages : kStages;
@@ -212,6 +222,7 @@ struct WgmmaGemmConfig {
   static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * (kStages + kRawStages) <= 1024, "barriers");
+  static_assert(kUnitOffset % 8 == 0 && 2 * 8 * kUnitSlots + 4 * kUnitSlots <= kUnitQueueBytes, "unit queue");
   static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
   static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "FP4 expands to 16-bit slices of 64 elements");
   static_assert(!kFp4A || kExpandedType == DType::bfloat16, "block_fp4 expands to bf16");
@@ -239,8 +250,11 @@ struct GemmTile {
   int col_begin;
 };
 
-// The tile order: bands of kBand m-blocks (over all groups' m-blocks, in order), each walked
-// column-block by column-block, so the CTAs running together cover few A rows and B columns.
+// The tile order: group by group, each group's m-blocks in bands of at most kBand, each band walked
+// column-block by column-block, so the CTAs running together cover few A rows and B columns. A band
+// never spans two groups: an MoE expert's m-blocks (often two, the second part-filled) then read its
+// weight panel together, once from HBM; bands across experts split some experts over two waves,
+// which re-read their panels (~3 GB more at 4096 tokens of DeepSeek-V3's FC1).
 template <class Cfg>
 struct GemmTileMap {
   const WgmmaGemmArgs& args;
@@ -264,33 +278,98 @@ struct GemmTileMap {
   }
 
   __device__ GemmTile at(int t) const {
-    const int band_tiles = Cfg::kBand * args.n_blocks;
-    const int band = t / band_tiles;
-    const int first = band * Cfg::kBand;
-    const int size = min(Cfg::kBand, m_blocks - first);
-    const int local = t - band * band_tiles;
-    const int m_block = first + local % size;
     GemmTile tile;
-    tile.col_begin = (local / size) * Cfg::kBlockN;
+    int group_first_block = 0, group_m_blocks = 0;
     if (args.rows_per_group > 0) {
-      const int blocks_per_group = (args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM;
-      tile.group = m_block / blocks_per_group;
-      const int group_row = tile.group * args.rows_per_group;
-      tile.row_begin = group_row + (m_block - tile.group * blocks_per_group) * Cfg::kBlockM;
-      tile.row_end = group_row + args.rows_per_group;
+      group_m_blocks = (args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM;
+      tile.group = t / (group_m_blocks * args.n_blocks);
+      group_first_block = tile.group * group_m_blocks;
+      tile.row_begin = tile.group * args.rows_per_group;
+      tile.row_end = tile.row_begin + args.rows_per_group;
     } else {
-      // The last group with no more m-blocks before it than m_block (empty groups share their
-      // successor's prefix and are skipped).
+      // The last group with no more tiles before it than t (empty groups share their successor's
+      // prefix and are skipped).
       int lo = 0, hi = args.groups - 1;
       while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
-        if (group_blocks[mid] <= m_block) lo = mid; else hi = mid - 1;
+        if (group_blocks[mid] * args.n_blocks <= t) lo = mid; else hi = mid - 1;
       }
       tile.group = lo;
-      tile.row_begin = group_rows[lo] + (m_block - group_blocks[lo]) * Cfg::kBlockM;
+      group_first_block = group_blocks[lo];
+      group_m_blocks = group_blocks[lo + 1] - group_first_block;
+      tile.row_begin = group_rows[lo];
       tile.row_end = group_rows[lo + 1];
     }
+    const int local = t - group_first_block * args.n_blocks;
+    const int band_tiles = Cfg::kBand * args.n_blocks;
+    const int band = local / band_tiles;
+    const int first = band * Cfg::kBand;
+    const int size = min(Cfg::kBand, group_m_blocks - first);
+    const int in_band = local - band * band_tiles;
+    tile.row_begin += (first + in_band % size) * Cfg::kBlockM;
+    tile.col_begin = (in_band / size) * Cfg::kBlockN;
     return tile;
+  }
+};
+
+// The dynamic tile scheduler. Each CTA's first unit is blockIdx.x; the producer's thread 0 then takes
+// gridDim.x + the next value of a global counter, so the units in flight at any time are a window of
+// consecutive units and the CTAs sharing an operand panel load it together. A static stride
+// (unit = blockIdx.x + i * gridDim.x) let CTAs drift apart over the waves: at 4096 tokens of
+// DeepSeek-V3's FC1 (62 waves) the expert's m-tiles and n-panels that share A's rows and B's panels
+// were then read again from HBM, ~12.7 GB against CUTLASS's ~9.2 for the same 8 GB of operands.
+// Thread 0 hands each unit to the CTA's other warps through a ring of kUnitSlots slots.
+template <class Cfg>
+struct UnitQueue {
+  uint32_t base;  // shared: the full barriers, the empty barriers, then the slots
+  int* slots;
+
+  __device__ uint32_t full(uint32_t slot) const { return base + 8 * slot; }
+  __device__ uint32_t empty(uint32_t slot) const { return base + 8 * (Cfg::kUnitSlots + slot); }
+
+  // The CTA's j-th unit into its slot (the producer's thread 0), once every reader took unit j - slots.
+  __device__ void publish(uint32_t j, int unit) const {
+    const uint32_t slot = j % Cfg::kUnitSlots;
+    hopper::mbar_wait(empty(slot), ((j / Cfg::kUnitSlots) & 1) ^ 1);
+    slots[slot] = unit;
+    hopper::mbar_arrive(full(slot));  // release: the slot's write is seen by the waiters' acquire
+  }
+
+  // The CTA's j-th unit, for every lane of a reading warp (its lane 0 frees the slot).
+  __device__ int take(uint32_t j, int lane) const {
+    const uint32_t slot = j % Cfg::kUnitSlots;
+    hopper::mbar_wait(full(slot), (j / Cfg::kUnitSlots) & 1);
+    const int unit = *static_cast<volatile int*>(slots + slot);
+    __syncwarp();
+    if (lane == 0) hopper::mbar_arrive(empty(slot));
+    return unit;
+  }
+};
+
+// The producer's warp 0: its thread 0 takes the units and publishes them.
+template <class Cfg>
+struct UnitScheduler {
+  const WgmmaGemmArgs& args;
+  UnitQueue<Cfg> queue;
+  int units;
+  int next = static_cast<int>(blockIdx.x);  // thread 0's: the unit it took for the next iteration
+
+  // The CTA's j-th unit for every lane of warp 0 (units or more: none left). Thread 0 publishes it
+  // and already takes the one after (the atomic's latency hides behind this unit's loads); after
+  // its last take, it counts its CTA done, and the last CTA done resets the counters for the next
+  // launch (every CTA has taken its last unit by then).
+  __device__ int advance(uint32_t j, int lane) {
+    const int unit = __shfl_sync(0xffffffffu, next, 0);
+    if (lane == 0) {
+      queue.publish(j, unit);
+      if (unit < units) {
+        next = static_cast<int>(gridDim.x) + atomicAdd(args.unit_counter, 1);
+      } else if (atomicAdd(args.unit_counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+        atomicExch(args.unit_counter, 0);
+        atomicExch(args.unit_counter + 1, 0);
+      }
+    }
+    return unit;
   }
 };
 
@@ -357,10 +436,14 @@ __device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const Gemm
 // groupwise, every lane copies a share of the slice's block scales (cp.async, completing on the
 // stage's full barrier).
 template <class Cfg>
-__device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int lane) {
+__device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
+                             uint32_t smem, int lane) {
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kLoadRowBytes;
+  UnitScheduler<Cfg> scheduler{args, queue, map.units()};
   uint32_t it = 0;
-  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+  for (uint32_t j = 0;; ++j) {
+    const int u = scheduler.advance(j, lane);
+    if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
     // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
@@ -404,11 +487,15 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
 // its column offset (the same for every row of A, of B). One warp doing all 384 rows with the full
 // offset arithmetic took ~3000 cycles a slice (the header says more).
 template <class Cfg>
-__device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t smem, int thread) {
+__device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
+                                 uint32_t smem, int thread) {
   constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kLoadRowBytes;
+  UnitScheduler<Cfg> scheduler{args, queue, map.units()};
   uint32_t it = 0;
-  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+  for (uint32_t j = 0;; ++j) {
+    const int u = thread < 32 ? scheduler.advance(j, thread) : queue.take(j, thread % 32);
+    if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
     const uint8_t* const b_scales = args.b_block_scales + tile.group * args.b_sf_group_stride;
@@ -515,13 +602,15 @@ __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* ou
 // arrival and transaction bytes on the stage's full barrier), a stage ahead of the consumers like
 // the expansion; the producer's ring holds B alone, so B's loads run as far ahead as before.
 template <class Cfg, quant::BlockFormat kFormat>
-__device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw,
-                                   uint32_t smem, int thread) {
+__device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
+                                   uint8_t* smem_raw, uint32_t smem, int thread) {
   constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
   constexpr int kFirstStageRow = Cfg::kWeightFp4 ? Cfg::kBlockM : 0;  // raw row 0's row in the 16-bit stage
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
-  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+  for (uint32_t j = 0;; ++j) {
+    const int u = queue.take(j, thread % 32);
+    if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     int a_first_row = 0;  // weight_fp4: the tile's first row of A
     if constexpr (Cfg::kWeightFp4) a_first_row = map.at(unit.tile).row_begin;
@@ -565,14 +654,14 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
 
 // fp16 operands take NVFP4 only (wgmma_gemm_unsupported: ue8m0 scales leave fp16's range).
 template <class Cfg>
-__device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint8_t* smem_raw, uint32_t smem,
-                              int thread) {
+__device__ void run_converter(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
+                              uint8_t* smem_raw, uint32_t smem, int thread) {
   if constexpr (Cfg::kExpandedType == DType::float16) {
-    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(args, map, smem_raw, smem, thread);
+    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(args, map, queue, smem_raw, smem, thread);
   } else if (args.fp4_format == quant::BlockFormat::nvfp4) {
-    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(args, map, smem_raw, smem, thread);
+    convert_fp4_slices<Cfg, quant::BlockFormat::nvfp4>(args, map, queue, smem_raw, smem, thread);
   } else {
-    convert_fp4_slices<Cfg, quant::BlockFormat::mxfp4>(args, map, smem_raw, smem, thread);
+    convert_fp4_slices<Cfg, quant::BlockFormat::mxfp4>(args, map, queue, smem_raw, smem, thread);
   }
 }
 
@@ -696,8 +785,8 @@ __device__ bool reduce_splits(const WgmmaGemmArgs& args, const GemmUnit& unit, t
 }
 
 template <class Cfg>
-__device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const uint8_t* smem_raw,
-                             uint32_t smem, int consumer, int thread) {
+__device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
+                             const uint8_t* smem_raw, uint32_t smem, int consumer, int thread) {
   const int warp = thread / 32, lane = thread % 32;
   const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
   float acc[Cfg::kSubTiles][Cfg::kSubRegs];
@@ -705,7 +794,9 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
   if constexpr (Cfg::kTakeTurns) {
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
   }
-  for (int u = blockIdx.x; u < map.units(); u += gridDim.x) {
+  for (uint32_t j = 0;; ++j) {
+    const int u = queue.take(j, lane);
+    if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
     const int row0 = tile.row_begin + tile_row;
@@ -794,6 +885,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
       hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, 128);  // every converter thread
     }
+    for (int s = 0; s < Cfg::kUnitSlots; ++s) {
+      hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * s, 1);
+      hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * (Cfg::kUnitSlots + s), Cfg::kUnitReaderWarps);
+    }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   pdl_wait();
@@ -807,17 +902,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     m_blocks = stage_device_groups<Cfg>(args, group_rows, group_blocks, tid);
   }
   const GemmTileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
+  const UnitQueue<Cfg> queue{smem + Cfg::kUnitOffset,
+                             reinterpret_cast<int*>(smem_raw + Cfg::kUnitOffset + 16 * Cfg::kUnitSlots)};
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
-    if constexpr (Cfg::kFp4) run_fp4_producer<Cfg>(args, map, smem, tid);
-    else if (tid < 32) run_producer<Cfg>(args, map, smem, tid);
+    if constexpr (Cfg::kFp4) run_fp4_producer<Cfg>(args, map, queue, smem, tid);
+    else if (tid < 32) run_producer<Cfg>(args, map, queue, smem, tid);
   } else if (warpgroup <= Cfg::kConverters) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kConverterRegs));
-    if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, smem_raw, smem, tid % 128);
+    if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid % 128);
   } else {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
-    run_consumer<Cfg>(args, map, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
+    run_consumer<Cfg>(args, map, queue, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
   }
   pdl_launch_dependents();
 #else

@@ -22,43 +22,53 @@ using Launch = cudaError_t (*)(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 
 namespace {
 
-// Split-K's device memory, one allocation: each tile's arrival counter (zeroed here, once: every run
-// leaves them zero), then the units' fp32 partial tiles.
-class SplitKWorkspace {
+// Device memory whose first `zeroed` bytes are zero before any stream runs (cleared synchronously:
+// plans are made outside timing); the kernel leaves its counters zero at every run's end.
+class ZeroedDeviceMemory {
  public:
-  SplitKWorkspace(int64_t tiles, int64_t units, int slot_floats) {
-    const std::size_t counter_bytes = (static_cast<std::size_t>(tiles) * sizeof(int) + 255) / 256 * 256;
-    bytes_ = counter_bytes + static_cast<std::size_t>(units) * static_cast<std::size_t>(slot_floats) * sizeof(float);
+  ZeroedDeviceMemory(std::size_t bytes, std::size_t zeroed, const char* what) : bytes_(bytes) {
     if (cudaMalloc(&memory_, bytes_) != cudaSuccess) {
       (void)cudaGetLastError();
       memory_ = nullptr;
-      throw std::runtime_error("kbench wgmma GEMM: cannot allocate the split-K workspace (" + std::to_string(bytes_) +
-                               " bytes)");
+      throw std::runtime_error(std::string("kbench wgmma GEMM: cannot allocate ") + what + " (" +
+                               std::to_string(bytes_) + " bytes)");
     }
-    // Synchronous (plans are made outside timing): the counters are zero before any stream runs.
-    if (cudaMemset(memory_, 0, counter_bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+    if (cudaMemset(memory_, 0, zeroed) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
       (void)cudaGetLastError();
       cudaFree(memory_);
-      throw std::runtime_error("kbench wgmma GEMM: cannot zero the split-K workspace's counters");
+      throw std::runtime_error(std::string("kbench wgmma GEMM: cannot zero ") + what);
     }
-    tile_arrivals_ = static_cast<int*>(memory_);
-    partials_ = reinterpret_cast<float*>(static_cast<char*>(memory_) + counter_bytes);
   }
-  SplitKWorkspace(const SplitKWorkspace&) = delete;
-  SplitKWorkspace& operator=(const SplitKWorkspace&) = delete;
-  ~SplitKWorkspace() {
+  ZeroedDeviceMemory(const ZeroedDeviceMemory&) = delete;
+  ZeroedDeviceMemory& operator=(const ZeroedDeviceMemory&) = delete;
+  ~ZeroedDeviceMemory() {
     if (memory_ != nullptr) cudaFree(memory_);
   }
 
-  [[nodiscard]] int* tile_arrivals() const { return tile_arrivals_; }
-  [[nodiscard]] float* partials() const { return partials_; }
+  [[nodiscard]] char* get() const { return static_cast<char*>(memory_); }
   [[nodiscard]] std::size_t bytes() const { return bytes_; }
 
  private:
   void* memory_ = nullptr;
   std::size_t bytes_ = 0;
-  int* tile_arrivals_ = nullptr;
-  float* partials_ = nullptr;
+};
+
+// Split-K's device memory, one allocation: each tile's arrival counter, then the units' fp32
+// partial tiles.
+class SplitKWorkspace {
+ public:
+  SplitKWorkspace(int64_t tiles, int64_t units, int slot_floats)
+      : counter_bytes_((static_cast<std::size_t>(tiles) * sizeof(int) + 255) / 256 * 256),
+        memory_(counter_bytes_ + static_cast<std::size_t>(units) * static_cast<std::size_t>(slot_floats) * sizeof(float),
+                counter_bytes_, "the split-K workspace") {}
+
+  [[nodiscard]] int* tile_arrivals() const { return reinterpret_cast<int*>(memory_.get()); }
+  [[nodiscard]] float* partials() const { return reinterpret_cast<float*>(memory_.get() + counter_bytes_); }
+  [[nodiscard]] std::size_t bytes() const { return memory_.bytes(); }
+
+ private:
+  std::size_t counter_bytes_;
+  ZeroedDeviceMemory memory_;
 };
 
 }  // namespace
@@ -69,6 +79,8 @@ struct WgmmaGemm::Plan {
   bool pdl = false;
   Launch launch = nullptr;
   std::unique_ptr<SplitKWorkspace> workspace;  // split-K only
+  // The dynamic scheduler's two counters (WgmmaGemmArgs::unit_counter): a plan's runs are ordered.
+  ZeroedDeviceMemory unit_counter{2 * sizeof(int), 2 * sizeof(int), "the tile scheduler's counters"};
 };
 
 namespace {
@@ -328,6 +340,7 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
     a.partials = plan->workspace->partials();
     a.tile_arrivals = plan->workspace->tile_arrivals();
   }
+  a.unit_counter = reinterpret_cast<int*>(plan->unit_counter.get());
   plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(units, current_sm_count())));
   plan->pdl = p.enable_pdl;
   plan->launch = tiles.launch;

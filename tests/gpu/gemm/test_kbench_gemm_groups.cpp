@@ -213,6 +213,25 @@ TEST(KbenchGemmGroups, PerTensorScaleOfEachGroupOfB) {
   expect_per_tensor_groups_match(equal_groups(3, 100), 512, 512, DType::bfloat16, 1);
 }
 
+// kMaxDeviceGroups groups (an MoE's 512 experts) of 0 to 300 rows, two m-blocks for many of them (as
+// an MoE's experts at ~128 rows each), several empty: the tile order's bands stay within a group.
+Groups many_device_groups() {
+  Groups groups{wg::kMaxDeviceGroups, 0, 0, {std::vector<int32_t>{0}}};
+  uint32_t state = 12345u;
+  for (int g = 0; g < groups.count; ++g) {
+    state = state * 1664525u + 1013904223u;
+    const int32_t size = g % 37 == 5 ? 0 : static_cast<int32_t>(100 + (state >> 8) % 60) * (g % 11 == 0 ? 2 : 1);
+    groups.partitions[0].push_back(groups.partitions[0].back() + size);
+  }
+  groups.rows = groups.partitions[0].back() + 5;
+  return groups;
+}
+
+TEST(KbenchGemmGroups, MostDeviceGroups) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  expect_per_tensor_groups_match(many_device_groups(), 256, 256, DType::bfloat16, 1);
+}
+
 // Stride 0: one scale for all groups, as before per-group scales.
 TEST(KbenchGemmGroups, PerTensorScaleSharedByTheGroups) {
   KBENCH_REQUIRE_HOPPER_KERNEL();
