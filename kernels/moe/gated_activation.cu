@@ -18,12 +18,6 @@ constexpr int kColumnsPerLane = kValuesPerLane;
 
 enum class Pass { write, per_tensor_amax };
 
-__device__ __forceinline__ float activate(GatedActivation activation, float up, float gate) {
-  const float f = activation == GatedActivation::swiglu ? gate / (1.0f + expf(-gate))
-                                                        : 0.5f * gate * (1.0f + erff(gate * 0.70710678118654752f));
-  return f * up;
-}
-
 __device__ __forceinline__ float half_of(uint32_t word, int which, bool fp16) {
   return half_bits_to_float(static_cast<uint16_t>(which ? word >> 16 : word & 0xffffu), fp16);
 }
@@ -49,7 +43,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
 #pragma unroll
   for (int i = 0; i < kColumnsPerLane; ++i) {
     const float x0 = half_of(up_words[i / 2], i % 2, fp16), x1 = half_of(gate_words[i / 2], i % 2, fp16);
-    a[i] = p.row_weights ? activate(p.activation, x0 * weight, x1 * weight) : activate(p.activation, x0, x1);
+    a[i] = p.row_weights ? gated_linear_unit(p.activation, x0 * weight, x1 * weight) : gated_linear_unit(p.activation, x0, x1);
   }
 
   if constexpr (kPass == Pass::per_tensor_amax) {

@@ -20,13 +20,14 @@
 #include <vector>
 
 #include "kbench/dtype.hpp"
+#include "kernels/common/gated_linear_unit.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
 #include "kernels/moe/half_bits.hpp"
 #include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::moe {
 
-enum class GatedActivation { swiglu, geglu };
+using GatedActivation = GatedLinearUnit;
 enum class ActivationOutput { fp8_block, fp8_per_tensor, half };
 
 inline constexpr int kActivationBlock = 128;  // the 1x128 quantization block
@@ -52,9 +53,7 @@ cudaError_t launch_gated_activation(const GatedActivationParams& params, cudaStr
 // The host reference. Its exp and erf are the host library's, so a code may differ from the
 // kernel's by one step where the activation lands on a rounding boundary (the GPU test allows that).
 inline float gated_activation_value(GatedActivation activation, float up, float gate) {
-  const float f = activation == GatedActivation::swiglu ? gate / (1.0f + std::exp(-gate))
-                                                        : 0.5f * gate * (1.0f + std::erf(gate * 0.70710678118654752f));
-  return f * up;
+  return gated_linear_unit(activation, up, gate);
 }
 
 // The activation of `rows` rows of `fc1` (floats [rows][2I]) in fp32, [rows][I]; row r's halves

@@ -33,6 +33,7 @@
 #include <string>
 
 #include "kbench/dtype.hpp"
+#include "kernels/common/gated_linear_unit.hpp"
 #include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::gemm::sm90 {
@@ -91,6 +92,14 @@ struct WgmmaGemmParams {
   // NVFP4 global scales into it on the device; nullptr: 1).
   int64_t b_sf_group_stride = 0;
   const float* group_alpha = nullptr;
+  // groupwise, n a multiple of 256: instead of D (d unused), the epilogue writes a gated linear unit
+  // of D's two halves (an MoE's FC1 with its activation fused): B's rows [0, n/2) give the up half,
+  // [n/2, n) the gate half, act = glu(up, gate) [rows][n/2] from the fp32 accumulators, in DeepSeek
+  // FP8 1x128 blocks (groupwise_fp8.hpp's rules): e4m3 codes to glu_codes, scales K-major
+  // [row][n/2/128] to glu_scales. Runs on 128 x 256 tiles (each its 128 up and 128 gate columns).
+  std::optional<GatedLinearUnit> glu;
+  void* glu_codes = nullptr;
+  float* glu_scales = nullptr;
   bool enable_pdl = false;
 };
 

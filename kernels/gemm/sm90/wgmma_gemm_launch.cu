@@ -113,7 +113,7 @@ constexpr TileChoice kWeightFp4Fp16Tiles[] = {tile_choice<WeightFp4Fp16Tile128x2
 
 std::span<const TileChoice> tiles_of(const WgmmaGemmParams& p) {
   switch (p.scaling) {
-    case GemmScaling::groupwise: return kGroupwiseTiles;
+    case GemmScaling::groupwise: return p.glu ? std::span<const TileChoice>(kGroupwiseTiles).first(1) : kGroupwiseTiles;
     case GemmScaling::per_tensor: return kPerTensorTiles;
     case GemmScaling::none: return p.a_dtype == DType::float16 ? kFp16Tiles : kBf16Tiles;
     case GemmScaling::block_fp4: return kFp4Tiles;
@@ -263,6 +263,10 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
     return "rows of k must be multiples of 16 bytes (TMA): k a multiple of " + std::to_string(16 / dtype_size(p.a_dtype));
   }
   if (p.n % 2 != 0) return "n must be even (the epilogue stores column pairs)";
+  if (p.glu && (p.scaling != GemmScaling::groupwise || p.n % 256 != 0)) {
+    return "the GLU epilogue takes groupwise FP8 with n a multiple of 256 (up and gate halves of whole 128-column "
+           "blocks)";
+  }
   if (p.groups < 1) return "at least one group";
   if (p.rows_per_group <= 0 && p.groups > kMaxDeviceGroups) {
     return "at most " + std::to_string(kMaxDeviceGroups) + " groups whose sizes are on the device";
@@ -276,9 +280,10 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
 
 WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   if (const auto reason = wgmma_gemm_unsupported(p)) throw std::runtime_error("kbench wgmma GEMM: " + *reason);
-  if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d)) {
-    throw std::runtime_error("kbench wgmma GEMM: A, B and D must be 16-byte aligned (TMA)");
+  if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.glu ? p.glu_codes : p.d)) {
+    throw std::runtime_error("kbench wgmma GEMM: A, B and D (or the GLU's codes) must be 16-byte aligned (TMA)");
   }
+  if (p.glu && p.glu_scales == nullptr) throw std::runtime_error("kbench wgmma GEMM: the GLU's scales missing");
   const bool fp4_a = p.scaling == GemmScaling::block_fp4;
   const bool fp4_b = fp4_a || p.scaling == GemmScaling::weight_fp4;
   const bool scaled = p.scaling == GemmScaling::per_tensor || p.scaling == GemmScaling::groupwise;
@@ -297,7 +302,7 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.n = static_cast<int>(p.n);
   const OperandRows a_rows = operand_rows(fp4_a, p.a_dtype, p.k), b_rows = operand_rows(fp4_b, p.b_dtype, p.k);
   a.k_blocks = static_cast<int>(ceil_div(a_rows.bytes, a_rows.slice_bytes));  // B's alike
-  a.n_blocks = static_cast<int>(ceil_div(p.n, tiles.block_n));
+  a.n_blocks = static_cast<int>(p.glu ? p.n / tiles.block_n : ceil_div(p.n, tiles.block_n));
   // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
   // tile's rows are never stored.
   a.a_box_rows = a.rows_per_group > 0 && a.rows_per_group < tiles.block_m
@@ -321,6 +326,11 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.sf_columns = fp4_b ? static_cast<uint32_t>(p.k / (p.fp4_format == quant::BlockFormat::nvfp4 ? 16 : 32)) : 0;
   a.alpha = p.alpha;
   a.group_alpha = p.group_alpha;
+  a.glu_epilogue = p.glu.has_value();
+  a.glu = p.glu.value_or(GatedLinearUnit::swiglu);
+  a.glu_codes = static_cast<uint8_t*>(p.glu_codes);
+  a.glu_scales = p.glu_scales;
+  a.glu_columns = static_cast<int>(p.n / 2);
   // The maps address bytes.
   const auto a_k = static_cast<cuuint64_t>(a_rows.bytes), b_k = static_cast<cuuint64_t>(b_rows.bytes);
   const cuuint64_t a_dims[2] = {a_k, static_cast<cuuint64_t>(p.rows)};
@@ -329,7 +339,8 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box, a_rows.swizzle);
   const cuuint64_t b_dims[3] = {b_k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
   const cuuint64_t b_strides[2] = {b_k, b_k * static_cast<cuuint64_t>(p.n)};
-  const cuuint32_t b_box[3] = {static_cast<cuuint32_t>(b_rows.slice_bytes), static_cast<cuuint32_t>(tiles.block_n), 1};
+  // Two boxes of half a tile's rows per slice (load_slice).
+  const cuuint32_t b_box[3] = {static_cast<cuuint32_t>(b_rows.slice_bytes), static_cast<cuuint32_t>(tiles.block_n / 2), 1};
   encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box, b_rows.swizzle);
   const int64_t tile_bound = m_blocks(p, tiles.block_m) * a.n_blocks;
   a.k_splits = choose_k_splits(p, static_cast<int64_t>(p.groups) * a.n_blocks, tile_bound, a.k_blocks);

@@ -1,5 +1,6 @@
 #include "routines/moe/kbench_backends.hpp"
 
+#include <string>
 #include <vector>
 
 #include "kbench/cuda_check.hpp"
@@ -52,23 +53,43 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
   return g;
 }
 
+// DeepSeek FP8's FC1 writes the activation from its epilogue (the GEMM's GLU epilogue: the gated unit
+// from the fp32 accumulators, quantized in 1x128 blocks as the activation kernel does), unless
+// Llama 4's row weights must scale FC1's rows first.
+bool fc1_fuses_activation(const MoeProblem& p) {
+  return p.format == MoeFormat::fp8_block_scale && !p.routing_scales_on_input;
+}
+
+wgmma::WgmmaGemmParams fc1_gemm(const MoeProblem& p, const ExpertGemmOperands& o) {
+  wgmma::WgmmaGemmParams g = grouped_gemm(p, o);
+  if (fc1_fuses_activation(p)) {
+    g.d = nullptr;
+    g.glu = p.activation;
+    g.glu_codes = o.act;
+    g.glu_scales = o.act_scale;
+  }
+  return g;
+}
+
 
 // Both GEMMs of every input set, planned on kbench's wgmma GEMM.
 class WgmmaExpertGemms final : public ExpertGemms {
  public:
-  WgmmaExpertGemms(const MoeCase& problem, const MoeWorkspace& ws) {
+  WgmmaExpertGemms(const MoeCase& problem, const MoeWorkspace& ws) : fuses_(fc1_fuses_activation(problem.problem())) {
     const MoeProblem& p = problem.problem();
     for (int copy = 0; copy < problem.copies(); ++copy) {
       const MoeOperands o = problem.operands(copy);
-      fc1_.emplace_back(grouped_gemm(p, fc1_operands(p, ws, o, copy)));
+      fc1_.emplace_back(fc1_gemm(p, fc1_operands(p, ws, o, copy)));
       fc2_.emplace_back(grouped_gemm(p, fc2_operands(p, ws, o, copy)));
     }
   }
   void fc1(cudaStream_t stream, int copy) override { KBENCH_CUDA_CHECK(fc1_.at(static_cast<std::size_t>(copy)).run(stream)); }
   void fc2(cudaStream_t stream, int copy) override { KBENCH_CUDA_CHECK(fc2_.at(static_cast<std::size_t>(copy)).run(stream)); }
+  [[nodiscard]] bool fc1_writes_activation() const override { return fuses_; }
 
  private:
   std::vector<wgmma::WgmmaGemm> fc1_, fc2_;
+  bool fuses_ = false;
 };
 
 class MoeCudaBackend final : public BackendFor<MoeCase> {
@@ -97,9 +118,10 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
       return Support::no("kbench's MoE pipeline has no FP4 weights yet (its grouped GEMM with FP4 weights expanded in "
                          "the pipeline is being built)");
     }
-    if (p.local_experts() > wgmma::kMaxDeviceGroups)
-      return Support::no("the grouped GEMM takes at most 256 local experts");
-    for (const auto& g : {grouped_gemm(p, ExpertGemmOperands{p.w1_rows(), p.hidden}),
+    if (p.local_experts() > wgmma::kMaxDeviceGroups) {
+      return Support::no("the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) + " local experts");
+    }
+    for (const auto& g : {fc1_gemm(p, ExpertGemmOperands{p.w1_rows(), p.hidden}),
                           grouped_gemm(p, ExpertGemmOperands{p.hidden, p.intermediate})}) {
       if (const auto reason = wgmma::wgmma_gemm_unsupported(g)) return Support::no(*reason);
     }

@@ -19,7 +19,9 @@ ExpertGemmOperands fc1_operands(const MoeProblem& p, const MoeWorkspace& ws, con
           o.w1,
           o.w1_scale,
           ws.fc1.get(),
-          ws.index.at(static_cast<std::size_t>(copy)).row_offsets.as<int32_t>()};
+          ws.index.at(static_cast<std::size_t>(copy)).row_offsets.as<int32_t>(),
+          ws.act.get(),
+          ws.act_scale.as<float>()};
 }
 
 ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, const MoeOperands& o, int copy) {
@@ -34,16 +36,19 @@ ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, con
 }
 
 MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms)
-    : p_(problem.problem()),
-      ws_(p_, problem.copies()),
-      stages_{{"routing", [this](cudaStream_t s, int copy) { route(s, copy); }},
-              {"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }},
-              {"fc1", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }},
-              {"activation", [this](cudaStream_t s, int copy) { activate(s, copy); }},
-              {"fc2", [this](cudaStream_t s, int copy) { gemms_->fc2(s, copy); }},
-              {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}} {
+    : p_(problem.problem()), ws_(p_, problem.copies()) {
   for (int copy = 0; copy < problem.copies(); ++copy) operands_.push_back(problem.operands(copy));
   gemms_ = plan_gemms(problem, ws_);
+  stages_.push_back({"routing", [this](cudaStream_t s, int copy) { route(s, copy); }});
+  stages_.push_back({"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }});
+  if (gemms_->fc1_writes_activation()) {
+    stages_.push_back({"fc1_activation", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }});
+  } else {
+    stages_.push_back({"fc1", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }});
+    stages_.push_back({"activation", [this](cudaStream_t s, int copy) { activate(s, copy); }});
+  }
+  stages_.push_back({"fc2", [this](cudaStream_t s, int copy) { gemms_->fc2(s, copy); }});
+  stages_.push_back({"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }});
 }
 
 void MoePipeline::launch(cudaStream_t stream, int copy) {

@@ -2,7 +2,9 @@
 // in FC1's format (the activation's FP8 quantization fused) -> FC1 -> gated activation with the
 // intermediate's re-quantization -> FC2 -> weighted top-k combine, each a stage of the operation
 // (--per_stage_timing). The two grouped GEMMs over the local experts are the backend's
-// (ExpertGemms): kbench's own (`cuda`) or CUTLASS's (`cutlass`); the rest is kbench's kernels.
+// (ExpertGemms): kbench's own (`cuda`) or CUTLASS's (`cutlass`); the rest is kbench's kernels. A
+// backend whose FC1 writes the activation itself (its epilogue) replaces the two stages by one,
+// fc1_activation.
 // Planned outside timing, no host synchronisation (graph-captured).
 #pragma once
 
@@ -64,6 +66,9 @@ struct ExpertGemmOperands {
   const float* b_scale = nullptr;
   void* d = nullptr;
   const int32_t* row_offsets = nullptr;
+  // FC1 with the activation fused: where the activation goes (FC2's A and its scales).
+  void* act = nullptr;
+  float* act_scale = nullptr;
 };
 
 // FC1's (x W1^T) and FC2's (act W2^T) operands of input set `copy`.
@@ -78,6 +83,9 @@ class ExpertGemms {
   virtual ~ExpertGemms() = default;
   virtual void fc1(cudaStream_t stream, int copy) = 0;
   virtual void fc2(cudaStream_t stream, int copy) = 0;
+  // Whether fc1 writes the gated activation in FC2's format itself (the pipeline's activation
+  // kernel then does not run).
+  [[nodiscard]] virtual bool fc1_writes_activation() const { return false; }
 };
 using ExpertGemmPlanner = std::function<std::unique_ptr<ExpertGemms>(const MoeCase&, const MoeWorkspace&)>;
 

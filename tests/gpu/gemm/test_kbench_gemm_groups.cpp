@@ -384,4 +384,145 @@ TEST(KbenchGemmGroups, WeightFp4OnEqualGroups) {
   }
 }
 
+// ---- the GLU epilogue: groupwise FP8, act = glu(up, gate) in 1x128 FP8 blocks -------------------
+
+// The same grouped groupwise GEMM planned twice: writing D (bf16), and with the GLU epilogue. Each
+// owned row's act blocks must be the GLU of D's halves quantized by groupwise_fp8.hpp's rules: the
+// scale that of the block's amax (a power of two; one step either way where the amax sits on a
+// boundary), each code within e4m3's half step (plus half its subnormal step, 2^-10 of the scale) of
+// the GLU's range over D's bf16 rounding (the epilogue's fast SiLU, 2 ulp, and the sums' order are far
+// below both); rows no group owns keep their poison.
+void expect_glu_matches_plain_epilogue(const Groups& groups, int64_t n, int64_t k, kbench::kernels::GatedLinearUnit unit) {
+  SCOPED_TRACE(describe(groups) + ", n " + std::to_string(n) + " k " + std::to_string(k) +
+               (unit == kbench::kernels::GatedLinearUnit::swiglu ? ", SwiGLU" : ", GeGLU"));
+  kbench::CudaStream stream;
+  const int64_t k_blocks = k / 128, n_blocks = n / 128, columns = n / 2;
+  DeviceBuffer a(static_cast<std::size_t>(groups.rows * k)), b(static_cast<std::size_t>(groups.count * n * k));
+  DeviceBuffer a_scale(static_cast<std::size_t>(groups.rows * k_blocks) * sizeof(float));
+  DeviceBuffer b_scale(static_cast<std::size_t>(groups.count * n_blocks * k_blocks) * sizeof(float));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(a.get(), DType::fp8_e4m3, groups.rows * k, 51, 0.0f, 1.0f, stream.get()));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_normal(b.get(), DType::fp8_e4m3, groups.count * n * k, 52, 0.0f, 1.0f, stream.get()));
+  // Scales near 1 / sqrt(k): act of order 1, far above the 1e-4 amax floor of the 1x128 scales.
+  const float unit_scale = 1.0f / std::sqrt(std::sqrt(static_cast<float>(k)));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_uniform(a_scale.get(), DType::float32, groups.rows * k_blocks, 53,
+                                                  0.5f * unit_scale, 1.5f * unit_scale, stream.get()));
+  KBENCH_CUDA_CHECK(kbench::kernels::fill_uniform(b_scale.get(), DType::float32, groups.count * n_blocks * k_blocks, 54,
+                                                  0.5f * unit_scale, 1.5f * unit_scale, stream.get()));
+  DeviceBuffer d(static_cast<std::size_t>(groups.rows * n) * 2), codes(static_cast<std::size_t>(groups.rows * columns));
+  DeviceBuffer scales(static_cast<std::size_t>(groups.rows * (columns / 128)) * sizeof(float));
+  DeviceBuffer offsets(static_cast<std::size_t>(groups.count + 1) * sizeof(int32_t));
+
+  wg::WgmmaGemmParams p;
+  p.scaling = wg::GemmScaling::groupwise;
+  p.groups = groups.count;
+  p.rows = groups.rows;
+  p.rows_per_group = groups.rows_per_group;
+  p.row_offsets = groups.rows_per_group > 0 ? nullptr : offsets.as<int32_t>();
+  p.n = n;
+  p.k = k;
+  p.a = a.get();
+  p.b = b.get();
+  p.d = d.get();
+  p.d_dtype = DType::bfloat16;
+  p.a_scale = a_scale.as<float>();
+  p.b_scale = b_scale.as<float>();
+  p.a_scale_row_stride = k_blocks;
+  p.a_scale_k_stride = 1;
+  p.b_scale_group_stride = n_blocks * k_blocks;
+  p.b_scale_n_stride = k_blocks;
+  p.b_scale_k_stride = 1;
+  const wg::WgmmaGemm plain(p);
+  p.d = nullptr;
+  p.glu = unit;
+  p.glu_codes = codes.get();
+  p.glu_scales = scales.as<float>();
+  const wg::WgmmaGemm fused(p);
+
+  for (const std::vector<int32_t>& bounds : groups.partitions) {
+    if (groups.rows_per_group == 0) {
+      KBENCH_CUDA_CHECK(cudaMemcpyAsync(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice, stream.get()));
+    }
+    KBENCH_CUDA_CHECK(kbench::kernels::poison(codes.get(), static_cast<int64_t>(codes.bytes()), stream.get()));
+    KBENCH_CUDA_CHECK(kbench::kernels::poison(scales.get(), static_cast<int64_t>(scales.bytes()), stream.get()));
+    KBENCH_CUDA_CHECK(plain.run(stream.get()));
+    KBENCH_CUDA_CHECK(fused.run(stream.get()));
+    const std::vector<uint16_t> got_d = to_host<uint16_t>(d.get(), groups.rows * n, stream.get());
+    const std::vector<uint8_t> got_codes = to_host<uint8_t>(codes.get(), groups.rows * columns, stream.get());
+    const std::vector<float> got_scales = to_host<float>(scales.get(), groups.rows * (columns / 128), stream.get());
+    const int64_t owned = bounds.back();
+    int bad = 0;
+    for (int64_t row = 0; row < groups.rows; ++row) {
+      for (int64_t block = 0; block < columns / 128; ++block) {
+        const float got_scale = got_scales[static_cast<std::size_t>(row * (columns / 128) + block)];
+        if (row >= owned) {
+          EXPECT_TRUE(std::isnan(got_scale)) << "row " << row << " belongs to no group";
+          continue;
+        }
+        // D's halves are bf16 (2^-9 relative): act's range over both operands' rounding, which GeGLU's
+        // steep tail (gate ~ -3) widens to a few per cent.
+        float low[128], high[128];
+        float amax = 0.0f;
+        for (int c = 0; c < 128; ++c) {
+          const int64_t column = block * 128 + c;
+          const float up = stored_value(got_d[static_cast<std::size_t>(row * n + column)], DType::bfloat16);
+          const float gate = stored_value(got_d[static_cast<std::size_t>(row * n + columns + column)], DType::bfloat16);
+          const float exact = kbench::kernels::gated_linear_unit(unit, up, gate);
+          low[c] = high[c] = exact;
+          for (const float du : {-0x1p-9f, 0x1p-9f}) {
+            for (const float dg : {-0x1p-9f, 0x1p-9f}) {
+              const float v = kbench::kernels::gated_linear_unit(unit, up * (1.0f + du), gate * (1.0f + dg));
+              low[c] = std::min(low[c], v);
+              high[c] = std::max(high[c], v);
+            }
+          }
+          amax = std::max(amax, std::fabs(exact));
+        }
+        const float want_scale = kg::groupwise_scale(amax);
+        if (!(got_scale == want_scale || got_scale == 2.0f * want_scale || 2.0f * got_scale == want_scale) && ++bad <= 5) {
+          ADD_FAILURE() << "row " << row << " block " << block << ": scale " << got_scale << " against " << want_scale;
+        }
+        for (int c = 0; c < 128; ++c) {
+          const float value =
+              quant::e4m3_to_float(got_codes[static_cast<std::size_t>(row * columns + block * 128 + c)]) * got_scale;
+          const float slack = 0.07f * std::max(std::fabs(low[c]), std::fabs(high[c])) + 0x1p-10f * got_scale;
+          if (!(value >= low[c] - slack && value <= high[c] + slack) && ++bad <= 5) {  // NaN fails
+            ADD_FAILURE() << "row " << row << " column " << block * 128 + c << ": " << value << " against "
+                          << low[c] << " .. " << high[c];
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+    const auto first_written = std::find_if(got_codes.begin() + owned * columns, got_codes.end(),
+                                            [](uint8_t code) { return code != 0xFF; });
+    EXPECT_EQ(first_written, got_codes.end()) << "code of row " << (first_written - got_codes.begin()) / columns
+                                              << " written, which no group owns";
+  }
+}
+
+TEST(KbenchGemmGroups, GluEpilogue) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  using kbench::kernels::GatedLinearUnit;
+  expect_glu_matches_plain_epilogue(device_groups(), 512, 512, GatedLinearUnit::swiglu);
+  expect_glu_matches_plain_epilogue(device_groups(), 256, 384, GatedLinearUnit::geglu);
+  expect_glu_matches_plain_epilogue(equal_groups(3, 100), 768, 256, GatedLinearUnit::swiglu);
+  expect_glu_matches_plain_epilogue(many_device_groups(), 256, 256, GatedLinearUnit::geglu);
+}
+
+// What the GLU epilogue refuses: other scalings, and n not two halves of whole 128-column blocks.
+TEST(WgmmaGemmGlu, Refusals) {
+  wg::WgmmaGemmParams p;
+  p.scaling = wg::GemmScaling::groupwise;
+  p.rows = 64;
+  p.rows_per_group = 64;
+  p.n = 384;
+  p.k = 256;
+  p.glu = kbench::kernels::GatedLinearUnit::swiglu;
+  EXPECT_TRUE(wg::wgmma_gemm_unsupported(p).has_value());
+  p.n = 512;
+  EXPECT_FALSE(wg::wgmma_gemm_unsupported(p).has_value());
+  p.scaling = wg::GemmScaling::per_tensor;
+  EXPECT_TRUE(wg::wgmma_gemm_unsupported(p).has_value());
+}
+
 }  // namespace
