@@ -70,6 +70,29 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
     *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
     return;
   }
+  if (p.output == ActivationOutput::nvfp4) {
+    const float g = nvfp4_global_scale(*p.amax);
+    // The 16-block's amax over its 4 lanes (whole blocks: every lane is active).
+    float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
+    static_assert(kNvfp4Block == 4 * kColumnsPerLane, "a 16-block is 4 lanes");
+    for (int offset = 1; offset < 4; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::nvfp4, amax, g);
+    uint32_t words[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const auto value = [&](int j) {
+        return float_to_half_bits(nvfp4_operand_value(quant::quantize_element(quant::BlockFormat::nvfp4, a[j], s.factor), s.sf),
+                                  fp16);
+      };
+      words[i] = static_cast<uint32_t>(value(2 * i)) | static_cast<uint32_t>(value(2 * i + 1)) << 16;
+    }
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+    if (item == 0) {  // row 0 is in use whenever any row is; FC2 reads none of these otherwise
+      if (lane == 0) *p.out_scale = g;
+      for (int e = lane; e < p.groups; e += 32) p.group_alpha[e] = nvfp4_alpha(g, p.weight_global_scales[e]);
+    }
+    return;
+  }
   uint32_t codes = 0;
   if (p.output == ActivationOutput::fp8_block) {
     const WarpBlockCodes quantized = warp_quantize_block(a);
@@ -87,12 +110,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
 }  // namespace
 
 cudaError_t launch_gated_activation(const GatedActivationParams& p, cudaStream_t stream) {
-  const bool per_tensor = p.output == ActivationOutput::fp8_per_tensor;
-  const int64_t whole = p.output == ActivationOutput::fp8_block ? kActivationBlock : kColumnsPerLane;
+  const bool nvfp4 = p.output == ActivationOutput::nvfp4;
+  // Both need every row's amax before the first value is written.
+  const bool per_tensor = p.output == ActivationOutput::fp8_per_tensor || nvfp4;
+  const int64_t whole = p.output == ActivationOutput::fp8_block || nvfp4 ? kActivationBlock : kColumnsPerLane;
   if (p.max_rows < 0 || p.intermediate <= 0 || p.intermediate % whole != 0 ||
       (p.fc1_dtype != DType::bfloat16 && p.fc1_dtype != DType::float16) ||
       (p.max_rows > 0 && (!p.fc1 || !p.row_count || !p.out ||
-                          (p.output != ActivationOutput::half && !p.out_scale) || (per_tensor && !p.amax)))) {
+                          (p.output != ActivationOutput::half && !p.out_scale) || (per_tensor && !p.amax) ||
+                          (nvfp4 && (p.groups < 0 || (p.groups > 0 && (!p.weight_global_scales || !p.group_alpha))))))) {
     return cudaErrorInvalidValue;
   }
   if (p.max_rows == 0) return cudaSuccess;

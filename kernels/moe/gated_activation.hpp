@@ -8,7 +8,13 @@
 //   fp8_per_tensor: one dynamic scale for every row in use, by the same rule (the power of two at or
 //                   above amax / 448): a first kernel finds the amax, a second writes the codes and
 //                   the scale (FC2's per-tensor A scale, on the device);
-//   half:           FC1's 16-bit type, rounded to nearest even.
+//   half:           FC1's 16-bit type, rounded to nearest even;
+//   nvfp4:          NVFP4 (16-blocks, e4m3 scale bytes) under a dynamic global scale g = 448 * 6 /
+//                   amax of every row in use (an amax pass first, as fp8_per_tensor), written as
+//                   16-bit operand values e2m1 x scale byte (nvfp4_operand.hpp: FC2 expands its FP4
+//                   weights to 16 bits, so A stays 16-bit, exactly the NVFP4 values times g); g goes
+//                   to out_scale and FC2's per-expert alpha, 1 / (g x the expert's weight global
+//                   scale), to group_alpha: all on the device.
 // A separate kernel for now; fusing it into FC1's epilogue is a later optimisation.
 #pragma once
 
@@ -22,12 +28,13 @@
 #include "kbench/dtype.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
 #include "kernels/moe/half_bits.hpp"
+#include "kernels/moe/nvfp4_operand.hpp"
 #include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::moe {
 
 enum class GatedActivation { swiglu, geglu };
-enum class ActivationOutput { fp8_block, fp8_per_tensor, half };
+enum class ActivationOutput { fp8_block, fp8_per_tensor, half, nvfp4 };
 
 inline constexpr int kActivationBlock = 128;  // the 1x128 quantization block
 
@@ -39,10 +46,15 @@ struct GatedActivationParams {
   const float* row_weights = nullptr;  // optional [max_rows]: multiplies both halves
   const int32_t* row_count = nullptr;  // device: rows in use (the permutation's row_offsets[local experts])
   int64_t max_rows = 0;                // rows the grid covers (tokens * top_k)
-  int64_t intermediate = 0;            // I: a multiple of 128 (fp8_block), else of 4
-  void* out = nullptr;                 // [max_rows][I]: e4m3, or fc1_dtype (half)
-  float* out_scale = nullptr;          // fp8_block: [max_rows][I / 128]; fp8_per_tensor: one float
-  float* amax = nullptr;               // fp8_per_tensor: one float of scratch (the launch zeroes it)
+  int64_t intermediate = 0;            // I: a multiple of 128 (fp8_block, nvfp4), else of 4
+  void* out = nullptr;                 // [max_rows][I]: e4m3, or fc1_dtype (half, nvfp4)
+  float* out_scale = nullptr;          // fp8_block: [max_rows][I / 128]; fp8_per_tensor, nvfp4: one float
+  float* amax = nullptr;               // fp8_per_tensor, nvfp4: one float of scratch (the launch zeroes it)
+  // nvfp4: FC2's groups (the local experts), their weights' NVFP4 global scales [groups] and the
+  // alpha written for each [groups].
+  int groups = 0;
+  const float* weight_global_scales = nullptr;
+  float* group_alpha = nullptr;
 };
 
 // cudaErrorInvalidValue on a bad size, dtype or a missing pointer. Rows at or past *row_count are
@@ -93,6 +105,16 @@ inline void quantize_activation_blocks(const std::vector<float>& a, int64_t rows
       }
     }
   }
+}
+
+// nvfp4 of the values `a` (every row in use) in place: the operand values the kernel writes; returns
+// the global scale g (a / g holds the NVFP4 values).
+inline float nvfp4_activation_values(std::vector<float>& a) {
+  float amax = 0.0f;
+  for (const float v : a) amax = std::max(amax, std::abs(v));
+  const float g = nvfp4_global_scale(amax);
+  nvfp4_operand_values(a.data(), static_cast<int64_t>(a.size()), g, a.data());
+  return g;
 }
 
 // The fp8_block reference of `fc1` floats [rows][2I].

@@ -1,5 +1,6 @@
 #include "routines/moe/kbench_backends.hpp"
 
+#include <string>
 #include <vector>
 
 #include "kbench/cuda_check.hpp"
@@ -25,7 +26,8 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
   g.a = o.a;
   g.b = o.b;
   g.d = o.d;
-  g.a_dtype = g.b_dtype = p.operand_dtype();
+  g.a_dtype = p.activation_dtype();
+  g.b_dtype = p.weight_dtype();
   g.d_dtype = p.input_dtype;
   g.a_scale = o.a_scale;
   g.b_scale = o.b_scale;
@@ -47,7 +49,16 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
     case MoeFormat::unquantized:
       g.scaling = wgmma::GemmScaling::none;
       break;
-    case MoeFormat::nvfp4: break;  // refused by implements()
+    case MoeFormat::nvfp4:
+      // 16-bit A (the NVFP4 operand values), the experts' NVFP4 weights with their global scales
+      // and A's in each expert's alpha.
+      g.scaling = wgmma::GemmScaling::weight_fp4;
+      g.fp4_format = kernels::quant::BlockFormat::nvfp4;
+      g.b_block_scales = o.b_sf;
+      g.b_sf_layout = kernels::quant::SfLayout::swizzled_128x4;
+      g.b_sf_group_stride = kernels::quant::sf_bytes(g.b_sf_layout, o.n, o.k / kernels::moe::kNvfp4Block);
+      g.group_alpha = o.group_alpha;
+      break;
   }
   return g;
 }
@@ -93,12 +104,10 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
  protected:
   [[nodiscard]] Support implements(const MoeCase& problem) const override {
     const MoeProblem& p = problem.problem();
-    if (p.format == MoeFormat::nvfp4) {
-      return Support::no("kbench's MoE pipeline has no FP4 weights yet (its grouped GEMM with FP4 weights expanded in "
-                         "the pipeline is being built)");
+    if (p.local_experts() > wgmma::kMaxDeviceGroups) {
+      return Support::no("the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) +
+                         " local experts");
     }
-    if (p.local_experts() > wgmma::kMaxDeviceGroups)
-      return Support::no("the grouped GEMM takes at most 256 local experts");
     for (const auto& g : {grouped_gemm(p, ExpertGemmOperands{p.w1_rows(), p.hidden}),
                           grouped_gemm(p, ExpertGemmOperands{p.hidden, p.intermediate})}) {
       if (const auto reason = wgmma::wgmma_gemm_unsupported(g)) return Support::no(*reason);

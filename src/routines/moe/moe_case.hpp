@@ -14,8 +14,14 @@
 //                    a static scale (cutlass_fused_moe fp8), the intermediate under a dynamic scale
 //                    found in the call;
 //   unquantized:     everything in the input dtype, bf16 or fp16 (cutlass_fused_moe base);
-//   nvfp4:           NVFP4 weights (cutlass_fused_moe nvfp4): described (flags, formulas) but no
-//                    backend runs it yet.
+//   nvfp4:           NVFP4 weights (16-blocks, e4m3 scale bytes, per-expert global scale 2688 /
+//                    amax, outside timing; trtllm_fp4_block_scale_moe, cutlass_fused_moe nvfp4), x
+//                    NVFP4 (quantized outside timing under one global scale for the batch: 2688 /
+//                    amax (trtllm) or 1 (cutlass --quantized_input); or in the call under global
+//                    scale 1, cutlass), the intermediate re-quantized to NVFP4 under a dynamic global
+//                    scale found in the call. The GEMMs take 16-bit A (the NVFP4 values times their
+//                    global scale, exact: kernels/moe/nvfp4_operand.hpp) and expand the FP4 weights;
+//                    the global scales are folded into each expert's alpha.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +32,8 @@
 #include "core/routine.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/moe/gated_activation.hpp"
+#include "kernels/moe/nvfp4_operand.hpp"
+#include "kernels/moe/permutation.hpp"
 #include "kernels/moe/routing_reference.hpp"
 
 namespace kbench {
@@ -55,6 +63,9 @@ struct MoeProblem {
   // fp8_per_tensor: x reaches the call already in e4m3 (cast outside timing), else it is quantized
   // in the call under its static scale (amax / 448, found when the inputs are made).
   bool hidden_in_fp8 = false;
+  // nvfp4: x reaches the call already in NVFP4 (quantized outside timing), else it is quantized in
+  // the call under global scale 1.
+  bool hidden_in_fp4 = false;
   DType input_dtype = DType::bfloat16;  // the hidden states before quantization, and the output
   DType logits_dtype = DType::float32;
   // Given, meaningless for kbench's layer: {flag, why}, warned about.
@@ -67,27 +78,45 @@ struct MoeProblem {
   [[nodiscard]] int64_t w1_rows() const { return 2 * intermediate; }
   [[nodiscard]] int64_t w1_elements() const { return local_experts() * w1_rows() * hidden; }
   [[nodiscard]] int64_t w2_elements() const { return local_experts() * hidden * intermediate; }
-  // The weights' and the GEMM operands' dtype: e4m3, or the input dtype (unquantized).
-  [[nodiscard]] DType operand_dtype() const {
-    if (format == MoeFormat::nvfp4) return DType::uint8;  // packed e2m1 pairs
+  // The weights' dtype: e4m3, packed e2m1 pairs (nvfp4), or the input dtype (unquantized).
+  [[nodiscard]] DType weight_dtype() const {
+    if (format == MoeFormat::nvfp4) return DType::uint8;
     return format == MoeFormat::unquantized ? input_dtype : DType::fp8_e4m3;
   }
+  // Bytes of `elements` weights (two FP4 codes a byte).
+  [[nodiscard]] std::size_t weight_bytes(int64_t elements) const {
+    return format == MoeFormat::nvfp4 ? static_cast<std::size_t>(elements / 2) : bytes_of(elements, weight_dtype());
+  }
+  // The GEMMs' A (the gathered x and the intermediate): e4m3, or the input dtype (unquantized, and
+  // nvfp4's operand values).
+  [[nodiscard]] DType activation_dtype() const {
+    return format == MoeFormat::unquantized || format == MoeFormat::nvfp4 ? input_dtype : DType::fp8_e4m3;
+  }
+  // nvfp4: an expert's scale bytes of W1 / W2, [rows][k / 16] in the 128x4 swizzle.
+  [[nodiscard]] int64_t w1_sf_bytes() const { return sf_bytes(w1_rows(), hidden); }
+  [[nodiscard]] int64_t w2_sf_bytes() const { return sf_bytes(hidden, intermediate); }
   // Bytes of one weight (and activation) element in the reference's byte formula (moe.md): nvfp4
   // 0.5 + 1/16 of scale, fp8 1 (scales not counted), else the dtype's size.
   [[nodiscard]] double formula_element_bytes() const {
     if (format == MoeFormat::nvfp4) return 0.5625;
-    return static_cast<double>(dtype_size(operand_dtype()));
+    return static_cast<double>(dtype_size(weight_dtype()));
   }
-  // The weights' scales: 128x128 blocks per expert, one per expert, or none.
+  // The weights' fp32 scales: 128x128 blocks per expert, one per expert (fp8_per_tensor's
+  // dequantization scale, nvfp4's global scale), or none.
   [[nodiscard]] int64_t w1_scale_count() const {
-    if (format == MoeFormat::fp8_per_tensor) return local_experts();
+    if (format == MoeFormat::fp8_per_tensor || format == MoeFormat::nvfp4) return local_experts();
     if (format != MoeFormat::fp8_block_scale) return 0;
     return local_experts() * (w1_rows() / kMoeScaleBlock) * (hidden / kMoeScaleBlock);
   }
   [[nodiscard]] int64_t w2_scale_count() const {
-    if (format == MoeFormat::fp8_per_tensor) return local_experts();
+    if (format == MoeFormat::fp8_per_tensor || format == MoeFormat::nvfp4) return local_experts();
     if (format != MoeFormat::fp8_block_scale) return 0;
     return local_experts() * (hidden / kMoeScaleBlock) * (intermediate / kMoeScaleBlock);
+  }
+
+ private:
+  static int64_t sf_bytes(int64_t rows, int64_t k) {
+    return kernels::quant::sf_bytes(kernels::quant::SfLayout::swizzled_128x4, rows, k / kernels::moe::kNvfp4Block);
   }
 };
 
@@ -103,15 +132,23 @@ struct MoeProblem {
 // What one call reads and writes, for the backends. Weights hold the local experts only, expert
 // offset first; their scales are fp8_block_scale: K-major, [expert][rows / 128][k / 128];
 // fp8_per_tensor: [expert] (the dequantization scales).
+// nvfp4: weights packed [local][rows][k / 2] with scale bytes per expert (MoeProblem::w1_sf_bytes
+// apart), w1_scale / w2_scale the experts' global scales, fc1_alpha FC1's per-expert alpha.
 struct MoeOperands {
   const void* logits = nullptr;  // [tokens][experts], MoeProblem::logits_dtype
   const void* bias = nullptr;    // bf16 [experts], or null
-  const void* hidden = nullptr;  // [tokens][hidden]: input_dtype, or e4m3 (hidden_in_fp8)
-  const float* hidden_scale = nullptr;  // fp8_per_tensor: x's one dequantization scale (device)
-  const void* w1 = nullptr;      // [local][2I][H], MoeProblem::operand_dtype
+  // [tokens][hidden]: input_dtype, e4m3 (hidden_in_fp8) or packed e2m1 pairs (hidden_in_fp4)
+  const void* hidden = nullptr;
+  // fp8_per_tensor: x's one dequantization scale; nvfp4: x's NVFP4 global scale (device)
+  const float* hidden_scale = nullptr;
+  const uint8_t* hidden_sf = nullptr;  // hidden_in_fp4: e4m3 scale bytes, linear [tokens][hidden / 16]
+  const void* w1 = nullptr;      // [local][2I][H], MoeProblem::weight_dtype
   const float* w1_scale = nullptr;
+  const uint8_t* w1_sf = nullptr;
   const void* w2 = nullptr;      // [local][H][I]
   const float* w2_scale = nullptr;
+  const uint8_t* w2_sf = nullptr;
+  const float* fc1_alpha = nullptr;
   void* output = nullptr;        // [tokens][hidden], input_dtype
   // The routing's outputs, [tokens][top_k] (best first): checked exactly against the host routing.
   int32_t* expert_ids = nullptr;
@@ -145,16 +182,23 @@ class MoeCase final : public Case {
     DeviceBuffer bias;
     DeviceBuffer hidden;
     DeviceBuffer hidden_scale;
+    DeviceBuffer hidden_sf;
     DeviceBuffer w1;
     DeviceBuffer w1_scale;
+    DeviceBuffer w1_sf;
     DeviceBuffer w2;
     DeviceBuffer w2_scale;
+    DeviceBuffer w2_sf;
+    DeviceBuffer fc1_alpha;
     DeviceBuffer output;
     DeviceBuffer expert_ids;
     DeviceBuffer expert_weights;
   };
   void build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
   void build_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
+  void build_nvfp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
+  [[nodiscard]] std::vector<float> gathered_nvfp4_rows(const kernels::moe::PermutationIndex& index,
+                                                       cudaStream_t stream) const;
   [[nodiscard]] kernels::moe::RoutingReference route_on_host(cudaStream_t stream) const;
 
   MoeProblem p_;

@@ -83,7 +83,7 @@ struct MoeRoutineRow {
   bool cutlass_baseline;           // a `cutlass` backend: CUTLASS's grouped GEMMs in kbench's pipeline
 };
 
-constexpr std::array<MoeRoutineRow, 3> kMoeRoutines = {{
+constexpr std::array<MoeRoutineRow, 4> kMoeRoutines = {{
     {"trtllm_fp8_block_scale_moe", "testTrtllmFp8BlockScaleMoe",
      "MoE layer with DeepSeek FP8 block scales (activations 1 x 128, weights 128 x 128): routing, FC1, gated "
      "activation, FC2, weighted top-k sum.",
@@ -92,9 +92,13 @@ constexpr std::array<MoeRoutineRow, 3> kMoeRoutines = {{
      "MoE layer with per-tensor FP8 (Llama 4 style: x and the weights in e4m3, one scale per expert, routing scales "
      "on the input): routing, FC1, gated activation, FC2, weighted top-k sum.",
      MoeFormat::fp8_per_tensor, MoeInputs::trtllm, "trtllm", false},
+    {"trtllm_fp4_block_scale_moe", "testTrtllmFp4BlockScaleMoe",
+     "MoE layer with NVFP4 weights and activations (16-blocks, e4m3 scales, global scales; the intermediate "
+     "re-quantized to NVFP4): routing, FC1, gated activation, FC2, weighted top-k sum.",
+     MoeFormat::nvfp4, MoeInputs::trtllm, "trtllm", false},
     {"cutlass_fused_moe", "testCutlassFusedMoe",
      "MoE layer as CUTLASS's fused MoE runs it (softmax top-k routing, TP/EP simulated on one GPU): base (16-bit) or "
-     "fp8 (per-tensor) variants.",
+     "fp8 (per-tensor) or nvfp4 variants.",
      MoeFormat::unquantized, MoeInputs::cutlass, "cutlass", false},
 }};
 
@@ -146,8 +150,10 @@ class FusedMoeRoutine final : public Routine {
          false, ""},
         {"activation-type", FlagKind::text, "Swiglu", "Gated activation: Swiglu or Geglu (others refused).", {}, false,
          ""},
-        {"fp4_mode", FlagKind::text, "nvfp4", "Accepted, ignored (trtllm_fp4_block_scale_moe's).", {}, false, ""},
-        {"cutlass_variant", FlagKind::text, "base", "cutlass_fused_moe: base (16-bit), fp8 or nvfp4 (no backend yet).",
+        {"fp4_mode", FlagKind::text, "nvfp4",
+         "trtllm_fp4_block_scale_moe: nvfp4 (mxfp4_mxfp8 and mxfp4_bf16 are not run by kbench yet).",
+         {"nvfp4", "mxfp4_mxfp8", "mxfp4_bf16"}, false, ""},
+        {"cutlass_variant", FlagKind::text, "base", "cutlass_fused_moe: base (16-bit), fp8 or nvfp4.",
          {"base", "fp8", "nvfp4"}, false, ""},
         {"quantized_input", FlagKind::boolean, "false", "cutlass_fused_moe nvfp4: x quantized before the call.", {},
          false, ""},
@@ -194,6 +200,10 @@ class FusedMoeRoutine final : public Routine {
     if (p.format == MoeFormat::fp8_block_scale && p.intermediate % kMoeScaleBlock != 0) {
       throw CaseError("--intermediate_size " + std::to_string(p.intermediate) +
                       " is not a multiple of 128 (the FP8 block scales cover whole 128-blocks)");
+    }
+    if (p.format == MoeFormat::nvfp4 && p.intermediate % kMoeScaleBlock != 0) {
+      throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
+                      ", is not a multiple of 128 (FC2's k: kbench's GEMM expands FP4 weights 128 deep at a time)");
     }
     if (p.intermediate % 8 != 0) {
       throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
@@ -258,6 +268,11 @@ class FusedMoeRoutine final : public Routine {
       }
     }
     p.hidden_in_fp8 = p.format == MoeFormat::fp8_per_tensor;  // the reference casts x outside the call
+    p.hidden_in_fp4 = p.format == MoeFormat::nvfp4;           // and quantizes it outside the call
+    if (p.format == MoeFormat::nvfp4 && args.text("fp4_mode") != "nvfp4") {
+      throw CaseError("--fp4_mode " + args.text("fp4_mode") +
+                      " is not run by kbench yet (MXFP4 weights in the MoE pipeline): only nvfp4");
+    }
   }
 
   // cutlass_fused_moe: softmax top-k routing renormalized (the --routing_method flags do not apply),
@@ -283,16 +298,22 @@ class FusedMoeRoutine final : public Routine {
     r.local_num_experts = static_cast<int>(r.experts / ep);
     r.local_expert_offset = static_cast<int>(ep_rank * r.local_num_experts);
     p.intermediate /= tp;  // the shard's values are drawn as they are: which rows of W31 they were is moot
+    p.hidden_in_fp4 = p.format == MoeFormat::nvfp4 && args.flag("quantized_input");
   }
 
   // Flags of the reference's other MoE routines, and layouts of its Blackwell kernels: warned about.
   void ignore_unused_flags(const CaseArgs& args, MoeProblem& p) const {
     const bool cutlass = row_.inputs == MoeInputs::cutlass;
-    const std::string layout = "a weight layout of the reference's Blackwell kernels; kbench's weights are K-major";
+    const bool fp4_routine = !cutlass && row_.format == MoeFormat::nvfp4;
+    const std::string layout =
+        fp4_routine ? "the reference records it but never applies it to this routine's weights (never shuffled); "
+                      "kbench's weights are K-major"
+                    : "a weight layout of the reference's Blackwell kernels; kbench's weights are K-major";
     const std::string others = "a flag of the reference's other MoE routines";
     const std::string routing = "cutlass_fused_moe routes by softmax top-k, renormalized, whatever the flag says";
-    std::vector<std::pair<const char*, std::string>> ignored = {
-        {"use_shuffled_weight", layout}, {"weight_layout", layout}, {"fp4_mode", others}};
+    std::vector<std::pair<const char*, std::string>> ignored = {{"use_shuffled_weight", layout},
+                                                                {"weight_layout", layout}};
+    if (!fp4_routine) ignored.emplace_back("fp4_mode", others);
     if (cutlass) {
       for (const char* flag : {"routing_method", "n_group", "topk_group", "routed_scaling_factor", "use_routing_bias",
                                "use_routing_scales_on_input"}) {

@@ -281,9 +281,87 @@ TEST_F(MoeOtherRoutines, CutlassRoutineSimulatesTpAndEp) {
             std::string::npos);
 }
 
+// trtllm_fp4_block_scale_moe's sample lines: NVFP4 x (outside the call) and weights, the logits'
+// dtype by routing method, the shuffle flags recorded by the reference but never applied, the
+// reference's formulas with nvfp4's 0.5625 bytes an element (input and weights).
+TEST_F(MoeOtherRoutines, Fp4RoutineTakesTheReferenceInputs) {
+  const MoeProblem& p = problem(
+      "-R trtllm_fp4_block_scale_moe --num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 --num_experts 256 "
+      "--top_k 8 --n_group 8 --topk_group 4 --routed_scaling_factor 2.5 --use_routing_bias --routing_method "
+      "deepseek_v3 --use_shuffled_weight");
+  EXPECT_EQ(p.format, MoeFormat::nvfp4);
+  EXPECT_TRUE(p.hidden_in_fp4);
+  EXPECT_TRUE(p.routing_bias);
+  EXPECT_EQ(p.logits_dtype, DType::float32);  // deepseek_v3: fp32, the others bf16
+  EXPECT_EQ(p.weight_dtype(), DType::uint8);
+  EXPECT_EQ(p.activation_dtype(), DType::bfloat16);  // the GEMMs' A: NVFP4's values as bf16
+  EXPECT_EQ(p.weight_bytes(p.w1_elements()), 256u * 2048 * 1024 / 2);
+  EXPECT_EQ(p.w1_sf_bytes(), 2048 * 1024 / 16);  // 128x4 tiles: no padding at these sizes
+  EXPECT_EQ(p.w1_scale_count(), 256);            // one global scale per expert
+  ASSERT_EQ(p.ignored_flags.size(), 1u);
+  EXPECT_EQ(p.ignored_flags[0].first, "use_shuffled_weight");
+  EXPECT_NE(p.ignored_flags[0].second.find("never applies it"), std::string::npos);
+  const double t = 1024, h = 1024, i = 1024, e = 256, k = 8;
+  EXPECT_DOUBLE_EQ(moe_flops(p), t * k * (2 * h * 2 * i + 2 * i * h));
+  EXPECT_DOUBLE_EQ(moe_bytes(p, 200), t * h * 0.5625 + t * e * 4 + 200 * (2 * i * h + h * i) * 0.5625 + t * h * 2);
+  EXPECT_EQ(problem("-R trtllm_fp4_block_scale_moe --num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 "
+                    "--num_experts 128 --top_k 8 --routing_method renormalize_naive --use_shuffled_weight")
+                .logits_dtype,
+            DType::bfloat16);
+  const std::string shape =
+      "-R trtllm_fp4_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 16 "
+      "--top_k 2";
+  EXPECT_TRUE(problem(shape + " --fp4_mode nvfp4").ignored_flags.empty());
+  EXPECT_NE(case_error(shape + " --fp4_mode mxfp4_bf16").find("--fp4_mode mxfp4_bf16 is not run by kbench yet"),
+            std::string::npos);
+  EXPECT_ANY_THROW((void)problem(shape + " --fp4_mode fp8"));  // not one of the reference's choices
+  EXPECT_NE(case_error("-R trtllm_fp4_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 64 "
+                       "--num_experts 16 --top_k 2")
+                .find("64, is not a multiple of 128"),
+            std::string::npos);
+  // The tensors: packed pairs and e4m3 scale bytes.
+  const std::vector<TensorInfo> tensors = testing::case_from_line(registry, shape)->tensors();
+  ASSERT_EQ(tensors.size(), 7u);
+  EXPECT_EQ(tensors[1].name, "hidden_states");
+  EXPECT_EQ(tensors[1].shape, (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(tensors[2].name, "hidden_states_scale");
+  EXPECT_EQ(tensors[2].shape, (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(tensors[3].shape, (std::vector<int64_t>{16, 256, 128}));
+  EXPECT_EQ(tensors[4].shape, (std::vector<int64_t>{16, 256, 16}));
+  EXPECT_EQ(tensors[6].name, "gemm2_weights_scale");
+}
+
+// cutlass_fused_moe nvfp4: x quantized in the call, or outside it with --quantized_input; nvfp4's
+// bytes for the input either way (the reference's formula); TP/EP as for the other variants.
+TEST_F(MoeOtherRoutines, CutlassNvfp4Variant) {
+  const std::string line =
+      "-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 2 --top_k 2 "
+      "--cutlass_variant nvfp4 --input_dtype float16";
+  const MoeProblem& p = problem(line);
+  EXPECT_EQ(p.format, MoeFormat::nvfp4);
+  EXPECT_FALSE(p.hidden_in_fp4);
+  EXPECT_EQ(p.activation_dtype(), DType::float16);
+  EXPECT_TRUE(p.ignored_flags.empty());
+  EXPECT_DOUBLE_EQ(moe_bytes(p, -1), 32.0 * 128 * 0.5625 + 32 * 2 * 2 + 2 * (256 * 128 + 128 * 128) * 0.5625 +
+                                         32 * 128 * 2);
+  const MoeProblem& quantized = problem(line + " --quantized_input");
+  EXPECT_TRUE(quantized.hidden_in_fp4);
+  EXPECT_TRUE(quantized.ignored_flags.empty());
+  const MoeProblem& sharded = problem(
+      "-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 256 --num_experts 8 --top_k 2 "
+      "--cutlass_variant nvfp4 --tp_size 2 --tp_rank 1 --ep_size 4 --ep_rank 1");
+  EXPECT_EQ(sharded.intermediate, 128);
+  EXPECT_EQ(sharded.local_experts(), 2);
+  EXPECT_NE(case_error("-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts "
+                       "8 --top_k 2 --cutlass_variant nvfp4 --tp_size 2")
+                .find("64, is not a multiple of 128"),
+            std::string::npos);
+}
+
 // Each routine answers to the reference's label of its one backend.
 TEST_F(MoeOtherRoutines, ReferenceBackendLabels) {
   for (const auto& [routine, label] : {std::pair{"trtllm_fp8_per_tensor_scale_moe", "trtllm"},
+                                       std::pair{"trtllm_fp4_block_scale_moe", "trtllm"},
                                        std::pair{"cutlass_fused_moe", "cutlass"}}) {
     const Backend* backend = registry.find(routine)->find_backend(label);
     ASSERT_NE(backend, nullptr) << routine;

@@ -5,6 +5,8 @@
 // tokens pick no local expert, the reference's sample lines and the DeepSeek-V3 layer at 128 tokens.
 // trtllm_fp8_per_tensor_scale_moe (Llama 4's routing scales on the input, the dynamic per-tensor
 // intermediate) and cutlass_fused_moe base and fp8 (fp16 and bf16, TP/EP simulation) likewise.
+// trtllm_fp4_block_scale_moe (NVFP4 x, weights and intermediate) and cutlass_fused_moe nvfp4 (x
+// quantized in the call or outside it) over the same kinds of lines.
 // --per_stage_timing's split. The pipeline is Hopper's: skipped elsewhere.
 #include <gtest/gtest.h>
 
@@ -25,6 +27,7 @@ namespace {
 const std::string kRoutine = "--routine trtllm_fp8_block_scale_moe ";
 const std::string kPerTensor = "--routine trtllm_fp8_per_tensor_scale_moe ";
 const std::string kCutlass = "--routine cutlass_fused_moe ";
+const std::string kFp4 = "--routine trtllm_fp4_block_scale_moe ";
 
 #define KBENCH_REQUIRE_HOPPER()                                                         \
   do {                                                                                  \
@@ -144,6 +147,52 @@ TEST(MoeEndToEnd, CutlassFusedMoeBaseAndFp8) {
           "--cutlass_variant fp8 --activation-type Geglu --ep_size 4 --ep_rank 3",
           "--num_tokens 65 --hidden_size 256 --intermediate_size 384 --num_experts 8 --top_k 2 --cutlass_variant fp8 "
           "--input_dtype float16 --tp_size 3 --tp_rank 2",
+      },
+      kCutlass);
+}
+
+TEST(MoeEndToEnd, Fp4BlockScaleRoutine) {
+  KBENCH_REQUIRE_HOPPER();
+  expect_lines_pass(
+      "moe_fp4.txt",
+      {
+          // the reference's sample lines: deepseek_v3 top-8 of 256 with groups and the bias; renormalize_naive
+          "--num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 --num_experts 256 --top_k 8 --n_group 8 "
+          "--topk_group 4 --routed_scaling_factor 2.5 --use_routing_bias --routing_method deepseek_v3 "
+          "--use_shuffled_weight",
+          "--num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 --num_experts 128 --top_k 8 "
+          "--routing_method renormalize_naive --use_shuffled_weight",
+          // top-1 over odd token counts; GeGLU with raw-logit weights (topk)
+          "--num_tokens 37 --hidden_size 384 --intermediate_size 256 --num_experts 8 --top_k 1 --routing_method "
+          "renormalize",
+          "--num_tokens 101 --hidden_size 256 --intermediate_size 384 --num_experts 64 --top_k 8 --routing_method topk "
+          "--activation-type Geglu",
+          "--num_tokens 50 --hidden_size 256 --intermediate_size 256 --num_experts 16 --top_k 1 --routing_method "
+          "llama4",
+          // EP windows: most local experts get no token, some tokens no local pick; one local expert
+          "--num_tokens 5 --hidden_size 256 --intermediate_size 128 --num_experts 64 --top_k 2 "
+          "--routing_method renormalize --local_expert_offset 48 --local_num_experts 16",
+          "--num_tokens 300 --hidden_size 512 --intermediate_size 256 --num_experts 256 --top_k 8 --n_group 8 "
+          "--topk_group 4 --use_routing_bias --local_expert_offset 96 --local_num_experts 32",
+      },
+      kFp4);
+}
+
+TEST(MoeEndToEnd, CutlassFusedMoeNvfp4) {
+  KBENCH_REQUIRE_HOPPER();
+  expect_lines_pass(
+      "moe_cutlass_nvfp4.txt",
+      {
+          // the reference's sample lines (fp16): x quantized in the call, and before it
+          "--num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 2 --top_k 2 --cutlass_variant "
+          "nvfp4 --input_dtype float16",
+          "--num_tokens 32 --hidden_size 128 --intermediate_size 128 --num_experts 2 --top_k 2 --cutlass_variant "
+          "nvfp4 --quantized_input --input_dtype float16",
+          // bf16, odd sizes, top-8 of 64, the last EP rank and TP shard; fp16 GeGLU with x quantized before
+          "--num_tokens 333 --hidden_size 512 --intermediate_size 512 --num_experts 64 --top_k 8 "
+          "--cutlass_variant nvfp4 --tp_size 2 --tp_rank 1 --ep_size 2 --ep_rank 1",
+          "--num_tokens 65 --hidden_size 256 --intermediate_size 384 --num_experts 8 --top_k 2 --cutlass_variant "
+          "nvfp4 --quantized_input --input_dtype float16 --activation-type Geglu --ep_size 4 --ep_rank 3",
       },
       kCutlass);
 }
