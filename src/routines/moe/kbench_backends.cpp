@@ -114,10 +114,10 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
     }
     return Support::yes();
   }
-  [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t /*stream*/) const override {
-    return std::make_unique<MoePipeline>(problem, [](const MoeCase& c, const MoeWorkspace& ws) {
-      return std::make_unique<WgmmaExpertGemms>(c, ws);
-    });
+  [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<MoePipeline>(
+        problem, [](const MoeCase& c, const MoeWorkspace& ws) { return std::make_unique<WgmmaExpertGemms>(c, ws); },
+        stream);
   }
 };
 

@@ -70,7 +70,7 @@ double moe_bytes(const MoeProblem& p, int64_t distinct_experts) {
   const double i = static_cast<double>(p.full_intermediate), e = static_cast<double>(p.experts());
   const double a =
       distinct_experts >= 0 ? static_cast<double>(distinct_experts) : std::min(e, t * static_cast<double>(p.top_k()));
-  const double logits = static_cast<double>(dtype_size(p.logits_dtype));
+  const double logits = p.routing_in_call ? static_cast<double>(dtype_size(p.logits_dtype)) : 0.0;
   const double out = static_cast<double>(dtype_size(p.input_dtype));
   const double element = p.formula_element_bytes();
   return t * h * element + t * e * logits + a * (2 * i * h + h * i) * element + t * h * out;
@@ -142,7 +142,7 @@ void MoeCase::describe(const Log& log) const {
 
 void MoeCase::build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const {
   const int64_t count = p_.tokens * p_.hidden;
-  const float stddev = p_.inputs == MoeInputs::trtllm ? 2.0f : 1.0f;
+  const float stddev = p_.inputs == MoeInputs::trtllm ? 2.0f : p_.inputs == MoeInputs::cute_dsl ? 0.1f : 1.0f;
   const uint64_t hidden_seed = tensor_seed(seed, copy, kHidden);
   c.hidden_scale = DeviceBuffer(sizeof(float));
   if (p_.hidden_in_fp8) {
@@ -158,7 +158,7 @@ void MoeCase::build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream
   KBENCH_CUDA_CHECK(kernels::fill_normal(c.hidden.get(), p_.input_dtype, count, hidden_seed, 0.0f, stddev, stream));
   if (p_.format == MoeFormat::nvfp4) {
     // x's NVFP4 global scale, one for the batch: 2688 / amax (trtllm), or 1 (cutlass_fused_moe's
-    // activation global scale, whether x is quantized in the call or outside it).
+    // activation global scale, whether x is quantized in the call or outside it; cute_dsl's).
     const float global = p_.inputs == MoeInputs::trtllm
                              ? moe::nvfp4_global_scale(device_amax(c.hidden.get(), p_.input_dtype, count, stream))
                              : 1.0f;
@@ -269,10 +269,11 @@ void MoeCase::build_weights(Copy& c, uint64_t seed, int copy, cudaStream_t strea
 }
 
 void MoeCase::build_nvfp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const {
-  // Each expert's W1 and W2 drawn in the input dtype (N(0,1); cutlass_fused_moe's / 10) and
-  // quantized to NVFP4 under its own global scale 2688 / amax, scale bytes in the 128x4 swizzle, as
-  // the reference builds them; FC1's alpha per expert folds in x's global scale (built first). One
-  // expert's source at a time; each expert's values come from its global id (as build_weights).
+  // Each expert's W1 and W2 drawn in the input dtype (N(0,1); cutlass_fused_moe's and cute_dsl's
+  // / 10) and quantized to NVFP4 under its own global scale 2688 / amax (cute_dsl: 1), scale bytes
+  // in the 128x4 swizzle, as the reference builds them; FC1's alpha per expert folds in x's global
+  // scale (built first). One expert's source at a time; each expert's values come from its global
+  // id (as build_weights).
   const int64_t h = p_.hidden, i = p_.intermediate;
   const float stddev = p_.inputs == MoeInputs::trtllm ? 1.0f : 0.1f;
   const float hidden_global = read_as_floats(c.hidden_scale.get(), DType::float32, 1, stream).at(0);
@@ -294,7 +295,9 @@ void MoeCase::build_nvfp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t
       const int64_t global = p_.routing.local_expert_offset + e;
       const uint64_t expert_seed = tensor_seed(tensor_seed(seed, copy, m.id), static_cast<int>(global), 0);
       KBENCH_CUDA_CHECK(kernels::fill_normal(source.get(), p_.input_dtype, elements, expert_seed, 0.0f, stddev, stream));
-      m.global->push_back(moe::nvfp4_global_scale(device_amax(source.get(), p_.input_dtype, elements, stream)));
+      m.global->push_back(p_.inputs == MoeInputs::cute_dsl
+                              ? 1.0f
+                              : moe::nvfp4_global_scale(device_amax(source.get(), p_.input_dtype, elements, stream)));
       kernels::QuantizeParams q;
       q.input = source.get();
       q.output = m.data->as<uint8_t>() + e * elements / 2;
@@ -393,12 +396,17 @@ MoeOperands MoeCase::operands(int copy) const {
 std::vector<CheckedOutput> MoeCase::outputs() const {
   // The routing is checked exactly: the kernel and the host reference share its arithmetic
   // (routing_math.hpp) and its tie rule.
+  // Routed outside the call, the picks are inputs: only the output is checked (it fails where they
+  // differ from the host routing's).
   const MoeOperands o = operands(0);
   const auto picks = static_cast<std::size_t>(p_.picks());
-  return {{"output", o.output, p_.input_dtype, static_cast<std::size_t>(p_.tokens * p_.hidden),
-           Tolerance{kRelativeTolerance, 0.0}},
-          {"expert_ids", o.expert_ids, DType::int32, picks, Tolerance{}},
-          {"expert_weights", o.expert_weights, DType::float32, picks, Tolerance{}}};
+  std::vector<CheckedOutput> out = {{"output", o.output, p_.input_dtype, static_cast<std::size_t>(p_.tokens * p_.hidden),
+                                     Tolerance{kRelativeTolerance, 0.0}}};
+  if (p_.routing_in_call) {
+    out.push_back({"expert_ids", o.expert_ids, DType::int32, picks, Tolerance{}});
+    out.push_back({"expert_weights", o.expert_weights, DType::float32, picks, Tolerance{}});
+  }
+  return out;
 }
 
 std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
@@ -578,6 +586,7 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
   std::vector<float> out(combined.size());
   std::transform(combined.begin(), combined.end(), out.begin(),
                  [fp16](uint16_t bits) { return moe::half_bits_to_float(bits, fp16); });
+  if (!p_.routing_in_call) return {out};
   return {out, std::vector<float>(routed.expert_ids.begin(), routed.expert_ids.end()), routed.weights};
 }
 

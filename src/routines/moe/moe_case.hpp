@@ -47,6 +47,8 @@ enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4 };
 enum class MoeInputs {
   trtllm,     // logits N(0,1), hidden 2 N(0,1), weights N(0,1); bias 0.1
   cutlass,    // logits, hidden N(0,1) in the input dtype, weights N(0,1) / 10
+  cute_dsl,   // hidden and weights N(0,1) / 10 bf16, NVFP4 under global scale 1; fp32 logits routed
+              // (softmax top-k, renormalized) outside the call
 };
 
 struct MoeProblem {
@@ -56,6 +58,9 @@ struct MoeProblem {
   int64_t full_intermediate = 0;  // I of the layer: the reference's formulas count it whole
   kernels::moe::RoutingConfig routing;  // experts, top_k, method, groups, local window
   bool routing_bias = false;
+  // The routing runs in the call (its stage timed, its ids and weights checked outputs), or once
+  // outside it per input set (cute_dsl_fp4_block_scale_moe takes the picks as inputs).
+  bool routing_in_call = true;
   bool routing_scales_on_input = false;  // llama4: the pick's weight multiplies x, the combine adds with 1
   kernels::moe::GatedActivation activation = kernels::moe::GatedActivation::swiglu;
   MoeFormat format = MoeFormat::fp8_block_scale;
@@ -121,7 +126,8 @@ struct MoeProblem {
 };
 
 // The reference's formulas (moe.md): FLOPs = T k (2 H 2I + 2 I H), always the full k and I (local
-// experts and the TP shard not reflected); bytes = T H e_in + T E b_logits + A (2I H + H I) e_w +
+// experts and the TP shard not reflected); bytes = T H e_in + T E b_logits (0 where the routing is
+// outside the call) + A (2I H + H I) e_w +
 // T H b_out, e = MoeProblem::formula_element_bytes (nvfp4 counted for the input too, quantized or
 // not, as the reference does), A = the distinct
 // experts the tokens pick (all experts, not only the local ones). `distinct_experts` < 0: unknown,

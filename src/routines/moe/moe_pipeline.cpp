@@ -37,17 +37,22 @@ ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, con
           ws.fc2_alpha.as<float>()};
 }
 
-MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms)
+MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream)
     : p_(problem.problem()),
       ws_(p_, problem.copies()),
-      stages_{{"routing", [this](cudaStream_t s, int copy) { route(s, copy); }},
-              {"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }},
+      stages_{{"permutation", [this](cudaStream_t s, int copy) { permute(s, copy); }},
               {"fc1", [this](cudaStream_t s, int copy) { gemms_->fc1(s, copy); }},
               {"activation", [this](cudaStream_t s, int copy) { activate(s, copy); }},
               {"fc2", [this](cudaStream_t s, int copy) { gemms_->fc2(s, copy); }},
               {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}} {
   for (int copy = 0; copy < problem.copies(); ++copy) operands_.push_back(problem.operands(copy));
   gemms_ = plan_gemms(problem, ws_);
+  if (p_.routing_in_call) {
+    stages_.insert(stages_.begin(), OperationStage{"routing", [this](cudaStream_t s, int copy) { route(s, copy); }});
+  } else {
+    // The picks (and the local experts' histogram the permutation reads) made once, untimed.
+    for (int copy = 0; copy < problem.copies(); ++copy) route(stream, copy);
+  }
 }
 
 void MoePipeline::launch(cudaStream_t stream, int copy) {

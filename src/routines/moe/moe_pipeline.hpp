@@ -3,7 +3,9 @@
 // intermediate's re-quantization -> FC2 -> weighted top-k combine, each a stage of the operation
 // (--per_stage_timing). The two grouped GEMMs over the local experts are the backend's
 // (ExpertGemms): kbench's own (`cuda`) or CUTLASS's (`cutlass`); the rest is kbench's kernels.
-// Planned outside timing, no host synchronisation (graph-captured).
+// Planned outside timing, no host synchronisation (graph-captured). Where the routine routes
+// outside the call (MoeProblem::routing_in_call false), the routing runs once per input set when the
+// pipeline is made (on the bind stream) and the call starts at the permutation.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -88,7 +90,7 @@ using ExpertGemmPlanner = std::function<std::unique_ptr<ExpertGemms>(const MoeCa
 
 class MoePipeline final : public Operation {
  public:
-  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms);
+  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream);
   MoePipeline(const MoePipeline&) = delete;  // its stages point at it
   MoePipeline& operator=(const MoePipeline&) = delete;
 

@@ -83,7 +83,7 @@ struct MoeRoutineRow {
   bool cutlass_baseline;           // a `cutlass` backend: CUTLASS's grouped GEMMs in kbench's pipeline
 };
 
-constexpr std::array<MoeRoutineRow, 4> kMoeRoutines = {{
+constexpr std::array<MoeRoutineRow, 5> kMoeRoutines = {{
     {"trtllm_fp8_block_scale_moe", "testTrtllmFp8BlockScaleMoe",
      "MoE layer with DeepSeek FP8 block scales (activations 1 x 128, weights 128 x 128): routing, FC1, gated "
      "activation, FC2, weighted top-k sum.",
@@ -100,6 +100,10 @@ constexpr std::array<MoeRoutineRow, 4> kMoeRoutines = {{
      "MoE layer as CUTLASS's fused MoE runs it (softmax top-k routing, TP/EP simulated on one GPU): base (16-bit) or "
      "fp8 (per-tensor) or nvfp4 variants.",
      MoeFormat::unquantized, MoeInputs::cutlass, "cutlass", false},
+    {"cute_dsl_fp4_block_scale_moe", "testCuteDslFp4BlockScaleMoe",
+     "NVFP4 MoE layer as the CuTe DSL MoE runs it (SwiGLU; the picks routed by softmax top-k outside the call): "
+     "FC1, gated activation, FC2, weighted top-k sum.",
+     MoeFormat::nvfp4, MoeInputs::cute_dsl, "cute-dsl", false},
 }};
 
 class FusedMoeRoutine final : public Routine {
@@ -161,6 +165,10 @@ class FusedMoeRoutine final : public Routine {
         {"tp_rank", FlagKind::integer, "0", "cutlass_fused_moe: this rank's TP shard.", {}, false, ""},
         {"ep_size", FlagKind::integer, "1", "cutlass_fused_moe: expert-parallel ranks (E split).", {}, false, ""},
         {"ep_rank", FlagKind::integer, "0", "cutlass_fused_moe: this rank's experts.", {}, false, ""},
+        {"use_functional_api", FlagKind::boolean, "false",
+         "Accepted, ignored (cute_dsl / b12x: the reference's functional API over the same kernels).", {}, false, ""},
+        {"b12x_quant_mode", FlagKind::text, "nvfp4", "b12x_fused_moe's mode (a routine kbench does not run yet).",
+         {"nvfp4", "w4a16"}, false, ""},
     };
   }
 
@@ -187,6 +195,8 @@ class FusedMoeRoutine final : public Routine {
     const bool cutlass = row_.inputs == MoeInputs::cutlass;
     if (cutlass) {
       set_cutlass_layer(args, p);
+    } else if (row_.inputs == MoeInputs::cute_dsl) {
+      set_cute_dsl_layer(args, p);
     } else {
       set_trtllm_routing(args, p);
     }
@@ -238,12 +248,7 @@ class FusedMoeRoutine final : public Routine {
     r.n_group = optional_groups(args, "n_group");
     r.topk_group = optional_groups(args, "topk_group");
     r.routed_scaling_factor = static_cast<float>(args.real("routed_scaling_factor"));
-    r.local_expert_offset = static_cast<int>(std::clamp<int64_t>(args.integer("local_expert_offset"), -1, 1 << 20));
-    r.local_num_experts = static_cast<int>(
-        std::clamp<int64_t>(args.optional_integer("local_num_experts").value_or(r.experts), -1, 1 << 20));
-    if (r.local_num_experts < 1) {
-      throw CaseError("--local_num_experts must be positive, got " + args.display("local_num_experts"));
-    }
+    set_local_window(args, r);
     const bool deepseek = r.method == moe::RoutingMethod::deepseek_v3;
     const bool llama4 = r.method == moe::RoutingMethod::llama4;
     // The reference's logits: fp32 for deepseek_v3, else bf16; the per-tensor routine's the other way
@@ -272,6 +277,31 @@ class FusedMoeRoutine final : public Routine {
     if (p.format == MoeFormat::nvfp4 && args.text("fp4_mode") != "nvfp4") {
       throw CaseError("--fp4_mode " + args.text("fp4_mode") +
                       " is not run by kbench yet (MXFP4 weights in the MoE pipeline): only nvfp4");
+    }
+  }
+
+  // The EP window: --local_expert_offset / --local_num_experts (None: every expert).
+  static void set_local_window(const CaseArgs& args, moe::RoutingConfig& r) {
+    r.local_expert_offset = static_cast<int>(std::clamp<int64_t>(args.integer("local_expert_offset"), -1, 1 << 20));
+    r.local_num_experts = static_cast<int>(
+        std::clamp<int64_t>(args.optional_integer("local_num_experts").value_or(r.experts), -1, 1 << 20));
+    if (r.local_num_experts < 1) {
+      throw CaseError("--local_num_experts must be positive, got " + args.display("local_num_experts"));
+    }
+  }
+
+  // cute_dsl_fp4_block_scale_moe (the reference's _create_nvfp4_moe_test_data): fp32 logits routed
+  // by softmax top-k, renormalized, outside the call (the wrapper takes the picks); x and the
+  // weights NVFP4 under global scale 1; the EP window; SwiGLU only (the reference raises otherwise).
+  static void set_cute_dsl_layer(const CaseArgs& args, MoeProblem& p) {
+    moe::RoutingConfig& r = p.routing;
+    r.method = moe::RoutingMethod::renormalize;
+    set_local_window(args, r);
+    p.logits_dtype = DType::float32;
+    p.routing_in_call = false;
+    p.hidden_in_fp4 = true;
+    if (activation_flag(args) != moe::GatedActivation::swiglu) {
+      throw CaseError("cute_dsl_fp4_block_scale_moe runs SwiGLU only (the reference refuses other activations)");
     }
   }
 
@@ -304,16 +334,23 @@ class FusedMoeRoutine final : public Routine {
   // Flags of the reference's other MoE routines, and layouts of its Blackwell kernels: warned about.
   void ignore_unused_flags(const CaseArgs& args, MoeProblem& p) const {
     const bool cutlass = row_.inputs == MoeInputs::cutlass;
-    const bool fp4_routine = !cutlass && row_.format == MoeFormat::nvfp4;
+    const bool cute_dsl = row_.inputs == MoeInputs::cute_dsl;
+    const bool fp4_routine = row_.inputs == MoeInputs::trtllm && row_.format == MoeFormat::nvfp4;
     const std::string layout =
         fp4_routine ? "the reference records it but never applies it to this routine's weights (never shuffled); "
                       "kbench's weights are K-major"
                     : "a weight layout of the reference's Blackwell kernels; kbench's weights are K-major";
     const std::string others = "a flag of the reference's other MoE routines";
     const std::string routing = "cutlass_fused_moe routes by softmax top-k, renormalized, whatever the flag says";
-    std::vector<std::pair<const char*, std::string>> ignored = {{"use_shuffled_weight", layout},
-                                                                {"weight_layout", layout}};
+    std::vector<std::pair<const char*, std::string>> ignored = {
+        {"use_shuffled_weight", cute_dsl ? others : layout},
+        {"weight_layout", cute_dsl ? others : layout},
+        {"b12x_quant_mode", "a flag of b12x_fused_moe, which kbench does not run yet"}};
     if (!fp4_routine) ignored.emplace_back("fp4_mode", others);
+    ignored.emplace_back("use_functional_api",
+                         cute_dsl ? "the reference's functional API runs the same kernels as its wrapper; kbench "
+                                    "has one call"
+                                  : others);
     if (cutlass) {
       for (const char* flag : {"routing_method", "n_group", "topk_group", "routed_scaling_factor", "use_routing_bias",
                                "use_routing_scales_on_input"}) {
@@ -323,6 +360,15 @@ class FusedMoeRoutine final : public Routine {
         ignored.emplace_back(flag, "cutlass_fused_moe's experts come from --ep_size / --ep_rank");
       }
       if (p.format != MoeFormat::nvfp4) ignored.emplace_back("quantized_input", "it applies to --cutlass_variant nvfp4 only");
+    } else if (cute_dsl) {
+      for (const char* flag : {"routing_method", "n_group", "topk_group", "routed_scaling_factor", "use_routing_bias",
+                               "use_routing_scales_on_input"}) {
+        ignored.emplace_back(flag, "cute_dsl_fp4_block_scale_moe's picks come from softmax top-k, renormalized, "
+                                   "outside the call, whatever the flag says");
+      }
+      for (const char* flag : {"cutlass_variant", "quantized_input", "tp_size", "tp_rank", "ep_size", "ep_rank"}) {
+        ignored.emplace_back(flag, others);
+      }
     } else {
       for (const char* flag : {"cutlass_variant", "quantized_input"}) ignored.emplace_back(flag, others);
       for (const char* flag : {"tp_size", "tp_rank", "ep_size", "ep_rank"}) {

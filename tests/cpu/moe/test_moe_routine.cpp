@@ -358,10 +358,38 @@ TEST_F(MoeOtherRoutines, CutlassNvfp4Variant) {
             std::string::npos);
 }
 
+// cute_dsl_fp4_block_scale_moe's sample lines: the picks routed outside the call (softmax top-k,
+// renormalized, fp32 logits: no logits in the byte formula), NVFP4 x and weights, the EP window,
+// SwiGLU only; the routing flags and --use_functional_api warned about, --autotune accepted.
+// (That its case checks the output alone, the picks being inputs, needs the device: the GPU tests.)
+TEST_F(MoeOtherRoutines, CuteDslRoutineRoutesOutsideTheCall) {
+  const std::string line =
+      "-R cute_dsl_fp4_block_scale_moe --num_tokens 1024 --hidden_size 7168 --intermediate_size 2048 --num_experts 256 "
+      "--top_k 8";
+  const MoeProblem& p = problem(line + " --local_expert_offset 0 --local_num_experts 32 --autotune");
+  EXPECT_EQ(p.format, MoeFormat::nvfp4);
+  EXPECT_EQ(p.inputs, MoeInputs::cute_dsl);
+  EXPECT_FALSE(p.routing_in_call);
+  EXPECT_TRUE(p.hidden_in_fp4);
+  EXPECT_EQ(p.routing.method, moe::RoutingMethod::renormalize);
+  EXPECT_EQ(p.logits_dtype, DType::float32);
+  EXPECT_EQ(p.local_experts(), 32);
+  EXPECT_TRUE(p.ignored_flags.empty());
+  const double t = 1024, h = 7168, i = 2048, k = 8;
+  EXPECT_DOUBLE_EQ(moe_flops(p), t * k * (2 * h * 2 * i + 2 * i * h));
+  EXPECT_DOUBLE_EQ(moe_bytes(p, 250), t * h * 0.5625 + 250 * (2 * i * h + h * i) * 0.5625 + t * h * 2);
+  const MoeProblem& flagged = problem(line + " --use_functional_api --routing_method deepseek_v3 --use_routing_bias");
+  ASSERT_EQ(flagged.ignored_flags.size(), 3u);
+  EXPECT_FALSE(flagged.routing_bias);
+  EXPECT_EQ(flagged.routing.method, moe::RoutingMethod::renormalize);
+  EXPECT_NE(case_error(line + " --activation-type Geglu").find("runs SwiGLU only"), std::string::npos);
+}
+
 // Each routine answers to the reference's label of its one backend.
 TEST_F(MoeOtherRoutines, ReferenceBackendLabels) {
   for (const auto& [routine, label] : {std::pair{"trtllm_fp8_per_tensor_scale_moe", "trtllm"},
                                        std::pair{"trtllm_fp4_block_scale_moe", "trtllm"},
+                                       std::pair{"cute_dsl_fp4_block_scale_moe", "cute-dsl"},
                                        std::pair{"cutlass_fused_moe", "cutlass"}}) {
     const Backend* backend = registry.find(routine)->find_backend(label);
     ASSERT_NE(backend, nullptr) << routine;

@@ -6,7 +6,8 @@
 // trtllm_fp8_per_tensor_scale_moe (Llama 4's routing scales on the input, the dynamic per-tensor
 // intermediate) and cutlass_fused_moe base and fp8 (fp16 and bf16, TP/EP simulation) likewise.
 // trtllm_fp4_block_scale_moe (NVFP4 x, weights and intermediate) and cutlass_fused_moe nvfp4 (x
-// quantized in the call or outside it) over the same kinds of lines.
+// quantized in the call or outside it) over the same kinds of lines; cute_dsl_fp4_block_scale_moe
+// (the picks routed outside the call) likewise, and its per-stage split without the routing.
 // --per_stage_timing's split. The pipeline is Hopper's: skipped elsewhere.
 #include <gtest/gtest.h>
 
@@ -28,6 +29,7 @@ const std::string kRoutine = "--routine trtllm_fp8_block_scale_moe ";
 const std::string kPerTensor = "--routine trtllm_fp8_per_tensor_scale_moe ";
 const std::string kCutlass = "--routine cutlass_fused_moe ";
 const std::string kFp4 = "--routine trtllm_fp4_block_scale_moe ";
+const std::string kCuteDsl = "--routine cute_dsl_fp4_block_scale_moe ";
 
 #define KBENCH_REQUIRE_HOPPER()                                                         \
   do {                                                                                  \
@@ -195,6 +197,37 @@ TEST(MoeEndToEnd, CutlassFusedMoeNvfp4) {
           "nvfp4 --quantized_input --input_dtype float16 --activation-type Geglu --ep_size 4 --ep_rank 3",
       },
       kCutlass);
+}
+
+TEST(MoeEndToEnd, CuteDslFp4Routine) {
+  KBENCH_REQUIRE_HOPPER();
+  expect_lines_pass(
+      "moe_cute_dsl.txt",
+      {
+          // the reference's sample lines: the small one, and the large one's EP window (32 of 256 experts)
+          "--num_tokens 256 --hidden_size 1024 --intermediate_size 512 --num_experts 256 --top_k 2",
+          "--num_tokens 1024 --hidden_size 7168 --intermediate_size 2048 --num_experts 256 --top_k 8 "
+          "--local_expert_offset 0 --local_num_experts 32",
+          // odd token counts, top-1 and top-8, an EP window where most experts get no token, one expert
+          "--num_tokens 37 --hidden_size 384 --intermediate_size 256 --num_experts 8 --top_k 1 --autotune",
+          "--num_tokens 101 --hidden_size 256 --intermediate_size 384 --num_experts 64 --top_k 8 --use_functional_api",
+          "--num_tokens 5 --hidden_size 256 --intermediate_size 128 --num_experts 64 --top_k 2 "
+          "--local_expert_offset 48 --local_num_experts 16",
+          "--num_tokens 40 --hidden_size 128 --intermediate_size 128 --num_experts 8 --top_k 2 "
+          "--local_expert_offset 7 --local_num_experts 1",
+      },
+      kCuteDsl);
+}
+
+// cute_dsl_fp4_block_scale_moe routes outside the call: its split has no routing stage.
+TEST(MoeEndToEnd, PerStageTimingWithoutTheRouting) {
+  KBENCH_REQUIRE_HOPPER();
+  const auto r = testing::run_kbench(kCuteDsl +
+                                     "--num_tokens 256 --hidden_size 512 --intermediate_size 256 --num_experts 32 "
+                                     "--top_k 4 -n 5 -d 1 --per_stage_timing");
+  ASSERT_EQ(r.exit_status, 0) << r.output;
+  EXPECT_NE(r.output.find("cuda stage permutation: median"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("cuda stage routing"), std::string::npos) << r.output;
 }
 
 // --per_stage_timing: the six stages, in order, each timed (the CSV's stage_times and [INFO] lines).
