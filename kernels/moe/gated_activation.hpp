@@ -11,10 +11,12 @@
 //   half:           FC1's 16-bit type, rounded to nearest even;
 //   nvfp4:          NVFP4 (16-blocks, e4m3 scale bytes) under a dynamic global scale g = 448 * 6 /
 //                   amax of every row in use (an amax pass first, as fp8_per_tensor), written as
-//                   16-bit operand values e2m1 x scale byte (nvfp4_operand.hpp: FC2 expands its FP4
+//                   16-bit operand values e2m1 x scale byte (block_operand.hpp: FC2 expands its FP4
 //                   weights to 16 bits, so A stays 16-bit, exactly the NVFP4 values times g); g goes
 //                   to out_scale and FC2's per-expert alpha, 1 / (g x the expert's weight global
-//                   scale), to group_alpha: all on the device.
+//                   scale), to group_alpha: all on the device;
+//   mxfp8:          MXFP8 (32-blocks, ue8m0 scale bytes; no global scale), written as the bf16 values
+//                   e4m3 x 2^(scale byte - 127) (exact).
 // A separate kernel for now; fusing it into FC1's epilogue is a later optimisation.
 #pragma once
 
@@ -28,13 +30,13 @@
 #include "kbench/dtype.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
 #include "kernels/moe/half_bits.hpp"
-#include "kernels/moe/nvfp4_operand.hpp"
+#include "kernels/moe/block_operand.hpp"
 #include "kernels/quantization/block_formats.hpp"
 
 namespace kbench::kernels::moe {
 
 enum class GatedActivation { swiglu, geglu };
-enum class ActivationOutput { fp8_block, fp8_per_tensor, half, nvfp4 };
+enum class ActivationOutput { fp8_block, fp8_per_tensor, half, nvfp4, mxfp8 };
 
 inline constexpr int kActivationBlock = 128;  // the 1x128 quantization block
 
@@ -46,8 +48,8 @@ struct GatedActivationParams {
   const float* row_weights = nullptr;  // optional [max_rows]: multiplies both halves
   const int32_t* row_count = nullptr;  // device: rows in use (the permutation's row_offsets[local experts])
   int64_t max_rows = 0;                // rows the grid covers (tokens * top_k)
-  int64_t intermediate = 0;            // I: a multiple of 128 (fp8_block, nvfp4), else of 4
-  void* out = nullptr;                 // [max_rows][I]: e4m3, or fc1_dtype (half, nvfp4)
+  int64_t intermediate = 0;            // I: a multiple of 128 (fp8_block, nvfp4, mxfp8), else of 4
+  void* out = nullptr;                 // [max_rows][I]: e4m3, or fc1_dtype (half, nvfp4, mxfp8: bf16)
   float* out_scale = nullptr;          // fp8_block: [max_rows][I / 128]; fp8_per_tensor, nvfp4: one float
   float* amax = nullptr;               // fp8_per_tensor, nvfp4: one float of scratch (the launch zeroes it)
   // nvfp4: FC2's groups (the local experts), their weights' NVFP4 global scales [groups] and the

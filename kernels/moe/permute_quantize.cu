@@ -33,15 +33,22 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
   const int64_t column = block * kPermuteBlock + lane * kColumnsPerLane;
   const int64_t element = token * p.hidden_size + column;
   const bool fp16 = p.hidden_dtype == DType::float16;
-  const bool nvfp4 = p.format == GatherFormat::nvfp4_dequantize || p.format == GatherFormat::nvfp4_quantize;
-  const bool wide_out = nvfp4 || (p.format == GatherFormat::copy && dtype_size(p.hidden_dtype) == 2);
+  const bool block_values = p.format == GatherFormat::nvfp4_dequantize || p.format == GatherFormat::nvfp4_quantize ||
+                            p.format == GatherFormat::mxfp8_dequantize;
+  const bool wide_out = block_values || (p.format == GatherFormat::copy && dtype_size(p.hidden_dtype) == 2);
 
   uint2 wide = {};      // 16-bit rows out: the lane's 8 bytes
   uint32_t codes = 0;   // otherwise: the lane's 4 bytes
   float scale = 0.0f;   // fp8_block
-  if (nvfp4) {
+  if (block_values) {
     float values[kColumnsPerLane];
-    if (p.format == GatherFormat::nvfp4_dequantize) {
+    if (p.format == GatherFormat::mxfp8_dequantize) {
+      // The lane's 4 codes share one 32-block's scale byte.
+      const uint32_t four = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
+      const uint8_t sf = p.hidden_sf[element / kMxBlock];
+#pragma unroll
+      for (int i = 0; i < kColumnsPerLane; ++i) values[i] = mxfp8_operand_value((four >> (8 * i)) & 0xFFu, sf);
+    } else if (p.format == GatherFormat::nvfp4_dequantize) {
       // The lane's 4 codes (2 bytes) share one 16-block's scale byte.
       const uint32_t pairs = *reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.hidden) + element / 2);
       const uint8_t sf = p.hidden_sf[element / kNvfp4Block];
@@ -104,6 +111,8 @@ bool formats_fit(const PermuteQuantizeParams& p) {
     case GatherFormat::copy: return sixteen_bit || dtype_size(p.hidden_dtype) == 1;
     case GatherFormat::nvfp4_dequantize: return p.hidden_dtype == DType::uint8 && p.hidden_sf && sixteen_bit_out;
     case GatherFormat::nvfp4_quantize: return sixteen_bit && p.tensor_scale && sixteen_bit_out;
+    case GatherFormat::mxfp8_dequantize:  // MXFP8's range is bf16's, not fp16's
+      return p.hidden_dtype == DType::uint8 && p.hidden_sf && p.out_dtype == DType::bfloat16;
   }
   return false;
 }

@@ -50,13 +50,15 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
       g.scaling = wgmma::GemmScaling::none;
       break;
     case MoeFormat::nvfp4:
-      // 16-bit A (the NVFP4 operand values), the experts' NVFP4 weights with their global scales
-      // and A's in each expert's alpha.
+    case MoeFormat::mxfp4_mxfp8:
+    case MoeFormat::mxfp4_bf16:
+      // 16-bit A (the activations' values, NVFP4's times its global scale), the experts' FP4
+      // weights; NVFP4's global scales (the weights' and A's) in each expert's alpha, MXFP4 none.
       g.scaling = wgmma::GemmScaling::weight_fp4;
-      g.fp4_format = kernels::quant::BlockFormat::nvfp4;
+      g.fp4_format = p.weight_block_format();
       g.b_block_scales = o.b_sf;
       g.b_sf_layout = kernels::quant::SfLayout::swizzled_128x4;
-      g.b_sf_group_stride = kernels::quant::sf_bytes(g.b_sf_layout, o.n, o.k / kernels::moe::kNvfp4Block);
+      g.b_sf_group_stride = kernels::quant::sf_bytes(g.b_sf_layout, o.n, o.k / p.weight_block());
       g.group_alpha = o.group_alpha;
       break;
   }

@@ -20,8 +20,12 @@
 //                    amax (trtllm) or 1 (cutlass --quantized_input); or in the call under global
 //                    scale 1, cutlass), the intermediate re-quantized to NVFP4 under a dynamic global
 //                    scale found in the call. The GEMMs take 16-bit A (the NVFP4 values times their
-//                    global scale, exact: kernels/moe/nvfp4_operand.hpp) and expand the FP4 weights;
-//                    the global scales are folded into each expert's alpha.
+//                    global scale, exact: kernels/moe/block_operand.hpp) and expand the FP4 weights;
+//                    the global scales are folded into each expert's alpha;
+//   mxfp4_mxfp8:     MXFP4 weights (32-blocks, ue8m0 scale bytes, no global scale), x MXFP8
+//                    (quantized outside timing), the intermediate re-quantized to MXFP8, each carried
+//                    as its exact bf16 values (trtllm_fp4_block_scale_moe --fp4_mode mxfp4_mxfp8);
+//   mxfp4_bf16:      MXFP4 weights, x and the intermediate bf16 (--fp4_mode mxfp4_bf16).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +36,7 @@
 #include "core/routine.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/moe/gated_activation.hpp"
-#include "kernels/moe/nvfp4_operand.hpp"
+#include "kernels/moe/block_operand.hpp"
 #include "kernels/moe/permutation.hpp"
 #include "kernels/moe/routing_reference.hpp"
 
@@ -41,7 +45,7 @@ namespace kbench {
 // The 1x128 / 128x128 scale block of the DeepSeek FP8 format.
 inline constexpr int64_t kMoeScaleBlock = 128;
 
-enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4 };
+enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4, mxfp4_mxfp8, mxfp4_bf16 };
 
 // Where the routine's inputs come from (moe.md, input construction).
 enum class MoeInputs {
@@ -68,9 +72,9 @@ struct MoeProblem {
   // fp8_per_tensor: x reaches the call already in e4m3 (cast outside timing), else it is quantized
   // in the call under its static scale (amax / 448, found when the inputs are made).
   bool hidden_in_fp8 = false;
-  // nvfp4: x reaches the call already in NVFP4 (quantized outside timing), else it is quantized in
-  // the call under global scale 1.
-  bool hidden_in_fp4 = false;
+  // nvfp4, mxfp4_mxfp8: x reaches the call already in NVFP4 / MXFP8 (quantized outside timing);
+  // else nvfp4 quantizes it in the call under global scale 1.
+  bool hidden_block_quantized = false;
   DType input_dtype = DType::bfloat16;  // the hidden states before quantization, and the output
   DType logits_dtype = DType::float32;
   // Given, meaningless for kbench's layer: {flag, why}, warned about.
@@ -83,31 +87,60 @@ struct MoeProblem {
   [[nodiscard]] int64_t w1_rows() const { return 2 * intermediate; }
   [[nodiscard]] int64_t w1_elements() const { return local_experts() * w1_rows() * hidden; }
   [[nodiscard]] int64_t w2_elements() const { return local_experts() * hidden * intermediate; }
-  // The weights' dtype: e4m3, packed e2m1 pairs (nvfp4), or the input dtype (unquantized).
+  // FP4 weights (NVFP4 or MXFP4), their block format and block size.
+  [[nodiscard]] bool fp4_weights() const {
+    return format == MoeFormat::nvfp4 || format == MoeFormat::mxfp4_mxfp8 || format == MoeFormat::mxfp4_bf16;
+  }
+  [[nodiscard]] kernels::quant::BlockFormat weight_block_format() const {
+    return format == MoeFormat::nvfp4 ? kernels::quant::BlockFormat::nvfp4 : kernels::quant::BlockFormat::mxfp4;
+  }
+  [[nodiscard]] int64_t weight_block() const {
+    return format == MoeFormat::nvfp4 ? kernels::moe::kNvfp4Block : kernels::moe::kMxBlock;
+  }
+  // x's block format where it is block-quantized outside the call (hidden_block_quantized).
+  [[nodiscard]] kernels::quant::BlockFormat hidden_block_format() const {
+    return format == MoeFormat::nvfp4 ? kernels::quant::BlockFormat::nvfp4 : kernels::quant::BlockFormat::mxfp8;
+  }
+  [[nodiscard]] int64_t hidden_block() const {
+    return format == MoeFormat::nvfp4 ? kernels::moe::kNvfp4Block : kernels::moe::kMxBlock;
+  }
+  // Bytes of x's codes, block-quantized: packed e2m1 pairs (NVFP4) or e4m3 bytes (MXFP8).
+  [[nodiscard]] int64_t hidden_code_bytes() const {
+    return format == MoeFormat::nvfp4 ? tokens * hidden / 2 : tokens * hidden;
+  }
+  // The weights' dtype: e4m3, packed e2m1 pairs (FP4), or the input dtype (unquantized).
   [[nodiscard]] DType weight_dtype() const {
-    if (format == MoeFormat::nvfp4) return DType::uint8;
+    if (fp4_weights()) return DType::uint8;
     return format == MoeFormat::unquantized ? input_dtype : DType::fp8_e4m3;
   }
   // Bytes of `elements` weights (two FP4 codes a byte).
   [[nodiscard]] std::size_t weight_bytes(int64_t elements) const {
-    return format == MoeFormat::nvfp4 ? static_cast<std::size_t>(elements / 2) : bytes_of(elements, weight_dtype());
+    return fp4_weights() ? static_cast<std::size_t>(elements / 2) : bytes_of(elements, weight_dtype());
   }
   // The GEMMs' A (the gathered x and the intermediate): e4m3, or the input dtype (unquantized, and
-  // nvfp4's operand values).
+  // the FP4-weight formats' 16-bit operand values).
   [[nodiscard]] DType activation_dtype() const {
-    return format == MoeFormat::unquantized || format == MoeFormat::nvfp4 ? input_dtype : DType::fp8_e4m3;
+    return format == MoeFormat::unquantized || fp4_weights() ? input_dtype : DType::fp8_e4m3;
   }
-  // nvfp4: an expert's scale bytes of W1 / W2, [rows][k / 16] in the 128x4 swizzle.
+  // FP4 weights: an expert's scale bytes of W1 / W2, [rows][k / block] in the 128x4 swizzle.
   [[nodiscard]] int64_t w1_sf_bytes() const { return sf_bytes(w1_rows(), hidden); }
   [[nodiscard]] int64_t w2_sf_bytes() const { return sf_bytes(hidden, intermediate); }
-  // Bytes of one weight (and activation) element in the reference's byte formula (moe.md): nvfp4
-  // 0.5 + 1/16 of scale, fp8 1 (scales not counted), else the dtype's size.
-  [[nodiscard]] double formula_element_bytes() const {
+  // Bytes of one input and one weight element in the reference's byte formula (moe.md): nvfp4 0.5 +
+  // 1/16 of scale, mxfp4 0.5 + 1/32, mxfp8 1 + 1/32, fp8 1 (scales not counted), else the dtype's
+  // size (mxfp4_bf16's input: the input dtype's).
+  [[nodiscard]] double formula_input_bytes() const {
     if (format == MoeFormat::nvfp4) return 0.5625;
+    if (format == MoeFormat::mxfp4_mxfp8) return 1.03125;
+    if (format == MoeFormat::mxfp4_bf16) return static_cast<double>(dtype_size(input_dtype));
+    return formula_weight_bytes();
+  }
+  [[nodiscard]] double formula_weight_bytes() const {
+    if (format == MoeFormat::nvfp4) return 0.5625;
+    if (fp4_weights()) return 0.53125;
     return static_cast<double>(dtype_size(weight_dtype()));
   }
   // The weights' fp32 scales: 128x128 blocks per expert, one per expert (fp8_per_tensor's
-  // dequantization scale, nvfp4's global scale), or none.
+  // dequantization scale, nvfp4's global scale), or none (MXFP4: its scale bytes only).
   [[nodiscard]] int64_t w1_scale_count() const {
     if (format == MoeFormat::fp8_per_tensor || format == MoeFormat::nvfp4) return local_experts();
     if (format != MoeFormat::fp8_block_scale) return 0;
@@ -120,16 +153,16 @@ struct MoeProblem {
   }
 
  private:
-  static int64_t sf_bytes(int64_t rows, int64_t k) {
-    return kernels::quant::sf_bytes(kernels::quant::SfLayout::swizzled_128x4, rows, k / kernels::moe::kNvfp4Block);
+  [[nodiscard]] int64_t sf_bytes(int64_t rows, int64_t k) const {
+    return kernels::quant::sf_bytes(kernels::quant::SfLayout::swizzled_128x4, rows, k / weight_block());
   }
 };
 
 // The reference's formulas (moe.md): FLOPs = T k (2 H 2I + 2 I H), always the full k and I (local
 // experts and the TP shard not reflected); bytes = T H e_in + T E b_logits (0 where the routing is
 // outside the call) + A (2I H + H I) e_w +
-// T H b_out, e = MoeProblem::formula_element_bytes (nvfp4 counted for the input too, quantized or
-// not, as the reference does), A = the distinct
+// T H b_out, e = MoeProblem::formula_input_bytes / formula_weight_bytes (cutlass nvfp4 counted as
+// nvfp4 for the input too, quantized or not, as the reference does), A = the distinct
 // experts the tokens pick (all experts, not only the local ones). `distinct_experts` < 0: unknown,
 // min(E, T k) as the reference does.
 [[nodiscard]] double moe_flops(const MoeProblem& p);
@@ -143,11 +176,12 @@ struct MoeProblem {
 struct MoeOperands {
   const void* logits = nullptr;  // [tokens][experts], MoeProblem::logits_dtype
   const void* bias = nullptr;    // bf16 [experts], or null
-  // [tokens][hidden]: input_dtype, e4m3 (hidden_in_fp8) or packed e2m1 pairs (hidden_in_fp4)
+  // [tokens][hidden]: input_dtype, e4m3 (hidden_in_fp8, and MXFP8's codes) or packed e2m1 pairs (NVFP4)
   const void* hidden = nullptr;
   // fp8_per_tensor: x's one dequantization scale; nvfp4: x's NVFP4 global scale (device)
   const float* hidden_scale = nullptr;
-  const uint8_t* hidden_sf = nullptr;  // hidden_in_fp4: e4m3 scale bytes, linear [tokens][hidden / 16]
+  // hidden_block_quantized: x's scale bytes, linear [tokens][hidden / block] (NVFP4 e4m3, MXFP8 ue8m0)
+  const uint8_t* hidden_sf = nullptr;
   const void* w1 = nullptr;      // [local][2I][H], MoeProblem::weight_dtype
   const float* w1_scale = nullptr;
   const uint8_t* w1_sf = nullptr;
@@ -202,8 +236,8 @@ class MoeCase final : public Case {
   };
   void build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
   void build_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
-  void build_nvfp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
-  [[nodiscard]] std::vector<float> gathered_nvfp4_rows(const kernels::moe::PermutationIndex& index,
+  void build_fp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const;
+  [[nodiscard]] std::vector<float> gathered_fp32_rows(const kernels::moe::PermutationIndex& index,
                                                        cudaStream_t stream) const;
   [[nodiscard]] kernels::moe::RoutingReference route_on_host(cudaStream_t stream) const;
 

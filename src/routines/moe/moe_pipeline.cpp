@@ -94,11 +94,12 @@ void MoePipeline::permute(cudaStream_t stream, int copy) const {
   moe::PermuteQuantizeParams gather;
   gather.format = p_.format == MoeFormat::fp8_block_scale                       ? moe::GatherFormat::fp8_block
                   : p_.format == MoeFormat::fp8_per_tensor && !p_.hidden_in_fp8 ? moe::GatherFormat::fp8_per_tensor
-                  : p_.format == MoeFormat::nvfp4 ? (p_.hidden_in_fp4 ? moe::GatherFormat::nvfp4_dequantize
-                                                                      : moe::GatherFormat::nvfp4_quantize)
-                                                  : moe::GatherFormat::copy;
+                  : p_.format == MoeFormat::nvfp4 ? (p_.hidden_block_quantized ? moe::GatherFormat::nvfp4_dequantize
+                                                                               : moe::GatherFormat::nvfp4_quantize)
+                  : p_.format == MoeFormat::mxfp4_mxfp8 ? moe::GatherFormat::mxfp8_dequantize
+                                                        : moe::GatherFormat::copy;
   gather.hidden = o.hidden;
-  gather.hidden_dtype = p_.hidden_in_fp8 ? DType::fp8_e4m3 : p_.hidden_in_fp4 ? DType::uint8 : p_.input_dtype;
+  gather.hidden_dtype = p_.hidden_in_fp8 ? DType::fp8_e4m3 : p_.hidden_block_quantized ? DType::uint8 : p_.input_dtype;
   gather.hidden_sf = o.hidden_sf;
   gather.out_dtype = p_.input_dtype;
   gather.permuted_rows = ix.permuted_rows.as<int32_t>();
@@ -121,6 +122,7 @@ void MoePipeline::activate(cudaStream_t stream, int copy) const {
   activation.output = p_.format == MoeFormat::fp8_block_scale  ? moe::ActivationOutput::fp8_block
                       : p_.format == MoeFormat::fp8_per_tensor ? moe::ActivationOutput::fp8_per_tensor
                       : p_.format == MoeFormat::nvfp4          ? moe::ActivationOutput::nvfp4
+                      : p_.format == MoeFormat::mxfp4_mxfp8    ? moe::ActivationOutput::mxfp8
                                                                : moe::ActivationOutput::half;
   activation.fc1 = ws_.fc1.as<uint16_t>();
   activation.fc1_dtype = p_.input_dtype;

@@ -155,7 +155,8 @@ class FusedMoeRoutine final : public Routine {
         {"activation-type", FlagKind::text, "Swiglu", "Gated activation: Swiglu or Geglu (others refused).", {}, false,
          ""},
         {"fp4_mode", FlagKind::text, "nvfp4",
-         "trtllm_fp4_block_scale_moe: nvfp4 (mxfp4_mxfp8 and mxfp4_bf16 are not run by kbench yet).",
+         "trtllm_fp4_block_scale_moe: nvfp4 (weights and x NVFP4), mxfp4_mxfp8 (MXFP4 weights, MXFP8 x) or "
+         "mxfp4_bf16 (MXFP4 weights, bf16 x).",
          {"nvfp4", "mxfp4_mxfp8", "mxfp4_bf16"}, false, ""},
         {"cutlass_variant", FlagKind::text, "base", "cutlass_fused_moe: base (16-bit), fp8 or nvfp4.",
          {"base", "fp8", "nvfp4"}, false, ""},
@@ -211,7 +212,7 @@ class FusedMoeRoutine final : public Routine {
       throw CaseError("--intermediate_size " + std::to_string(p.intermediate) +
                       " is not a multiple of 128 (the FP8 block scales cover whole 128-blocks)");
     }
-    if (p.format == MoeFormat::nvfp4 && p.intermediate % kMoeScaleBlock != 0) {
+    if (p.fp4_weights() && p.intermediate % kMoeScaleBlock != 0) {
       throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
                       ", is not a multiple of 128 (FC2's k: kbench's GEMM expands FP4 weights 128 deep at a time)");
     }
@@ -273,11 +274,14 @@ class FusedMoeRoutine final : public Routine {
       }
     }
     p.hidden_in_fp8 = p.format == MoeFormat::fp8_per_tensor;  // the reference casts x outside the call
-    p.hidden_in_fp4 = p.format == MoeFormat::nvfp4;           // and quantizes it outside the call
-    if (p.format == MoeFormat::nvfp4 && args.text("fp4_mode") != "nvfp4") {
-      throw CaseError("--fp4_mode " + args.text("fp4_mode") +
-                      " is not run by kbench yet (MXFP4 weights in the MoE pipeline): only nvfp4");
+    if (p.format == MoeFormat::nvfp4) {  // trtllm_fp4_block_scale_moe: the weights' and x's formats
+      const std::string& mode = args.text("fp4_mode");
+      p.format = mode == "mxfp4_mxfp8" ? MoeFormat::mxfp4_mxfp8
+                 : mode == "mxfp4_bf16" ? MoeFormat::mxfp4_bf16
+                                        : MoeFormat::nvfp4;
     }
+    // x quantized outside the call (NVFP4 or MXFP8), as the reference passes it
+    p.hidden_block_quantized = p.format == MoeFormat::nvfp4 || p.format == MoeFormat::mxfp4_mxfp8;
   }
 
   // The EP window: --local_expert_offset / --local_num_experts (None: every expert).
@@ -299,7 +303,7 @@ class FusedMoeRoutine final : public Routine {
     set_local_window(args, r);
     p.logits_dtype = DType::float32;
     p.routing_in_call = false;
-    p.hidden_in_fp4 = true;
+    p.hidden_block_quantized = true;
     if (activation_flag(args) != moe::GatedActivation::swiglu) {
       throw CaseError("cute_dsl_fp4_block_scale_moe runs SwiGLU only (the reference refuses other activations)");
     }
@@ -328,7 +332,7 @@ class FusedMoeRoutine final : public Routine {
     r.local_num_experts = static_cast<int>(r.experts / ep);
     r.local_expert_offset = static_cast<int>(ep_rank * r.local_num_experts);
     p.intermediate /= tp;  // the shard's values are drawn as they are: which rows of W31 they were is moot
-    p.hidden_in_fp4 = p.format == MoeFormat::nvfp4 && args.flag("quantized_input");
+    p.hidden_block_quantized = p.format == MoeFormat::nvfp4 && args.flag("quantized_input");
   }
 
   // Flags of the reference's other MoE routines, and layouts of its Blackwell kernels: warned about.

@@ -290,7 +290,7 @@ TEST_F(MoeOtherRoutines, Fp4RoutineTakesTheReferenceInputs) {
       "--top_k 8 --n_group 8 --topk_group 4 --routed_scaling_factor 2.5 --use_routing_bias --routing_method "
       "deepseek_v3 --use_shuffled_weight");
   EXPECT_EQ(p.format, MoeFormat::nvfp4);
-  EXPECT_TRUE(p.hidden_in_fp4);
+  EXPECT_TRUE(p.hidden_block_quantized);
   EXPECT_TRUE(p.routing_bias);
   EXPECT_EQ(p.logits_dtype, DType::float32);  // deepseek_v3: fp32, the others bf16
   EXPECT_EQ(p.weight_dtype(), DType::uint8);
@@ -312,8 +312,20 @@ TEST_F(MoeOtherRoutines, Fp4RoutineTakesTheReferenceInputs) {
       "-R trtllm_fp4_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 16 "
       "--top_k 2";
   EXPECT_TRUE(problem(shape + " --fp4_mode nvfp4").ignored_flags.empty());
-  EXPECT_NE(case_error(shape + " --fp4_mode mxfp4_bf16").find("--fp4_mode mxfp4_bf16 is not run by kbench yet"),
-            std::string::npos);
+  // The MX modes: MXFP4 weights (0.5 + 1/32 bytes), x MXFP8 (1 + 1/32) quantized outside the call,
+  // or bf16 (2 bytes, gathered as it is).
+  const MoeProblem& mxfp8 = problem(shape + " --fp4_mode mxfp4_mxfp8");
+  EXPECT_EQ(mxfp8.format, MoeFormat::mxfp4_mxfp8);
+  EXPECT_TRUE(mxfp8.hidden_block_quantized);
+  EXPECT_EQ(mxfp8.weight_block(), 32);
+  EXPECT_EQ(mxfp8.w1_scale_count(), 0);  // no global scales
+  EXPECT_EQ(mxfp8.w1_sf_bytes(), 256 * 256 / 32);
+  EXPECT_DOUBLE_EQ(moe_bytes(mxfp8, 3), 4 * 256 * 1.03125 + 4 * 16 * 4 + 3 * (256 * 256 + 256 * 128) * 0.53125 +
+                                            4 * 256 * 2);
+  const MoeProblem& bf16 = problem(shape + " --fp4_mode mxfp4_bf16");
+  EXPECT_EQ(bf16.format, MoeFormat::mxfp4_bf16);
+  EXPECT_FALSE(bf16.hidden_block_quantized);
+  EXPECT_DOUBLE_EQ(moe_bytes(bf16, 3), 4 * 256 * 2.0 + 4 * 16 * 4 + 3 * (256 * 256 + 256 * 128) * 0.53125 + 4 * 256 * 2);
   EXPECT_ANY_THROW((void)problem(shape + " --fp4_mode fp8"));  // not one of the reference's choices
   EXPECT_NE(case_error("-R trtllm_fp4_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 64 "
                        "--num_experts 16 --top_k 2")
@@ -339,13 +351,13 @@ TEST_F(MoeOtherRoutines, CutlassNvfp4Variant) {
       "--cutlass_variant nvfp4 --input_dtype float16";
   const MoeProblem& p = problem(line);
   EXPECT_EQ(p.format, MoeFormat::nvfp4);
-  EXPECT_FALSE(p.hidden_in_fp4);
+  EXPECT_FALSE(p.hidden_block_quantized);
   EXPECT_EQ(p.activation_dtype(), DType::float16);
   EXPECT_TRUE(p.ignored_flags.empty());
   EXPECT_DOUBLE_EQ(moe_bytes(p, -1), 32.0 * 128 * 0.5625 + 32 * 2 * 2 + 2 * (256 * 128 + 128 * 128) * 0.5625 +
                                          32 * 128 * 2);
   const MoeProblem& quantized = problem(line + " --quantized_input");
-  EXPECT_TRUE(quantized.hidden_in_fp4);
+  EXPECT_TRUE(quantized.hidden_block_quantized);
   EXPECT_TRUE(quantized.ignored_flags.empty());
   const MoeProblem& sharded = problem(
       "-R cutlass_fused_moe --num_tokens 32 --hidden_size 128 --intermediate_size 256 --num_experts 8 --top_k 2 "
@@ -370,7 +382,7 @@ TEST_F(MoeOtherRoutines, CuteDslRoutineRoutesOutsideTheCall) {
   EXPECT_EQ(p.format, MoeFormat::nvfp4);
   EXPECT_EQ(p.inputs, MoeInputs::cute_dsl);
   EXPECT_FALSE(p.routing_in_call);
-  EXPECT_TRUE(p.hidden_in_fp4);
+  EXPECT_TRUE(p.hidden_block_quantized);
   EXPECT_EQ(p.routing.method, moe::RoutingMethod::renormalize);
   EXPECT_EQ(p.logits_dtype, DType::float32);
   EXPECT_EQ(p.local_experts(), 32);

@@ -176,6 +176,17 @@ TEST(MoeEndToEnd, Fp4BlockScaleRoutine) {
           "--routing_method renormalize --local_expert_offset 48 --local_num_experts 16",
           "--num_tokens 300 --hidden_size 512 --intermediate_size 256 --num_experts 256 --top_k 8 --n_group 8 "
           "--topk_group 4 --use_routing_bias --local_expert_offset 96 --local_num_experts 32",
+          // the MX modes: MXFP4 weights with MXFP8 or bf16 x and intermediate
+          "--num_tokens 1024 --hidden_size 1024 --intermediate_size 1024 --num_experts 128 --top_k 8 "
+          "--routing_method renormalize_naive --fp4_mode mxfp4_mxfp8",
+          "--num_tokens 77 --hidden_size 384 --intermediate_size 256 --num_experts 16 --top_k 1 --routing_method "
+          "renormalize --fp4_mode mxfp4_mxfp8 --activation-type Geglu",
+          "--num_tokens 5 --hidden_size 256 --intermediate_size 128 --num_experts 64 --top_k 2 --routing_method "
+          "renormalize --local_expert_offset 48 --local_num_experts 16 --fp4_mode mxfp4_mxfp8",
+          "--num_tokens 201 --hidden_size 512 --intermediate_size 384 --num_experts 64 --top_k 8 --n_group 8 "
+          "--topk_group 4 --use_routing_bias --fp4_mode mxfp4_bf16",
+          "--num_tokens 40 --hidden_size 128 --intermediate_size 128 --num_experts 8 --top_k 2 --routing_method "
+          "renormalize --local_expert_offset 7 --local_num_experts 1 --fp4_mode mxfp4_bf16",
       },
       kFp4);
 }

@@ -1,10 +1,11 @@
-// The MoE pipeline's NVFP4 stages against their host models (kernels/moe/nvfp4_operand.hpp):
-// the gather's nvfp4_dequantize (stored codes and scale bytes -> 16-bit operand values) and
-// nvfp4_quantize (16-bit x -> NVFP4 under the global scale on the device -> operand values), bit
-// for bit, bf16 and fp16, k 1 and 8, an EP window with tokens that pick no local expert and no
-// tokens at all; the gated activation's nvfp4 output (dynamic global scale, FC2's per-expert alpha)
-// against the host reference, allowing a one-step difference where the host's exp/erf put a value
-// the other side of an e2m1 boundary. Outputs are poisoned.
+// The MoE pipeline's block-format stages against their host models (kernels/moe/block_operand.hpp):
+// the gather's nvfp4_dequantize (stored codes and scale bytes -> 16-bit operand values),
+// nvfp4_quantize (16-bit x -> NVFP4 under the global scale on the device -> operand values) and
+// mxfp8_dequantize (MXFP8 codes -> bf16 values), bit for bit, bf16 and fp16, k 1 and 8, an EP
+// window with tokens that pick no local expert and no tokens at all; the gated activation's nvfp4
+// output (dynamic global scale, FC2's per-expert alpha) and mxfp8 output against the host
+// reference, allowing a one-step difference where the host's exp/erf put a value the other side of
+// a rounding boundary. Outputs are poisoned.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,7 +18,7 @@
 
 #include "gpu_test_support.hpp"
 #include "kernels/moe/gated_activation.hpp"
-#include "kernels/moe/nvfp4_operand.hpp"
+#include "kernels/moe/block_operand.hpp"
 #include "kernels/moe/permutation.hpp"
 #include "kernels/moe/permute_quantize.hpp"
 
@@ -137,6 +138,75 @@ TEST(MoeNvfp4Gather, MatchesTheHostModelBitForBit) {
   }
 }
 
+// mxfp8_dequantize: x quantized to MXFP8 on the host (linear ue8m0 scale bytes), gathered as bf16.
+void expect_mxfp8_gather_matches(int64_t tokens, int top_k, int64_t hidden_size, int experts, int offset, int local,
+                                 uint32_t seed) {
+  SCOPED_TRACE("mxfp8 T " + std::to_string(tokens) + " k " + std::to_string(top_k) + " H " +
+               std::to_string(hidden_size) + " local " + std::to_string(offset) + "+" + std::to_string(local));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> expert(0, experts - 1);
+  std::vector<int32_t> ids(static_cast<std::size_t>(tokens * top_k));
+  for (int32_t& id : ids) id = expert(rng);
+  const auto index = km::permutation_index_reference(ids, offset, local);
+  const int64_t rows = index.row_offsets.back();
+  std::vector<float> x;
+  (void)random_half_bits(static_cast<std::size_t>(tokens * hidden_size), false, 2.0f, rng, x);
+  std::vector<uint8_t> codes(x.size()), sf(x.size() / km::kMxBlock);
+  std::vector<float> token_values(x.size());
+  for (std::size_t b = 0; b < sf.size(); ++b) {
+    const float* block = x.data() + b * km::kMxBlock;
+    float block_amax = 0.0f;
+    for (int i = 0; i < km::kMxBlock; ++i) block_amax = std::max(block_amax, std::abs(block[i]));
+    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::mxfp8, block_amax, 1.0f);
+    sf[b] = s.sf;
+    for (int i = 0; i < km::kMxBlock; ++i) {
+      const std::size_t at = b * km::kMxBlock + static_cast<std::size_t>(i);
+      codes[at] = quant::quantize_element(quant::BlockFormat::mxfp8, block[i], s.factor);
+      token_values[at] = km::mxfp8_operand_value(codes[at], s.sf);
+    }
+  }
+  std::vector<uint16_t> expected(static_cast<std::size_t>(rows * hidden_size), kPoison);
+  for (std::size_t pick = 0; pick < index.permuted_rows.size(); ++pick) {
+    const int32_t row = index.permuted_rows[pick];
+    if (row < 0) continue;
+    const std::size_t token = pick / static_cast<std::size_t>(top_k);
+    for (int64_t c = 0; c < hidden_size; ++c) {
+      expected[static_cast<std::size_t>(row * hidden_size + c)] =
+          km::float_to_half_bits(token_values[token * static_cast<std::size_t>(hidden_size) + static_cast<std::size_t>(c)], false);
+    }
+  }
+  CudaStream stream;
+  DeviceBuffer hidden_device(std::max<std::size_t>(1, codes.size()));
+  DeviceBuffer sf_device(std::max<std::size_t>(1, sf.size()));
+  DeviceBuffer rows_device(std::max<std::size_t>(1, ids.size()) * sizeof(int32_t));
+  DeviceBuffer out_device(static_cast<std::size_t>(std::max<int64_t>(1, rows * hidden_size)) * sizeof(uint16_t));
+  testing::to_device(static_cast<char*>(hidden_device.get()), codes, stream.get());
+  testing::to_device(static_cast<char*>(sf_device.get()), sf, stream.get());
+  testing::to_device(static_cast<char*>(rows_device.get()), index.permuted_rows, stream.get());
+  KBENCH_CUDA_CHECK(cudaMemsetAsync(out_device.get(), 0x7f, out_device.bytes(), stream.get()));
+  km::PermuteQuantizeParams p;
+  p.format = km::GatherFormat::mxfp8_dequantize;
+  p.hidden = hidden_device.get();
+  p.hidden_dtype = DType::uint8;
+  p.hidden_sf = sf_device.as<uint8_t>();
+  p.out_dtype = DType::bfloat16;
+  p.permuted_rows = rows_device.as<int32_t>();
+  p.tokens = tokens;
+  p.top_k = top_k;
+  p.hidden_size = hidden_size;
+  p.out = out_device.get();
+  ASSERT_EQ(km::launch_permute_quantize(p, stream.get()), cudaSuccess);
+  EXPECT_EQ(testing::to_host<uint16_t>(out_device.get(), rows * hidden_size, stream.get()), expected);
+}
+
+TEST(MoeMxfp8Gather, MatchesTheHostModelBitForBit) {
+  KBENCH_REQUIRE_GPU();
+  expect_mxfp8_gather_matches(1, 1, 128, 8, 0, 8, 11);
+  expect_mxfp8_gather_matches(257, 8, 1024, 256, 0, 256, 12);
+  expect_mxfp8_gather_matches(301, 8, 384, 256, 96, 32, 13);
+  expect_mxfp8_gather_matches(0, 8, 256, 16, 0, 16, 14);
+}
+
 TEST(MoeNvfp4Gather, RejectsMissingScales) {
   KBENCH_REQUIRE_GPU();
   DeviceBuffer scratch(1024);
@@ -153,6 +223,11 @@ TEST(MoeNvfp4Gather, RejectsMissingScales) {
   p.format = km::GatherFormat::nvfp4_quantize;
   p.hidden_dtype = DType::bfloat16;
   EXPECT_EQ(km::launch_permute_quantize(p, nullptr), cudaErrorInvalidValue);  // no global scale
+  p.format = km::GatherFormat::mxfp8_dequantize;
+  p.hidden_dtype = DType::uint8;
+  p.hidden_sf = scratch.as<uint8_t>();
+  p.out_dtype = DType::float16;  // MXFP8 values leave fp16's range
+  EXPECT_EQ(km::launch_permute_quantize(p, nullptr), cudaErrorInvalidValue);
 }
 
 void expect_nvfp4_activation_matches(km::GatedActivation activation, bool fp16, int64_t max_rows, int32_t rows,
@@ -230,6 +305,60 @@ TEST(MoeNvfp4Activation, MatchesTheHostReference) {
       expect_nvfp4_activation_matches(activation, fp16, 512, 512, 2048, 256, 3);
       expect_nvfp4_activation_matches(activation, fp16, 64, 0, 384, 8, 4);      // no row in use
     }
+  }
+}
+
+void expect_mxfp8_activation_matches(km::GatedActivation activation, int64_t max_rows, int32_t rows, int64_t inter,
+                                     uint32_t seed) {
+  SCOPED_TRACE(std::string(activation == km::GatedActivation::swiglu ? "swiglu" : "geglu") + " mxfp8 rows " +
+               std::to_string(rows) + "/" + std::to_string(max_rows) + " I " + std::to_string(inter));
+  std::mt19937 rng(seed);
+  std::vector<float> fc1;
+  const std::vector<uint16_t> fc1_bits =
+      random_half_bits(static_cast<std::size_t>(max_rows * 2 * inter), false, 4.0f, rng, fc1);
+  std::vector<float> expected = km::gated_activation_values(activation, fc1, rows, inter);
+  km::mxfp8_operand_values(expected.data(), static_cast<int64_t>(expected.size()), expected.data());
+
+  CudaStream stream;
+  DeviceBuffer fc1_device(fc1_bits.size() * sizeof(uint16_t));
+  DeviceBuffer count_device(sizeof(int32_t));
+  DeviceBuffer out_device(static_cast<std::size_t>(max_rows * inter) * sizeof(uint16_t));
+  testing::to_device(static_cast<char*>(fc1_device.get()), fc1_bits, stream.get());
+  testing::to_device(static_cast<char*>(count_device.get()), std::vector<int32_t>{rows}, stream.get());
+  KBENCH_CUDA_CHECK(cudaMemsetAsync(out_device.get(), 0x7f, out_device.bytes(), stream.get()));
+  km::GatedActivationParams p;
+  p.activation = activation;
+  p.output = km::ActivationOutput::mxfp8;
+  p.fc1 = fc1_device.as<uint16_t>();
+  p.row_count = count_device.as<int32_t>();
+  p.max_rows = max_rows;
+  p.intermediate = inter;
+  p.out = out_device.get();
+  ASSERT_EQ(km::launch_gated_activation(p, stream.get()), cudaSuccess);
+  const auto out = testing::to_host<uint16_t>(out_device.get(), max_rows * inter, stream.get());
+  for (int64_t i = rows * inter; i < max_rows * inter; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], kPoison) << i;
+  int64_t identical = 0;
+  for (int64_t b = 0; b < rows * inter; b += km::kMxBlock) {
+    float block_amax = 0.0f;
+    for (int64_t i = b; i < b + km::kMxBlock; ++i) block_amax = std::max(block_amax, std::abs(expected[static_cast<std::size_t>(i)]));
+    for (int64_t i = b; i < b + km::kMxBlock; ++i) {
+      const float got = km::half_bits_to_float(out[static_cast<std::size_t>(i)], false);
+      const float want = expected[static_cast<std::size_t>(i)];
+      identical += got == want;
+      // One e4m3 step (at most 1/8 of the value, so of the block's largest) on a boundary.
+      ASSERT_LE(std::abs(got - want), block_amax / 8.0f * 1.01f) << "element " << i << ": " << got << " vs " << want;
+    }
+  }
+  EXPECT_GE(identical, rows * inter * 99 / 100);
+}
+
+TEST(MoeMxfp8Activation, MatchesTheHostReference) {
+  KBENCH_REQUIRE_GPU();
+  for (const km::GatedActivation activation : {km::GatedActivation::swiglu, km::GatedActivation::geglu}) {
+    expect_mxfp8_activation_matches(activation, 1, 1, 128, 21);
+    expect_mxfp8_activation_matches(activation, 300, 217, 256, 22);
+    expect_mxfp8_activation_matches(activation, 512, 512, 2048, 23);
+    expect_mxfp8_activation_matches(activation, 64, 0, 384, 24);
   }
 }
 

@@ -1,7 +1,8 @@
-// The MoE's NVFP4 operand values (kernels/moe/nvfp4_operand.hpp) on the host: the global scale
-// 448 * 6 / amax, each 16-block quantized by the quantizer's rules and written as e2m1 x scale
-// byte (exact in bf16 and fp16), those values over the global scale being the decoder's values,
-// and the intermediate's re-quantization under its dynamic global scale (gated_activation.hpp).
+// The MoE's block-format operand values (kernels/moe/block_operand.hpp) on the host: NVFP4's global
+// scale 448 * 6 / amax, each 16-block quantized by the quantizer's rules and written as e2m1 x scale
+// byte (exact in bf16 and fp16), those values over the global scale being the decoder's values, and
+// the intermediate's re-quantization under its dynamic global scale (gated_activation.hpp); MXFP8's
+// values the decoder's, exact in bf16.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +12,7 @@
 
 #include "kernels/moe/gated_activation.hpp"
 #include "kernels/moe/half_bits.hpp"
-#include "kernels/moe/nvfp4_operand.hpp"
+#include "kernels/moe/block_operand.hpp"
 
 namespace kbench {
 namespace {
@@ -56,6 +57,27 @@ TEST(MoeNvfp4Operand, ValuesAreTheDecodersTimesTheGlobalScaleExactly) {
   float largest = 0.0f;
   for (const float v : values) largest = std::max(largest, std::abs(v));
   EXPECT_EQ(largest, 6.0f * 448.0f);
+}
+
+TEST(MoeNvfp4Operand, Mxfp8ValuesAreTheDecodersExactlyInBf16) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 50.0f);
+  std::vector<float> x(32 * 16);
+  for (float& v : x) v = normal(rng);
+  for (int i = 64; i < 96; ++i) x[static_cast<std::size_t>(i)] = 0.0f;  // a zero block
+  std::vector<float> values(x.size());
+  km::mxfp8_operand_values(x.data(), static_cast<int64_t>(x.size()), values.data());
+  for (std::size_t b = 0; b < x.size(); b += 32) {
+    float block_amax = 0.0f;
+    for (std::size_t i = b; i < b + 32; ++i) block_amax = std::max(block_amax, std::abs(x[i]));
+    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::mxfp8, block_amax, 1.0f);
+    for (std::size_t i = b; i < b + 32; ++i) {
+      const uint8_t code = quant::quantize_element(quant::BlockFormat::mxfp8, x[i], s.factor);
+      ASSERT_EQ(values[i], quant::dequantize_element(quant::BlockFormat::mxfp8, code, s.sf, 1.0f)) << i;
+      ASSERT_EQ(km::half_bits_to_float(km::float_to_half_bits(values[i], false), false), values[i]) << i;
+    }
+  }
+  for (int i = 64; i < 96; ++i) EXPECT_EQ(values[static_cast<std::size_t>(i)], 0.0f);
 }
 
 TEST(MoeNvfp4Operand, ActivationUsesItsDynamicGlobalScale) {
