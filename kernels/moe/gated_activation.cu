@@ -19,9 +19,17 @@ constexpr int kColumnsPerLane = kValuesPerLane;
 enum class Pass { write, per_tensor_amax };
 
 __device__ __forceinline__ float activate(GatedActivation activation, float up, float gate) {
-  const float f = activation == GatedActivation::swiglu ? gate / (1.0f + expf(-gate))
-                                                        : 0.5f * gate * (1.0f + erff(gate * 0.70710678118654752f));
-  return f * up;
+  switch (activation) {
+    case GatedActivation::swiglu: return gate / (1.0f + expf(-gate)) * up;
+    case GatedActivation::geglu: return 0.5f * gate * (1.0f + erff(gate * 0.70710678118654752f)) * up;
+    case GatedActivation::geglu_tanh:
+      return 0.5f * gate * (1.0f + tanhf(0.79788456080286536f * (gate + 0.044715f * gate * gate * gate))) * up;
+    case GatedActivation::relu2: {
+      const float r = fmaxf(up, 0.0f);
+      return r * r;
+    }
+  }
+  return 0.0f;
 }
 
 __device__ __forceinline__ float half_of(uint32_t word, int which, bool fp16) {
@@ -40,9 +48,10 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
   // A partial last block (16-bit outputs and the per-tensor scale only): its idle lanes count as 0.
   const bool active = column < p.intermediate;
   const bool fp16 = p.fc1_dtype == DType::float16;
-  const uint16_t* in = p.fc1 + row * 2 * p.intermediate;
+  const bool gated = is_gated(p.activation);
+  const uint16_t* in = p.fc1 + row * (gated ? 2 * p.intermediate : p.intermediate);
   const uint2 up = active ? *reinterpret_cast<const uint2*>(in + column) : uint2{};
-  const uint2 gate = active ? *reinterpret_cast<const uint2*>(in + p.intermediate + column) : uint2{};
+  const uint2 gate = active && gated ? *reinterpret_cast<const uint2*>(in + p.intermediate + column) : uint2{};
   const uint32_t up_words[2] = {up.x, up.y}, gate_words[2] = {gate.x, gate.y};
   const float weight = p.row_weights ? p.row_weights[row] : 1.0f;
   float a[kColumnsPerLane];

@@ -1,8 +1,9 @@
-// The MoE's gated activation between the two grouped GEMMs: FC1's 16-bit output row (bf16 or fp16)
+// The MoE's activation between the two grouped GEMMs. Gated: FC1's 16-bit output row (bf16 or fp16)
 // [0, I) is the linear ("up") half x0, [I, 2I) the gate half x1 (moe.md); a = f(x1) * x0 with f =
-// SiLU (x / (1 + e^-x), SwiGLU) or exact GELU (x/2 (1 + erf(x / sqrt 2)), GeGLU), in fp32 (both
-// halves first multiplied by the row's routing weight where one is given: Llama 4's routing scales
-// on the input, FC1 being linear), then written in the format FC2 reads:
+// SiLU (x / (1 + e^-x), SwiGLU), exact GELU (x/2 (1 + erf(x / sqrt 2)), GeGLU) or tanh GELU (x/2 (1 +
+// tanh(sqrt(2/pi) (x + 0.044715 x^3))), b12x's GeGLU); non-gated (Relu2): FC1's row is I wide, a =
+// relu(x)^2. In fp32 (FC1's values first multiplied by the row's routing weight where one is given:
+// Llama 4's routing scales on the input, FC1 being linear), then written in the format FC2 reads:
 //   fp8_block:      DeepSeek FP8 1x128 groupwise blocks (groupwise_fp8.hpp's rules), scales K-major
 //                   [row][I/128] (WgmmaGemmParams a_scale_row_stride = I/128, a_scale_k_stride = 1);
 //   fp8_per_tensor: one dynamic scale for every row in use, by the same rule (the power of two at or
@@ -35,7 +36,17 @@
 
 namespace kbench::kernels::moe {
 
-enum class GatedActivation { swiglu, geglu };
+enum class GatedActivation { swiglu, geglu, geglu_tanh, relu2 };
+
+// FC1's rows are 2I wide (up and gate) for the gated activations, I for Relu2.
+#if defined(__CUDACC__)
+__host__ __device__ __forceinline__
+#else
+inline
+#endif
+constexpr bool is_gated(GatedActivation activation) {
+  return activation != GatedActivation::relu2;
+}
 enum class ActivationOutput { fp8_block, fp8_per_tensor, half, nvfp4, mxfp8 };
 
 inline constexpr int kActivationBlock = 128;  // the 1x128 quantization block
@@ -43,7 +54,7 @@ inline constexpr int kActivationBlock = 128;  // the 1x128 quantization block
 struct GatedActivationParams {
   GatedActivation activation = GatedActivation::swiglu;
   ActivationOutput output = ActivationOutput::fp8_block;
-  const uint16_t* fc1 = nullptr;       // [max_rows][2 * intermediate]
+  const uint16_t* fc1 = nullptr;       // [max_rows][2 * intermediate] (relu2: [max_rows][intermediate])
   DType fc1_dtype = DType::bfloat16;   // bfloat16 or float16
   const float* row_weights = nullptr;  // optional [max_rows]: multiplies both halves
   const int32_t* row_count = nullptr;  // device: rows in use (the permutation's row_offsets[local experts])
@@ -65,23 +76,33 @@ cudaError_t launch_gated_activation(const GatedActivationParams& params, cudaStr
 
 // The host reference. Its exp and erf are the host library's, so a code may differ from the
 // kernel's by one step where the activation lands on a rounding boundary (the GPU test allows that).
+// relu2 reads `up` alone (FC1's one value).
 inline float gated_activation_value(GatedActivation activation, float up, float gate) {
-  const float f = activation == GatedActivation::swiglu ? gate / (1.0f + std::exp(-gate))
-                                                        : 0.5f * gate * (1.0f + std::erf(gate * 0.70710678118654752f));
-  return f * up;
+  switch (activation) {
+    case GatedActivation::swiglu: return gate / (1.0f + std::exp(-gate)) * up;
+    case GatedActivation::geglu: return 0.5f * gate * (1.0f + std::erf(gate * 0.70710678118654752f)) * up;
+    case GatedActivation::geglu_tanh:
+      return 0.5f * gate * (1.0f + std::tanh(0.79788456080286536f * (gate + 0.044715f * gate * gate * gate))) * up;
+    case GatedActivation::relu2: {
+      const float r = std::max(up, 0.0f);
+      return r * r;
+    }
+  }
+  return 0.0f;
 }
 
-// The activation of `rows` rows of `fc1` (floats [rows][2I]) in fp32, [rows][I]; row r's halves
-// times row_weights[r] where given.
+// The activation of `rows` rows of `fc1` (floats [rows][2I], relu2 [rows][I]) in fp32, [rows][I];
+// row r's values times row_weights[r] where given.
 inline std::vector<float> gated_activation_values(GatedActivation activation, const std::vector<float>& fc1,
                                                   int64_t rows, int64_t intermediate,
                                                   const std::vector<float>* row_weights = nullptr) {
   std::vector<float> a(static_cast<std::size_t>(rows * intermediate));
   for (int64_t r = 0; r < rows; ++r) {
     const float w = row_weights ? (*row_weights)[static_cast<std::size_t>(r)] : 1.0f;
+    const int64_t stride = is_gated(activation) ? 2 * intermediate : intermediate;
     for (int64_t c = 0; c < intermediate; ++c) {
-      const float up = fc1[static_cast<std::size_t>(r * 2 * intermediate + c)];
-      const float gate = fc1[static_cast<std::size_t>(r * 2 * intermediate + intermediate + c)];
+      const float up = fc1[static_cast<std::size_t>(r * stride + c)];
+      const float gate = is_gated(activation) ? fc1[static_cast<std::size_t>(r * stride + intermediate + c)] : 0.0f;
       a[static_cast<std::size_t>(r * intermediate + c)] =
           row_weights ? gated_activation_value(activation, up * w, gate * w) : gated_activation_value(activation, up, gate);
     }

@@ -52,6 +52,7 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
     case MoeFormat::nvfp4:
     case MoeFormat::mxfp4_mxfp8:
     case MoeFormat::mxfp4_bf16:
+    case MoeFormat::nvfp4_w4a16:
       // 16-bit A (the activations' values, NVFP4's times its global scale), the experts' FP4
       // weights; NVFP4's global scales (the weights' and A's) in each expert's alpha, MXFP4 none.
       g.scaling = wgmma::GemmScaling::weight_fp4;

@@ -61,7 +61,7 @@ float device_amax(const void* data, DType dtype, int64_t count, cudaStream_t str
 
 double moe_flops(const MoeProblem& p) {
   const double t = static_cast<double>(p.tokens), h = static_cast<double>(p.hidden);
-  const double i = static_cast<double>(p.full_intermediate), w1 = 2 * i;  // gated (Swiglu, Geglu)
+  const double i = static_cast<double>(p.full_intermediate), w1 = p.gated() ? 2 * i : i;
   return t * static_cast<double>(p.top_k()) * (2 * h * w1 + 2 * i * h);
 }
 
@@ -72,7 +72,8 @@ double moe_bytes(const MoeProblem& p, int64_t distinct_experts) {
       distinct_experts >= 0 ? static_cast<double>(distinct_experts) : std::min(e, t * static_cast<double>(p.top_k()));
   const double logits = p.routing_in_call ? static_cast<double>(dtype_size(p.logits_dtype)) : 0.0;
   const double out = static_cast<double>(dtype_size(p.input_dtype));
-  return t * h * p.formula_input_bytes() + t * e * logits + a * (2 * i * h + h * i) * p.formula_weight_bytes() +
+  const double w1 = p.gated() ? 2 * i : i;
+  return t * h * p.formula_input_bytes() + t * e * logits + a * (w1 * h + h * i) * p.formula_weight_bytes() +
          t * h * out;
 }
 
@@ -82,13 +83,13 @@ std::size_t MoeCase::bytes_per_copy() const {
       p_.hidden_in_fp8            ? bytes_of(t * h, DType::fp8_e4m3)
       : p_.hidden_block_quantized ? static_cast<std::size_t>(p_.hidden_code_bytes() + t * h / p_.hidden_block())
                                   : bytes_of(t * h, p_.input_dtype);
-  const bool nvfp4 = p_.format == MoeFormat::nvfp4;
+  const bool nvfp4 = p_.nvfp4_weights();  // its alphas: FC1's (and w4a16's FC2's) per expert
   const int64_t weight_sf = p_.fp4_weights() ? p_.local_experts() * (p_.w1_sf_bytes() + p_.w2_sf_bytes()) : 0;
   return bytes_of(t * p_.experts(), p_.logits_dtype) + bytes_of(p_.experts(), DType::bfloat16) + hidden +
          bytes_of(t * h, p_.input_dtype) /* output */ + bytes_of(p_.picks(), DType::int32) +
          bytes_of(p_.picks(), DType::float32) + p_.weight_bytes(p_.w1_elements() + p_.w2_elements()) +
          static_cast<std::size_t>(weight_sf) +
-         bytes_of(p_.w1_scale_count() + p_.w2_scale_count() + 1 + (nvfp4 ? p_.local_experts() : 0), DType::float32);
+         bytes_of(p_.w1_scale_count() + p_.w2_scale_count() + 1 + (nvfp4 ? 2 * p_.local_experts() : 0), DType::float32);
 }
 
 std::size_t MoeCase::reference_bytes() const {
@@ -98,7 +99,7 @@ std::size_t MoeCase::reference_bytes() const {
   const int64_t rows = p_.picks(), h = p_.hidden, i = p_.intermediate, expert_rows = p_.tokens;
   const DType a = p_.fp4_weights() ? DType::float32 : p_.activation_dtype();
   return bytes_of(rows * h, a) + bytes_of(rows * (h / kMoeScaleBlock), DType::float32) +
-         bytes_of(rows * i, DType::float32) * 2 + bytes_of(expert_rows * std::max(2 * i, h), DType::float32);
+         bytes_of(rows * i, DType::float32) * 2 + bytes_of(expert_rows * std::max(p_.w1_rows(), h), DType::float32);
 }
 
 std::vector<TensorInfo> MoeCase::tensors() const {
@@ -109,7 +110,7 @@ std::vector<TensorInfo> MoeCase::tensors() const {
   if (p_.fp4_weights()) {
     // Packed e2m1 pairs with their scale bytes (e4m3 for NVFP4, ue8m0 as uint8 for the MX formats;
     // x's linear, the weights' 128x4-swizzled); x's MXFP8 codes e4m3.
-    const bool nvfp4 = p_.format == MoeFormat::nvfp4;
+    const bool nvfp4 = p_.nvfp4_weights();
     const DType sf_dtype = nvfp4 ? DType::fp8_e4m3 : DType::uint8;
     if (p_.hidden_block_quantized) {
       const int64_t row = nvfp4 ? h / 2 : h, xb = p_.hidden_block();
@@ -119,8 +120,9 @@ std::vector<TensorInfo> MoeCase::tensors() const {
       out.push_back({"hidden_states", {t, h}, {h, 1}, p_.input_dtype});
     }
     const int64_t wb = p_.weight_block();
-    out.push_back({"gemm1_weights", {e, 2 * i, h / 2}, {i * h, h / 2, 1}, w});
-    out.push_back({"gemm1_weights_scale", {e, 2 * i, h / wb}, {2 * i * h / wb, h / wb, 1}, sf_dtype});
+    const int64_t w1 = p_.w1_rows();
+    out.push_back({"gemm1_weights", {e, w1, h / 2}, {w1 * h / 2, h / 2, 1}, w});
+    out.push_back({"gemm1_weights_scale", {e, w1, h / wb}, {w1 * h / wb, h / wb, 1}, sf_dtype});
     out.push_back({"gemm2_weights", {e, h, i / 2}, {h * i / 2, i / 2, 1}, w});
     out.push_back({"gemm2_weights_scale", {e, h, i / wb}, {h * i / wb, i / wb, 1}, sf_dtype});
     return out;
@@ -147,7 +149,7 @@ void MoeCase::describe(const Log& log) const {
 
 void MoeCase::build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream) const {
   const int64_t count = p_.tokens * p_.hidden;
-  const float stddev = p_.inputs == MoeInputs::trtllm ? 2.0f : p_.inputs == MoeInputs::cute_dsl ? 0.1f : 1.0f;
+  const float stddev = p_.inputs == MoeInputs::trtllm ? 2.0f : p_.unit_global_scales() ? 0.1f : 1.0f;
   const uint64_t hidden_seed = tensor_seed(seed, copy, kHidden);
   c.hidden_scale = DeviceBuffer(sizeof(float));
   if (p_.hidden_in_fp8) {
@@ -280,11 +282,11 @@ void MoeCase::build_fp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t s
   // scale bytes in the 128x4 swizzle, as the reference builds them; NVFP4's FC1 alpha per expert
   // folds in x's global scale (built first). One expert's source at a time; each expert's values
   // come from its global id (as build_weights).
-  const bool nvfp4 = p_.format == MoeFormat::nvfp4;
+  const bool nvfp4 = p_.nvfp4_weights();
   const int64_t h = p_.hidden, i = p_.intermediate;
   const float stddev = p_.inputs == MoeInputs::trtllm ? 1.0f : 0.1f;
   const float hidden_global = read_as_floats(c.hidden_scale.get(), DType::float32, 1, stream).at(0);
-  DeviceBuffer source(bytes_of(std::max(2 * i * h, h * i), p_.input_dtype));
+  DeviceBuffer source(bytes_of(std::max(p_.w1_rows() * h, h * i), p_.input_dtype));
   std::vector<float> w1_global, w2_global;
   const struct {
     DeviceBuffer* data;
@@ -294,7 +296,7 @@ void MoeCase::build_fp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t s
     int64_t k;
     int64_t sf_bytes;
     TensorId id;
-  } weights[] = {{&c.w1, &c.w1_sf, &w1_global, 2 * i, h, p_.w1_sf_bytes(), kW1},
+  } weights[] = {{&c.w1, &c.w1_sf, &w1_global, p_.w1_rows(), h, p_.w1_sf_bytes(), kW1},
                  {&c.w2, &c.w2_sf, &w2_global, h, i, p_.w2_sf_bytes(), kW2}};
   for (const auto& m : weights) {
     const int64_t elements = m.rows * m.k;
@@ -302,7 +304,7 @@ void MoeCase::build_fp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t s
       const int64_t global = p_.routing.local_expert_offset + e;
       const uint64_t expert_seed = tensor_seed(tensor_seed(seed, copy, m.id), static_cast<int>(global), 0);
       KBENCH_CUDA_CHECK(kernels::fill_normal(source.get(), p_.input_dtype, elements, expert_seed, 0.0f, stddev, stream));
-      m.global->push_back(!nvfp4 || p_.inputs == MoeInputs::cute_dsl
+      m.global->push_back(!nvfp4 || p_.unit_global_scales()
                               ? 1.0f
                               : moe::nvfp4_global_scale(device_amax(source.get(), p_.input_dtype, elements, stream)));
       kernels::QuantizeParams q;
@@ -319,13 +321,18 @@ void MoeCase::build_fp4_weights(Copy& c, uint64_t seed, int copy, cudaStream_t s
       KBENCH_CUDA_CHECK(kernels::launch_quantize(q, stream));
     }
   }
-  std::vector<float> fc1_alpha;
+  // NVFP4's alphas: FC1's folds in x's global scale; w4a16's FC2 reads 16-bit values (scale 1).
+  std::vector<float> fc1_alpha, fc2_alpha;
   for (const float g : w1_global) fc1_alpha.push_back(moe::nvfp4_alpha(hidden_global, g));
+  for (const float g : w2_global) fc2_alpha.push_back(moe::nvfp4_alpha(1.0f, g));
   const auto bytes = static_cast<std::size_t>(p_.local_experts()) * sizeof(float);
   if (nvfp4) {
     KBENCH_CUDA_CHECK(cudaMemcpyAsync(c.w1_scale.get(), w1_global.data(), bytes, cudaMemcpyHostToDevice, stream));
     KBENCH_CUDA_CHECK(cudaMemcpyAsync(c.w2_scale.get(), w2_global.data(), bytes, cudaMemcpyHostToDevice, stream));
     KBENCH_CUDA_CHECK(cudaMemcpyAsync(c.fc1_alpha.get(), fc1_alpha.data(), bytes, cudaMemcpyHostToDevice, stream));
+  }
+  if (p_.format == MoeFormat::nvfp4_w4a16) {
+    KBENCH_CUDA_CHECK(cudaMemcpyAsync(c.fc2_alpha.get(), fc2_alpha.data(), bytes, cudaMemcpyHostToDevice, stream));
   }
   // `source` and the host vectors are freed on return: the stream must be done with them.
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -354,7 +361,8 @@ void MoeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
       c.w1_sf = DeviceBuffer(static_cast<std::size_t>(p_.local_experts() * p_.w1_sf_bytes()));
       c.w2_sf = DeviceBuffer(static_cast<std::size_t>(p_.local_experts() * p_.w2_sf_bytes()));
     }
-    if (p_.format == MoeFormat::nvfp4) c.fc1_alpha = DeviceBuffer(bytes_of(p_.local_experts(), DType::float32));
+    if (p_.nvfp4_weights()) c.fc1_alpha = DeviceBuffer(bytes_of(p_.local_experts(), DType::float32));
+    if (p_.format == MoeFormat::nvfp4_w4a16) c.fc2_alpha = DeviceBuffer(bytes_of(p_.local_experts(), DType::float32));
     build_weights(c, seed, n, stream);
     c.output = DeviceBuffer(bytes_of(t * h, p_.input_dtype));
     c.expert_ids = DeviceBuffer(bytes_of(p_.picks(), DType::int32));
@@ -396,6 +404,7 @@ MoeOperands MoeCase::operands(int copy) const {
   o.w2_scale = c.w2_scale.as<float>();
   o.w2_sf = c.w2_sf.as<uint8_t>();
   o.fc1_alpha = c.fc1_alpha.as<float>();
+  o.fc2_alpha = c.fc2_alpha.as<float>();
   o.output = c.output.get();
   o.expert_ids = c.expert_ids.as<int32_t>();
   o.expert_weights = c.expert_weights.as<float>();
@@ -446,7 +455,7 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
   if (fp4) {
     const std::vector<float> a = gathered_fp32_rows(index, stream);
     a_device = upload(a, stream);
-    if (p_.format == MoeFormat::nvfp4) {
+    if (p_.nvfp4_weights()) {
       w1_global = read_as_floats(o.w1_scale, DType::float32, w1_global.size(), stream);
       w2_global = read_as_floats(o.w2_scale, DType::float32, w2_global.size(), stream);
     }
@@ -479,7 +488,7 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
   for (std::size_t e = 0; e + 1 < index.row_offsets.size(); ++e) {
     largest = std::max<int64_t>(largest, index.row_offsets[e + 1] - index.row_offsets[e]);
   }
-  DeviceBuffer gemm_out(bytes_of(std::max<int64_t>(largest, 1) * std::max(2 * inter, h), DType::float32));
+  DeviceBuffer gemm_out(bytes_of(std::max<int64_t>(largest, 1) * std::max(p_.w1_rows(), h), DType::float32));
   // Expert e's GEMM of m rows: A [m][k] (block scales [m][k/128], or the one tensor scale), B = the
   // expert's [n][k] of `b` with its scales (FP4: scale bytes `b_sf`, global scales `b_global`).
   const auto expert_gemm = [&](int64_t e, int64_t m, int64_t n, int64_t k, const void* a_rows, const float* a_scales,
@@ -533,7 +542,7 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
     const float* a_scales = p_.format == MoeFormat::fp8_block_scale ? a_scale_device.as<float>() + first * h_blocks
                                                                     : o.hidden_scale;
     const std::vector<float> fc1 =
-        expert_gemm(e, m, 2 * inter, h, static_cast<const std::byte*>(a_device.get()) + bytes_of(first * h, operand),
+        expert_gemm(e, m, p_.w1_rows(), h, static_cast<const std::byte*>(a_device.get()) + bytes_of(first * h, operand),
                     a_scales, o.w1, o.w1_scale, o.w1_sf, w1_global);
     std::vector<float> weights;
     if (!row_weights.empty()) weights.assign(row_weights.begin() + first, row_weights.begin() + first + m);
@@ -558,9 +567,10 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
     }
     case MoeFormat::nvfp4:
     case MoeFormat::mxfp4_mxfp8:
-    case MoeFormat::mxfp4_bf16: {
+    case MoeFormat::mxfp4_bf16:
+    case MoeFormat::nvfp4_w4a16: {
       // The values FC2 reads, in fp32: NVFP4's (the kernel's operand values over the dynamic global
-      // scale), MXFP8's, or bf16's.
+      // scale), MXFP8's, or the 16-bit type's.
       if (p_.format == MoeFormat::nvfp4) {
         const float global = moe::nvfp4_activation_values(activations);
         for (float& v : activations) v = quant::ieee_div(v, global);
@@ -679,7 +689,8 @@ std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outpu
   for (const float v : want) sum_sq += static_cast<double>(v) * v;
   const double rms = want.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(want.size()));
   const double rms_fraction = p_.format == MoeFormat::unquantized ? kUnquantizedRmsTolerance
-                              : p_.format == MoeFormat::mxfp4_bf16 ? kUnquantizedRmsTolerance
+                              : p_.format == MoeFormat::mxfp4_bf16 || p_.format == MoeFormat::nvfp4_w4a16
+                                  ? kUnquantizedRmsTolerance
                               : p_.format == MoeFormat::nvfp4     ? kNvfp4RmsTolerance
                                                                   : kRmsTolerance;
   const Tolerance tolerance{outputs.at(0).tolerance.rtol, rms_fraction * rms};

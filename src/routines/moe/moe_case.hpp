@@ -25,7 +25,8 @@
 //   mxfp4_mxfp8:     MXFP4 weights (32-blocks, ue8m0 scale bytes, no global scale), x MXFP8
 //                    (quantized outside timing), the intermediate re-quantized to MXFP8, each carried
 //                    as its exact bf16 values (trtllm_fp4_block_scale_moe --fp4_mode mxfp4_mxfp8);
-//   mxfp4_bf16:      MXFP4 weights, x and the intermediate bf16 (--fp4_mode mxfp4_bf16).
+//   mxfp4_bf16:      MXFP4 weights, x and the intermediate bf16 (--fp4_mode mxfp4_bf16);
+//   nvfp4_w4a16:     NVFP4 weights as nvfp4's, x and the intermediate 16-bit (b12x_fused_moe w4a16).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,7 @@ namespace kbench {
 // The 1x128 / 128x128 scale block of the DeepSeek FP8 format.
 inline constexpr int64_t kMoeScaleBlock = 128;
 
-enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4, mxfp4_mxfp8, mxfp4_bf16 };
+enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4, mxfp4_mxfp8, mxfp4_bf16, nvfp4_w4a16 };
 
 // Where the routine's inputs come from (moe.md, input construction).
 enum class MoeInputs {
@@ -53,6 +54,7 @@ enum class MoeInputs {
   cutlass,    // logits, hidden N(0,1) in the input dtype, weights N(0,1) / 10
   cute_dsl,   // hidden and weights N(0,1) / 10 bf16, NVFP4 under global scale 1; fp32 logits routed
               // (softmax top-k, renormalized) outside the call
+  b12x,       // as cute_dsl, x reaching the call in bf16 (quantized in it, or not: w4a16)
 };
 
 struct MoeProblem {
@@ -84,19 +86,23 @@ struct MoeProblem {
   [[nodiscard]] int64_t top_k() const { return routing.top_k; }
   [[nodiscard]] int64_t local_experts() const { return routing.local_num_experts; }
   [[nodiscard]] int64_t picks() const { return tokens * routing.top_k; }  // the most permuted rows
-  [[nodiscard]] int64_t w1_rows() const { return 2 * intermediate; }
+  [[nodiscard]] bool gated() const { return kernels::moe::is_gated(activation); }
+  [[nodiscard]] int64_t w1_rows() const { return gated() ? 2 * intermediate : intermediate; }
   [[nodiscard]] int64_t w1_elements() const { return local_experts() * w1_rows() * hidden; }
   [[nodiscard]] int64_t w2_elements() const { return local_experts() * hidden * intermediate; }
   // FP4 weights (NVFP4 or MXFP4), their block format and block size.
+  [[nodiscard]] bool nvfp4_weights() const { return format == MoeFormat::nvfp4 || format == MoeFormat::nvfp4_w4a16; }
   [[nodiscard]] bool fp4_weights() const {
-    return format == MoeFormat::nvfp4 || format == MoeFormat::mxfp4_mxfp8 || format == MoeFormat::mxfp4_bf16;
+    return nvfp4_weights() || format == MoeFormat::mxfp4_mxfp8 || format == MoeFormat::mxfp4_bf16;
   }
   [[nodiscard]] kernels::quant::BlockFormat weight_block_format() const {
-    return format == MoeFormat::nvfp4 ? kernels::quant::BlockFormat::nvfp4 : kernels::quant::BlockFormat::mxfp4;
+    return nvfp4_weights() ? kernels::quant::BlockFormat::nvfp4 : kernels::quant::BlockFormat::mxfp4;
   }
   [[nodiscard]] int64_t weight_block() const {
-    return format == MoeFormat::nvfp4 ? kernels::moe::kNvfp4Block : kernels::moe::kMxBlock;
+    return nvfp4_weights() ? kernels::moe::kNvfp4Block : kernels::moe::kMxBlock;
   }
+  // The weights' and x's NVFP4 global scales are 1 (cute_dsl's and b12x's inputs), else 2688 / amax.
+  [[nodiscard]] bool unit_global_scales() const { return inputs == MoeInputs::cute_dsl || inputs == MoeInputs::b12x; }
   // x's block format where it is block-quantized outside the call (hidden_block_quantized).
   [[nodiscard]] kernels::quant::BlockFormat hidden_block_format() const {
     return format == MoeFormat::nvfp4 ? kernels::quant::BlockFormat::nvfp4 : kernels::quant::BlockFormat::mxfp8;
@@ -127,27 +133,27 @@ struct MoeProblem {
   [[nodiscard]] int64_t w2_sf_bytes() const { return sf_bytes(hidden, intermediate); }
   // Bytes of one input and one weight element in the reference's byte formula (moe.md): nvfp4 0.5 +
   // 1/16 of scale, mxfp4 0.5 + 1/32, mxfp8 1 + 1/32, fp8 1 (scales not counted), else the dtype's
-  // size (mxfp4_bf16's input: the input dtype's).
+  // size (mxfp4_bf16's input: the input dtype's; b12x's always, as the reference counts it).
   [[nodiscard]] double formula_input_bytes() const {
+    if (inputs == MoeInputs::b12x || format == MoeFormat::mxfp4_bf16) return static_cast<double>(dtype_size(input_dtype));
     if (format == MoeFormat::nvfp4) return 0.5625;
     if (format == MoeFormat::mxfp4_mxfp8) return 1.03125;
-    if (format == MoeFormat::mxfp4_bf16) return static_cast<double>(dtype_size(input_dtype));
     return formula_weight_bytes();
   }
   [[nodiscard]] double formula_weight_bytes() const {
-    if (format == MoeFormat::nvfp4) return 0.5625;
+    if (nvfp4_weights()) return 0.5625;
     if (fp4_weights()) return 0.53125;
     return static_cast<double>(dtype_size(weight_dtype()));
   }
   // The weights' fp32 scales: 128x128 blocks per expert, one per expert (fp8_per_tensor's
   // dequantization scale, nvfp4's global scale), or none (MXFP4: its scale bytes only).
   [[nodiscard]] int64_t w1_scale_count() const {
-    if (format == MoeFormat::fp8_per_tensor || format == MoeFormat::nvfp4) return local_experts();
+    if (format == MoeFormat::fp8_per_tensor || nvfp4_weights()) return local_experts();
     if (format != MoeFormat::fp8_block_scale) return 0;
     return local_experts() * (w1_rows() / kMoeScaleBlock) * (hidden / kMoeScaleBlock);
   }
   [[nodiscard]] int64_t w2_scale_count() const {
-    if (format == MoeFormat::fp8_per_tensor || format == MoeFormat::nvfp4) return local_experts();
+    if (format == MoeFormat::fp8_per_tensor || nvfp4_weights()) return local_experts();
     if (format != MoeFormat::fp8_block_scale) return 0;
     return local_experts() * (hidden / kMoeScaleBlock) * (intermediate / kMoeScaleBlock);
   }
@@ -158,9 +164,10 @@ struct MoeProblem {
   }
 };
 
-// The reference's formulas (moe.md): FLOPs = T k (2 H 2I + 2 I H), always the full k and I (local
+// The reference's formulas (moe.md): FLOPs = T k (2 H w1 + 2 I H), w1 = 2I gated, I for Relu2, always
+// the full k and I (local
 // experts and the TP shard not reflected); bytes = T H e_in + T E b_logits (0 where the routing is
-// outside the call) + A (2I H + H I) e_w +
+// outside the call) + A (w1 H + H I) e_w +
 // T H b_out, e = MoeProblem::formula_input_bytes / formula_weight_bytes (cutlass nvfp4 counted as
 // nvfp4 for the input too, quantized or not, as the reference does), A = the distinct
 // experts the tokens pick (all experts, not only the local ones). `distinct_experts` < 0: unknown,
@@ -189,6 +196,7 @@ struct MoeOperands {
   const float* w2_scale = nullptr;
   const uint8_t* w2_sf = nullptr;
   const float* fc1_alpha = nullptr;
+  const float* fc2_alpha = nullptr;  // nvfp4_w4a16: FC2's per-expert alpha (nvfp4's is the pipeline's)
   void* output = nullptr;        // [tokens][hidden], input_dtype
   // The routing's outputs, [tokens][top_k] (best first): checked exactly against the host routing.
   int32_t* expert_ids = nullptr;
@@ -230,6 +238,7 @@ class MoeCase final : public Case {
     DeviceBuffer w2_scale;
     DeviceBuffer w2_sf;
     DeviceBuffer fc1_alpha;
+    DeviceBuffer fc2_alpha;
     DeviceBuffer output;
     DeviceBuffer expert_ids;
     DeviceBuffer expert_weights;

@@ -34,7 +34,7 @@ ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, con
           ws.fc2.get(),
           ws.index.at(static_cast<std::size_t>(copy)).row_offsets.as<int32_t>(),
           o.w2_sf,
-          ws.fc2_alpha.as<float>()};
+          p.format == MoeFormat::nvfp4_w4a16 ? o.fc2_alpha : ws.fc2_alpha.as<float>()};
 }
 
 MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream)

@@ -97,8 +97,8 @@ TEST_F(MoeRoutine, RefusesWhatItCannotRun) {
   EXPECT_NE(case_error(r + " --num_tokens 0 --hidden_size 256 --intermediate_size 128 --num_experts 16 --top_k 2")
                 .find("--num_tokens must be positive"),
             std::string::npos);
-  EXPECT_NE(case_error(r + " --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 512 --top_k 2")
-                .find("routing supports 1 to 256 experts"),
+  EXPECT_NE(case_error(r + " --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 1024 --top_k 2")
+                .find("routing supports 1 to 512 experts"),
             std::string::npos);
   EXPECT_NE(case_error(r + shape + " --routing_method llama4").find("llama4 routing needs top_k = 1"),
             std::string::npos);
@@ -397,11 +397,54 @@ TEST_F(MoeOtherRoutines, CuteDslRoutineRoutesOutsideTheCall) {
   EXPECT_NE(case_error(line + " --activation-type Geglu").find("runs SwiGLU only"), std::string::npos);
 }
 
+// b12x_fused_moe's sample lines: 512 experts, top-22, picks routed outside the call, bf16 x (its
+// formula counts 2 bytes whatever the mode), NVFP4 weights under global scale 1; Relu2 is
+// non-gated (FC1 of I rows, FLOPs and bytes with w1 = I); Geglu runs as tanh GELU, as b12x maps it.
+TEST_F(MoeOtherRoutines, B12xRoutineTakesTheReferenceInputs) {
+  const std::string line =
+      "-R b12x_fused_moe --num_tokens 1024 --hidden_size 1024 --intermediate_size 2688 --num_experts 512 --top_k 22";
+  const MoeProblem& p = problem(line);
+  EXPECT_EQ(p.format, MoeFormat::nvfp4);
+  EXPECT_EQ(p.inputs, MoeInputs::b12x);
+  EXPECT_FALSE(p.hidden_block_quantized);  // quantized in the call
+  EXPECT_FALSE(p.routing_in_call);
+  EXPECT_EQ(p.local_experts(), 512);
+  EXPECT_EQ(p.activation, moe::GatedActivation::swiglu);
+  EXPECT_EQ(p.w1_rows(), 2 * 2688);
+  const double t = 1024, h = 1024, i = 2688, k = 22;
+  EXPECT_DOUBLE_EQ(moe_flops(p), t * k * (2 * h * 2 * i + 2 * i * h));
+  EXPECT_DOUBLE_EQ(moe_bytes(p, 500), t * h * 2 + 500 * (2 * i * h + h * i) * 0.5625 + t * h * 2);
+  const MoeProblem& relu2 = problem(
+      "-R b12x_fused_moe --num_tokens 1 --hidden_size 1024 --intermediate_size 2688 --num_experts 512 --top_k 22 "
+      "--activation-type Relu2");
+  EXPECT_EQ(relu2.activation, moe::GatedActivation::relu2);
+  EXPECT_FALSE(relu2.gated());
+  EXPECT_EQ(relu2.w1_rows(), 2688);
+  EXPECT_EQ(relu2.w1_sf_bytes(), 2688 * 1024 / 16);
+  EXPECT_DOUBLE_EQ(moe_flops(relu2), 1.0 * k * (2 * h * i + 2 * i * h));
+  EXPECT_DOUBLE_EQ(moe_bytes(relu2, 22), 1.0 * h * 2 + 22 * (i * h + h * i) * 0.5625 + h * 2);
+  EXPECT_EQ(problem(line + " --activation-type Geglu").activation, moe::GatedActivation::geglu_tanh);
+  const MoeProblem& w4a16 = problem(line + " --b12x_quant_mode w4a16 --local_num_experts 256 --local_expert_offset 3");
+  EXPECT_EQ(w4a16.format, MoeFormat::nvfp4_w4a16);
+  EXPECT_EQ(w4a16.local_experts(), 256);
+  EXPECT_EQ(w4a16.routing.local_expert_offset, 0);  // b12x takes none: warned about
+  ASSERT_EQ(w4a16.ignored_flags.size(), 1u);
+  EXPECT_EQ(w4a16.ignored_flags[0].first, "local_expert_offset");
+  EXPECT_NE(case_error(line + " --activation-type Silu").find("b12x_fused_moe runs Swiglu, Geglu, GegluTanh and Relu2"),
+            std::string::npos);
+  // The other routines keep to the gated two.
+  EXPECT_NE(case_error("-R trtllm_fp4_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 "
+                       "--num_experts 16 --top_k 2 --activation-type Relu2")
+                .find("only the gated Swiglu and Geglu"),
+            std::string::npos);
+}
+
 // Each routine answers to the reference's label of its one backend.
 TEST_F(MoeOtherRoutines, ReferenceBackendLabels) {
   for (const auto& [routine, label] : {std::pair{"trtllm_fp8_per_tensor_scale_moe", "trtllm"},
                                        std::pair{"trtllm_fp4_block_scale_moe", "trtllm"},
                                        std::pair{"cute_dsl_fp4_block_scale_moe", "cute-dsl"},
+                                       std::pair{"b12x_fused_moe", "b12x"},
                                        std::pair{"cutlass_fused_moe", "cutlass"}}) {
     const Backend* backend = registry.find(routine)->find_backend(label);
     ASSERT_NE(backend, nullptr) << routine;

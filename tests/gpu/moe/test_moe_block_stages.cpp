@@ -232,7 +232,7 @@ TEST(MoeNvfp4Gather, RejectsMissingScales) {
 
 void expect_nvfp4_activation_matches(km::GatedActivation activation, bool fp16, int64_t max_rows, int32_t rows,
                                      int64_t inter, int groups, uint32_t seed) {
-  SCOPED_TRACE(std::string(activation == km::GatedActivation::swiglu ? "swiglu" : "geglu") + (fp16 ? " fp16" : " bf16") +
+  SCOPED_TRACE("activation " + std::to_string(static_cast<int>(activation)) + (fp16 ? " fp16" : " bf16") +
                " rows " + std::to_string(rows) + "/" + std::to_string(max_rows) + " I " + std::to_string(inter));
   std::mt19937 rng(seed);
   std::vector<float> fc1;
@@ -298,7 +298,8 @@ void expect_nvfp4_activation_matches(km::GatedActivation activation, bool fp16, 
 
 TEST(MoeNvfp4Activation, MatchesTheHostReference) {
   KBENCH_REQUIRE_GPU();
-  for (const km::GatedActivation activation : {km::GatedActivation::swiglu, km::GatedActivation::geglu}) {
+  for (const km::GatedActivation activation : {km::GatedActivation::swiglu, km::GatedActivation::geglu,
+                                               km::GatedActivation::geglu_tanh, km::GatedActivation::relu2}) {
     for (const bool fp16 : {false, true}) {
       expect_nvfp4_activation_matches(activation, fp16, 1, 1, 128, 1, 1);
       expect_nvfp4_activation_matches(activation, fp16, 300, 217, 256, 40, 2);  // rows past the count untouched

@@ -7,7 +7,8 @@
 // intermediate) and cutlass_fused_moe base and fp8 (fp16 and bf16, TP/EP simulation) likewise.
 // trtllm_fp4_block_scale_moe (NVFP4 x, weights and intermediate) and cutlass_fused_moe nvfp4 (x
 // quantized in the call or outside it) over the same kinds of lines; cute_dsl_fp4_block_scale_moe
-// (the picks routed outside the call) likewise, and its per-stage split without the routing.
+// (the picks routed outside the call) likewise, and its per-stage split without the routing;
+// b12x_fused_moe (512 experts, top-22, SwiGLU, tanh GeGLU and the non-gated Relu2, nvfp4 and w4a16).
 // --per_stage_timing's split. The pipeline is Hopper's: skipped elsewhere.
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "core/csv.hpp"
+#include "kernels/gemm/sm90/wgmma_gemm.hpp"
 
 #include "gpu_test_support.hpp"
 
@@ -30,6 +32,7 @@ const std::string kPerTensor = "--routine trtllm_fp8_per_tensor_scale_moe ";
 const std::string kCutlass = "--routine cutlass_fused_moe ";
 const std::string kFp4 = "--routine trtllm_fp4_block_scale_moe ";
 const std::string kCuteDsl = "--routine cute_dsl_fp4_block_scale_moe ";
+const std::string kB12x = "--routine b12x_fused_moe ";
 
 #define KBENCH_REQUIRE_HOPPER()                                                         \
   do {                                                                                  \
@@ -228,6 +231,41 @@ TEST(MoeEndToEnd, CuteDslFp4Routine) {
           "--local_expert_offset 7 --local_num_experts 1",
       },
       kCuteDsl);
+}
+
+TEST(MoeEndToEnd, B12xRoutine) {
+  KBENCH_REQUIRE_HOPPER();
+  expect_lines_pass(
+      "moe_b12x.txt",
+      {
+          // the sample lines' shapes over 256 (and 128) of the 512 experts: top-22, SwiGLU and Relu2
+          "--num_tokens 64 --hidden_size 1024 --intermediate_size 2688 --num_experts 512 --top_k 22 "
+          "--local_num_experts 256",
+          "--num_tokens 1 --hidden_size 1024 --intermediate_size 2688 --num_experts 512 --top_k 22 "
+          "--local_num_experts 128 --activation-type Relu2",
+          // tanh GeGLU; w4a16 (16-bit x and intermediate) gated and not; odd token counts, top-1
+          "--num_tokens 21 --hidden_size 384 --intermediate_size 256 --num_experts 32 --top_k 4 --activation-type Geglu",
+          "--num_tokens 37 --hidden_size 256 --intermediate_size 384 --num_experts 64 --top_k 8 --b12x_quant_mode w4a16",
+          "--num_tokens 50 --hidden_size 256 --intermediate_size 256 --num_experts 16 --top_k 1 --activation-type Relu2 "
+          "--b12x_quant_mode w4a16",
+      },
+      kB12x);
+}
+
+// The reference's b12x sample lines need 512 local experts in one grouped GEMM.
+TEST(MoeEndToEnd, B12xSampleLines) {
+  KBENCH_REQUIRE_HOPPER();
+  if (kernels::gemm::sm90::kMaxDeviceGroups < 512) {
+    GTEST_SKIP() << "kbench's grouped GEMM takes " << kernels::gemm::sm90::kMaxDeviceGroups << " device groups";
+  }
+  expect_lines_pass(
+      "moe_b12x_samples.txt",
+      {
+          "--num_tokens 1024 --hidden_size 1024 --intermediate_size 2688 --num_experts 512 --top_k 22",
+          "--num_tokens 1 --hidden_size 1024 --intermediate_size 2688 --num_experts 512 --top_k 22 --activation-type "
+          "Relu2",
+      },
+      kB12x);
 }
 
 // cute_dsl_fp4_block_scale_moe routes outside the call: its split has no routing stage.
