@@ -193,6 +193,9 @@ class FusedMoeRoutine final : public Routine {
         {"b12x_quant_mode", FlagKind::text, "nvfp4",
          "b12x_fused_moe: nvfp4 (x quantized to NVFP4 in the call) or w4a16 (x and the intermediate 16-bit).",
          {"nvfp4", "w4a16"}, false, ""},
+        {"rank", FlagKind::integer, "32", "Accepted, ignored (bgmv_moe's LoRA rank).", {}, false, ""},
+        {"num_loras", FlagKind::integer, "8", "Accepted, ignored (bgmv_moe's LoRA adapters).", {}, false, ""},
+        {"num_slices", FlagKind::integer, "1", "Accepted, ignored (bgmv_moe's weight slices).", {}, false, ""},
     };
   }
 
@@ -393,6 +396,9 @@ class FusedMoeRoutine final : public Routine {
         {"weight_layout", cute_dsl ? others : layout},
     };
     if (!b12x) ignored.emplace_back("b12x_quant_mode", others);
+    for (const char* flag : {"rank", "num_loras", "num_slices"}) {
+      ignored.emplace_back(flag, "a flag of bgmv_moe, which kbench does not run");
+    }
     if (!fp4_routine) ignored.emplace_back("fp4_mode", others);
     ignored.emplace_back("use_functional_api",
                          cute_dsl ? "the reference's functional API runs the same kernels as its wrapper; kbench "

@@ -312,6 +312,8 @@ TEST_F(MoeOtherRoutines, Fp4RoutineTakesTheReferenceInputs) {
       "-R trtllm_fp4_block_scale_moe --num_tokens 4 --hidden_size 256 --intermediate_size 128 --num_experts 16 "
       "--top_k 2";
   EXPECT_TRUE(problem(shape + " --fp4_mode nvfp4").ignored_flags.empty());
+  // bgmv_moe's flags, which the reference's MoE parser takes for every routine: warned about.
+  EXPECT_EQ(problem(shape + " --rank 16 --num_loras 4 --num_slices 2").ignored_flags.size(), 3u);
   // The MX modes: MXFP4 weights (0.5 + 1/32 bytes), x MXFP8 (1 + 1/32) quantized outside the call,
   // or bf16 (2 bytes, gathered as it is).
   const MoeProblem& mxfp8 = problem(shape + " --fp4_mode mxfp4_mxfp8");
