@@ -151,7 +151,7 @@ class FusedMoeRoutine final : public Routine {
         {"hidden_size", FlagKind::integer, std::nullopt, "Hidden size H (a multiple of 128).", {}, true, ""},
         {"intermediate_size", FlagKind::integer, std::nullopt,
          "Intermediate size I (FP8 block scales: a multiple of 128 on each rank).", {}, true, ""},
-        {"num_experts", FlagKind::integer, std::nullopt, "Experts E (1 to 512; the grouped GEMM takes at most 256 local experts).", {}, true, ""},
+        {"num_experts", FlagKind::integer, std::nullopt, "Experts E (1 to 512).", {}, true, ""},
         {"top_k", FlagKind::integer, std::nullopt, "Experts per token k.", {}, true, ""},
         {"input_dtype", FlagKind::text, "bfloat16",
          "The hidden states' dtype before quantization (cutlass_fused_moe: bfloat16 or float16).", {}, false, ""},

@@ -252,7 +252,7 @@ TEST(MoeEndToEnd, B12xRoutine) {
       kB12x);
 }
 
-// The reference's b12x sample lines need 512 local experts in one grouped GEMM.
+// The reference's b12x sample lines: 512 local experts in one grouped GEMM (kMaxDeviceGroups).
 TEST(MoeEndToEnd, B12xSampleLines) {
   KBENCH_REQUIRE_HOPPER();
   if (kernels::gemm::sm90::kMaxDeviceGroups < 512) {
