@@ -34,16 +34,18 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
   // A partial last block (16-bit outputs and the per-tensor scale only): its idle lanes count as 0.
   const bool active = column < p.intermediate;
   const bool fp16 = p.fc1_dtype == DType::float16;
-  const uint16_t* in = p.fc1 + row * 2 * p.intermediate;
+  const bool gated = is_gated(p.activation);
+  const uint16_t* in = p.fc1 + row * (gated ? 2 * p.intermediate : p.intermediate);
   const uint2 up = active ? *reinterpret_cast<const uint2*>(in + column) : uint2{};
-  const uint2 gate = active ? *reinterpret_cast<const uint2*>(in + p.intermediate + column) : uint2{};
+  const uint2 gate = active && gated ? *reinterpret_cast<const uint2*>(in + p.intermediate + column) : uint2{};
   const uint32_t up_words[2] = {up.x, up.y}, gate_words[2] = {gate.x, gate.y};
   const float weight = p.row_weights ? p.row_weights[row] : 1.0f;
   float a[kColumnsPerLane];
 #pragma unroll
   for (int i = 0; i < kColumnsPerLane; ++i) {
     const float x0 = half_of(up_words[i / 2], i % 2, fp16), x1 = half_of(gate_words[i / 2], i % 2, fp16);
-    a[i] = p.row_weights ? gated_linear_unit(p.activation, x0 * weight, x1 * weight) : gated_linear_unit(p.activation, x0, x1);
+    a[i] = p.row_weights ? gated_activation_value(p.activation, x0 * weight, x1 * weight)
+                         : gated_activation_value(p.activation, x0, x1);
   }
 
   if constexpr (kPass == Pass::per_tensor_amax) {
@@ -64,6 +66,47 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
     *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
     return;
   }
+  if (p.output == ActivationOutput::mxfp8) {
+    // The 32-block's amax over its 8 lanes (whole blocks: every lane is active).
+    float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
+    static_assert(kMxBlock == 8 * kColumnsPerLane, "a 32-block is 8 lanes");
+    for (int offset = 1; offset < 8; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::mxfp8, amax, 1.0f);
+    uint32_t words[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const auto value = [&](int j) {
+        return float_to_half_bits(mxfp8_operand_value(quant::quantize_element(quant::BlockFormat::mxfp8, a[j], s.factor), s.sf),
+                                  false);
+      };
+      words[i] = static_cast<uint32_t>(value(2 * i)) | static_cast<uint32_t>(value(2 * i + 1)) << 16;
+    }
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+    return;
+  }
+  if (p.output == ActivationOutput::nvfp4) {
+    const float g = nvfp4_global_scale(*p.amax);
+    // The 16-block's amax over its 4 lanes (whole blocks: every lane is active).
+    float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
+    static_assert(kNvfp4Block == 4 * kColumnsPerLane, "a 16-block is 4 lanes");
+    for (int offset = 1; offset < 4; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::nvfp4, amax, g);
+    uint32_t words[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const auto value = [&](int j) {
+        return float_to_half_bits(nvfp4_operand_value(quant::quantize_element(quant::BlockFormat::nvfp4, a[j], s.factor), s.sf),
+                                  fp16);
+      };
+      words[i] = static_cast<uint32_t>(value(2 * i)) | static_cast<uint32_t>(value(2 * i + 1)) << 16;
+    }
+    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+    if (item == 0) {  // row 0 is in use whenever any row is; FC2 reads none of these otherwise
+      if (lane == 0) *p.out_scale = g;
+      for (int e = lane; e < p.groups; e += 32) p.group_alpha[e] = nvfp4_alpha(g, p.weight_global_scales[e]);
+    }
+    return;
+  }
   uint32_t codes = 0;
   if (p.output == ActivationOutput::fp8_block) {
     const WarpBlockCodes quantized = warp_quantize_block(a);
@@ -81,12 +124,17 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
 }  // namespace
 
 cudaError_t launch_gated_activation(const GatedActivationParams& p, cudaStream_t stream) {
-  const bool per_tensor = p.output == ActivationOutput::fp8_per_tensor;
-  const int64_t whole = p.output == ActivationOutput::fp8_block ? kActivationBlock : kColumnsPerLane;
+  const bool nvfp4 = p.output == ActivationOutput::nvfp4;
+  const bool mxfp8 = p.output == ActivationOutput::mxfp8;
+  // Both need every row's amax before the first value is written.
+  const bool per_tensor = p.output == ActivationOutput::fp8_per_tensor || nvfp4;
+  const int64_t whole = p.output == ActivationOutput::fp8_block || nvfp4 || mxfp8 ? kActivationBlock : kColumnsPerLane;
+  const bool scale_out = p.output != ActivationOutput::half && !mxfp8;
   if (p.max_rows < 0 || p.intermediate <= 0 || p.intermediate % whole != 0 ||
       (p.fc1_dtype != DType::bfloat16 && p.fc1_dtype != DType::float16) ||
-      (p.max_rows > 0 && (!p.fc1 || !p.row_count || !p.out ||
-                          (p.output != ActivationOutput::half && !p.out_scale) || (per_tensor && !p.amax)))) {
+      (mxfp8 && p.fc1_dtype != DType::bfloat16) ||  // MXFP8's range is bf16's
+      (p.max_rows > 0 && (!p.fc1 || !p.row_count || !p.out || (scale_out && !p.out_scale) || (per_tensor && !p.amax) ||
+                          (nvfp4 && (p.groups < 0 || (p.groups > 0 && (!p.weight_global_scales || !p.group_alpha))))))) {
     return cudaErrorInvalidValue;
   }
   if (p.max_rows == 0) return cudaSuccess;

@@ -1,6 +1,6 @@
 // The permutation's gather: a warp per (token, 128-column block), 4 columns per lane, converted once
-// (fp8_block: the block's amax by a warp reduction, then 4 codes and the scale), then written to
-// each of the token's local rows.
+// (fp8_block: the block's amax by a warp reduction, then 4 codes and the scale; nvfp4_quantize: each
+// 16-block's amax over its 4 lanes), then written to each of the token's local rows.
 #include <cstdint>
 
 #include "kernels/moe/permute_quantize.hpp"
@@ -33,12 +33,43 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
   const int64_t column = block * kPermuteBlock + lane * kColumnsPerLane;
   const int64_t element = token * p.hidden_size + column;
   const bool fp16 = p.hidden_dtype == DType::float16;
-  const bool wide_copy = p.format == GatherFormat::copy && dtype_size(p.hidden_dtype) == 2;
+  const bool block_values = p.format == GatherFormat::nvfp4_dequantize || p.format == GatherFormat::nvfp4_quantize ||
+                            p.format == GatherFormat::mxfp8_dequantize;
+  const bool wide_out = block_values || (p.format == GatherFormat::copy && dtype_size(p.hidden_dtype) == 2);
 
-  uint2 wide = {};      // copy of 16-bit rows: the lane's 8 bytes
+  uint2 wide = {};      // 16-bit rows out: the lane's 8 bytes
   uint32_t codes = 0;   // otherwise: the lane's 4 bytes
   float scale = 0.0f;   // fp8_block
-  if (wide_copy) {
+  if (block_values) {
+    float values[kColumnsPerLane];
+    if (p.format == GatherFormat::mxfp8_dequantize) {
+      // The lane's 4 codes share one 32-block's scale byte.
+      const uint32_t four = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
+      const uint8_t sf = p.hidden_sf[element / kMxBlock];
+#pragma unroll
+      for (int i = 0; i < kColumnsPerLane; ++i) values[i] = mxfp8_operand_value((four >> (8 * i)) & 0xFFu, sf);
+    } else if (p.format == GatherFormat::nvfp4_dequantize) {
+      // The lane's 4 codes (2 bytes) share one 16-block's scale byte.
+      const uint32_t pairs = *reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.hidden) + element / 2);
+      const uint8_t sf = p.hidden_sf[element / kNvfp4Block];
+#pragma unroll
+      for (int i = 0; i < kColumnsPerLane; ++i) values[i] = nvfp4_operand_value((pairs >> (4 * i)) & 0xFu, sf);
+    } else {
+      float x[kColumnsPerLane];
+      load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
+      float amax = fmaxf(fmaxf(fabsf(x[0]), fabsf(x[1])), fmaxf(fabsf(x[2]), fabsf(x[3])));
+      static_assert(kNvfp4Block == 4 * kColumnsPerLane, "a 16-block is 4 lanes");
+      for (int offset = 1; offset < 4; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+      const quant::BlockScale s = quant::block_scale(quant::BlockFormat::nvfp4, amax, *p.tensor_scale);
+#pragma unroll
+      for (int i = 0; i < kColumnsPerLane; ++i) {
+        values[i] = nvfp4_operand_value(quant::quantize_element(quant::BlockFormat::nvfp4, x[i], s.factor), s.sf);
+      }
+    }
+    const bool fp16_out = p.out_dtype == DType::float16;
+    wide = make_uint2(float_to_half_bits(values[0], fp16_out) | uint32_t{float_to_half_bits(values[1], fp16_out)} << 16,
+                      float_to_half_bits(values[2], fp16_out) | uint32_t{float_to_half_bits(values[3], fp16_out)} << 16);
+  } else if (wide_out) {
     wide = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.hidden) + element);
   } else if (p.format == GatherFormat::copy) {
     codes = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
@@ -61,7 +92,7 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
     const int32_t row = p.permuted_rows[token * p.top_k + j];
     if (row < 0) continue;
     const int64_t at = row * p.hidden_size + column;
-    if (wide_copy) {
+    if (wide_out) {
       *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = wide;
     } else {
       *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
@@ -73,10 +104,15 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
 
 bool formats_fit(const PermuteQuantizeParams& p) {
   const bool sixteen_bit = p.hidden_dtype == DType::bfloat16 || p.hidden_dtype == DType::float16;
+  const bool sixteen_bit_out = p.out_dtype == DType::bfloat16 || p.out_dtype == DType::float16;
   switch (p.format) {
     case GatherFormat::fp8_block: return p.hidden_dtype == DType::bfloat16 && p.out_scale;
     case GatherFormat::fp8_per_tensor: return sixteen_bit && p.tensor_scale;
     case GatherFormat::copy: return sixteen_bit || dtype_size(p.hidden_dtype) == 1;
+    case GatherFormat::nvfp4_dequantize: return p.hidden_dtype == DType::uint8 && p.hidden_sf && sixteen_bit_out;
+    case GatherFormat::nvfp4_quantize: return sixteen_bit && p.tensor_scale && sixteen_bit_out;
+    case GatherFormat::mxfp8_dequantize:  // MXFP8's range is bf16's, not fp16's
+      return p.hidden_dtype == DType::uint8 && p.hidden_sf && p.out_dtype == DType::bfloat16;
   }
   return false;
 }

@@ -5,7 +5,14 @@
 //                   K-major [row][H/128] (WgmmaGemmParams a_scale_row_stride = H/128, k stride 1);
 //   fp8_per_tensor: bf16 or fp16 -> e4m3(x / s), s the one dequantization scale on the device (the
 //                   static activation scale a caller calibrated), saturated to +-448;
-//   copy:           the row as it is (16-bit activations, or hidden states already in e4m3).
+//   copy:           the row as it is (16-bit activations, or hidden states already in e4m3);
+//   nvfp4_dequantize: NVFP4 hidden states (packed e2m1 pairs, one e4m3 scale byte per 16 elements,
+//                   linear [token][H/16]) -> 16-bit operand values e2m1 x scale byte (exact,
+//                   block_operand.hpp; the global scale goes into FC1's alpha);
+//   nvfp4_quantize: bf16 or fp16 -> NVFP4 under the global scale on the device (16-blocks, the
+//                   quantizer's rules), written as 16-bit operand values likewise;
+//   mxfp8_dequantize: MXFP8 hidden states (e4m3 codes, one ue8m0 scale byte per 32 elements,
+//                   linear [token][H/32]) -> their bf16 values (exact).
 // Optionally each row also receives its pick's routing weight (Llama 4's routing scales on the
 // input: the activation multiplies the row by it).
 #pragma once
@@ -21,23 +28,32 @@
 #include "kbench/dtype.hpp"
 #include "kernels/gemm/groupwise_fp8.hpp"
 #include "kernels/moe/half_bits.hpp"
+#include "kernels/moe/block_operand.hpp"
 
 namespace kbench::kernels::moe {
 
 inline constexpr int kPermuteBlock = 128;  // the 1x128 quantization block; rows are whole blocks
 
-enum class GatherFormat { fp8_block, fp8_per_tensor, copy };
+enum class GatherFormat { fp8_block, fp8_per_tensor, copy, nvfp4_dequantize, nvfp4_quantize, mxfp8_dequantize };
 
 struct PermuteQuantizeParams {
   GatherFormat format = GatherFormat::fp8_block;
-  const void* hidden = nullptr;  // [tokens][hidden_size]
-  DType hidden_dtype = DType::bfloat16;  // fp8_block: bfloat16; fp8_per_tensor: bf16/fp16; copy: 1 or 2 bytes
+  const void* hidden = nullptr;  // [tokens][hidden_size] (nvfp4_dequantize: [tokens][hidden_size / 2] bytes)
+  // fp8_block: bfloat16; fp8_per_tensor, nvfp4_quantize: bf16/fp16; copy: 1 or 2 bytes;
+  // nvfp4_dequantize, mxfp8_dequantize: uint8
+  DType hidden_dtype = DType::bfloat16;
+  // nvfp4_dequantize: e4m3 scale bytes [tokens][hidden_size / 16]; mxfp8_dequantize: ue8m0
+  // [tokens][hidden_size / 32]
+  const uint8_t* hidden_sf = nullptr;
+  DType out_dtype = DType::bfloat16;   // nvfp4_*: the operand values' 16-bit type; mxfp8_dequantize: bf16
   const int32_t* permuted_rows = nullptr;  // [tokens][top_k], -1: non-local
   int64_t tokens = 0;
   int top_k = 0;
   int64_t hidden_size = 0;  // a multiple of 128
-  const float* tensor_scale = nullptr;  // fp8_per_tensor: the dequantization scale (device)
-  void* out = nullptr;        // [rows][hidden_size], e4m3 or hidden_dtype (copy); rows = the permutation's total
+  // fp8_per_tensor: the dequantization scale; nvfp4_quantize: NVFP4's global scale (device)
+  const float* tensor_scale = nullptr;
+  // [rows][hidden_size], e4m3, hidden_dtype (copy) or out_dtype (nvfp4_*, mxfp8_*); rows = the permutation's total
+  void* out = nullptr;
   float* out_scale = nullptr;  // fp8_block: [rows][hidden_size / 128]
   const float* pick_weights = nullptr;  // optional [tokens][top_k]: each row gets its pick's weight ...
   float* row_weights = nullptr;         // ... here, [rows]

@@ -1,5 +1,5 @@
 // The MoE routing kernel: one warp per token. The token's logits live in the warp's registers
-// (expert lane + 32 i in slot i of lane `lane`, at most 8 slots); every selection (a group's top
+// (expert lane + 32 i in slot i of lane `lane`, at most 16 slots); every selection (a group's top
 // two, the kept groups, the k picks) is a warp reduction under routing_before's order, so ties go
 // to the lower id exactly as in the host reference. The weights' sums run in pick order through
 // shuffles, so they are the reference's sums, operation for operation.

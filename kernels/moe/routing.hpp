@@ -30,8 +30,9 @@ namespace kbench::kernels::moe {
 // The reference's enum values (flashinfer/tllm_enums.py RoutingMethodType).
 enum class RoutingMethod : int { renormalize = 1, deepseek_v3 = 2, llama4 = 3, renormalize_naive = 4, topk = 5 };
 
-// The kernel keeps a token's logits in one warp's registers: at most 8 per lane.
-inline constexpr int kMaxRoutingExperts = 256;
+// The kernel keeps a token's logits in one warp's registers: at most 16 per lane (b12x's 512
+// experts).
+inline constexpr int kMaxRoutingExperts = 512;
 // At most one pick per lane of the warp.
 inline constexpr int kMaxRoutingTopK = 32;
 inline constexpr int kMaxRoutingGroups = 32;
@@ -49,7 +50,7 @@ struct RoutingConfig {
 
 // Empty when the kernel (and the host reference) can route with `config`, else why not.
 inline std::string routing_config_error(const RoutingConfig& c) {
-  if (c.experts < 1 || c.experts > kMaxRoutingExperts) return "routing supports 1 to 256 experts";
+  if (c.experts < 1 || c.experts > kMaxRoutingExperts) return "routing supports 1 to 512 experts";
   if (c.top_k < 1 || c.top_k > kMaxRoutingTopK || c.top_k > c.experts) return "top_k must be in [1, min(32, experts)]";
   if (c.method == RoutingMethod::llama4 && c.top_k != 1) return "llama4 routing needs top_k = 1";
   if (c.method == RoutingMethod::deepseek_v3 && c.n_group > 1) {

@@ -62,9 +62,10 @@ Support MoeCutlassBackend::implements(const MoeCase& problem) const {
 }
 
 std::unique_ptr<Operation> MoeCutlassBackend::bind(MoeCase& problem, cudaStream_t stream) const {
-  return std::make_unique<MoePipeline>(problem, [stream](const MoeCase& c, const MoeWorkspace& ws) {
-    return std::make_unique<CutlassExpertGemms>(c, ws, stream);
-  });
+  return std::make_unique<MoePipeline>(
+      problem,
+      [stream](const MoeCase& c, const MoeWorkspace& ws) { return std::make_unique<CutlassExpertGemms>(c, ws, stream); },
+      stream);
 }
 
 }  // namespace kbench

@@ -26,7 +26,8 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
   g.a = o.a;
   g.b = o.b;
   g.d = o.d;
-  g.a_dtype = g.b_dtype = p.operand_dtype();
+  g.a_dtype = p.activation_dtype();
+  g.b_dtype = p.weight_dtype();
   g.d_dtype = p.input_dtype;
   g.a_scale = o.a_scale;
   g.b_scale = o.b_scale;
@@ -48,23 +49,37 @@ wgmma::WgmmaGemmParams grouped_gemm(const MoeProblem& p, const ExpertGemmOperand
     case MoeFormat::unquantized:
       g.scaling = wgmma::GemmScaling::none;
       break;
-    case MoeFormat::nvfp4: break;  // refused by implements()
+    case MoeFormat::nvfp4:
+    case MoeFormat::mxfp4_mxfp8:
+    case MoeFormat::mxfp4_bf16:
+    case MoeFormat::nvfp4_w4a16:
+      // 16-bit A (the activations' values, NVFP4's times its global scale), the experts' FP4
+      // weights; NVFP4's global scales (the weights' and A's) in each expert's alpha, MXFP4 none.
+      g.scaling = wgmma::GemmScaling::weight_fp4;
+      g.fp4_format = p.weight_block_format();
+      g.b_block_scales = o.b_sf;
+      g.b_sf_layout = kernels::quant::SfLayout::swizzled_128x4;
+      g.b_sf_group_stride = kernels::quant::sf_bytes(g.b_sf_layout, o.n, o.k / p.weight_block());
+      g.group_alpha = o.group_alpha;
+      break;
   }
   return g;
 }
 
 // DeepSeek FP8's FC1 writes the activation from its epilogue (the GEMM's GLU epilogue: the gated unit
 // from the fp32 accumulators, quantized in 1x128 blocks as the activation kernel does), unless
-// Llama 4's row weights must scale FC1's rows first.
+// Llama 4's row weights must scale FC1's rows first (the GLU epilogue computes SwiGLU and GeGLU).
 bool fc1_fuses_activation(const MoeProblem& p) {
-  return p.format == MoeFormat::fp8_block_scale && !p.routing_scales_on_input;
+  return p.format == MoeFormat::fp8_block_scale && !p.routing_scales_on_input &&
+         (p.activation == kernels::moe::GatedActivation::swiglu || p.activation == kernels::moe::GatedActivation::geglu);
 }
 
 wgmma::WgmmaGemmParams fc1_gemm(const MoeProblem& p, const ExpertGemmOperands& o) {
   wgmma::WgmmaGemmParams g = grouped_gemm(p, o);
   if (fc1_fuses_activation(p)) {
     g.d = nullptr;
-    g.glu = p.activation;
+    g.glu = p.activation == kernels::moe::GatedActivation::swiglu ? kernels::GatedLinearUnit::swiglu
+                                                                   : kernels::GatedLinearUnit::geglu;
     g.glu_codes = o.act;
     g.glu_scales = o.act_scale;
   }
@@ -114,9 +129,9 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
  protected:
   [[nodiscard]] Support implements(const MoeCase& problem) const override {
     const MoeProblem& p = problem.problem();
-    if (p.format == MoeFormat::nvfp4) {
-      return Support::no("kbench's MoE pipeline has no FP4 weights yet (its grouped GEMM with FP4 weights expanded in "
-                         "the pipeline is being built)");
+    if (p.local_experts() > wgmma::kMaxDeviceGroups) {
+      return Support::no("the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) +
+                         " local experts");
     }
     if (p.local_experts() > wgmma::kMaxDeviceGroups) {
       return Support::no("the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) + " local experts");
@@ -127,10 +142,10 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
     }
     return Support::yes();
   }
-  [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t /*stream*/) const override {
-    return std::make_unique<MoePipeline>(problem, [](const MoeCase& c, const MoeWorkspace& ws) {
-      return std::make_unique<WgmmaExpertGemms>(c, ws);
-    });
+  [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t stream) const override {
+    return std::make_unique<MoePipeline>(
+        problem, [](const MoeCase& c, const MoeWorkspace& ws) { return std::make_unique<WgmmaExpertGemms>(c, ws); },
+        stream);
   }
 };
 

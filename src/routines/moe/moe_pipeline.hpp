@@ -4,8 +4,9 @@
 // (--per_stage_timing). The two grouped GEMMs over the local experts are the backend's
 // (ExpertGemms): kbench's own (`cuda`) or CUTLASS's (`cutlass`); the rest is kbench's kernels. A
 // backend whose FC1 writes the activation itself (its epilogue) replaces the two stages by one,
-// fc1_activation.
-// Planned outside timing, no host synchronisation (graph-captured).
+// fc1_activation. Planned outside timing, no host synchronisation (graph-captured). Where the
+// routine routes outside the call (MoeProblem::routing_in_call false), the routing runs once per
+// input set when the pipeline is made (on the bind stream) and the call starts at the permutation.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -33,30 +34,33 @@ struct MoeWorkspace {
     DeviceBuffer local_counts, row_offsets, permuted_rows;
   };
   MoeWorkspace(const MoeProblem& p, int copies)
-      : a(bytes_of(p.picks() * p.hidden, p.operand_dtype())),
+      : a(bytes_of(p.picks() * p.hidden, p.activation_dtype())),
         fc1(bytes_of(p.picks() * p.w1_rows(), p.input_dtype)),
-        act(bytes_of(p.picks() * p.intermediate, p.operand_dtype())),
+        act(bytes_of(p.picks() * p.intermediate, p.activation_dtype())),
         fc2(bytes_of(p.picks() * p.hidden, p.input_dtype)) {
     for (int copy = 0; copy < copies; ++copy) index.emplace_back(p);
     if (p.format == MoeFormat::fp8_block_scale) {
       a_scale = DeviceBuffer(bytes_of(p.picks() * (p.hidden / kMoeScaleBlock), DType::float32));
       act_scale = DeviceBuffer(bytes_of(p.picks() * (p.intermediate / kMoeScaleBlock), DType::float32));
-    } else if (p.format == MoeFormat::fp8_per_tensor) {
+    } else if (p.format == MoeFormat::fp8_per_tensor || p.format == MoeFormat::nvfp4) {
       act_scale = DeviceBuffer(sizeof(float));
       act_amax = DeviceBuffer(sizeof(float));
     }
+    if (p.format == MoeFormat::nvfp4) fc2_alpha = DeviceBuffer(bytes_of(p.local_experts(), DType::float32));
     if (p.routing_scales_on_input) row_weights = DeviceBuffer(bytes_of(p.picks(), DType::float32));
   }
 
   std::vector<Index> index;  // per input set
   DeviceBuffer a, fc1, act, fc2;
   DeviceBuffer a_scale, act_scale, act_amax, row_weights;  // where the format has them
+  DeviceBuffer fc2_alpha;  // nvfp4: FC2's per-expert alpha, written by the activation
 };
 
 // What one grouped GEMM of an input set multiplies: A's rows `row_offsets` splits into the local
 // experts' groups (the permuted rows; every pick at most), B = the experts' weights [n][k], and the
 // format's scales (fp8_block_scale: A's 1x128 [row][k / 128], B's K-major 128x128 per expert;
-// fp8_per_tensor: A's one, B's one per expert).
+// fp8_per_tensor: A's one, B's one per expert; nvfp4: B's scale bytes per expert and the
+// per-expert alpha).
 struct ExpertGemmOperands {
   int64_t n = 0;
   int64_t k = 0;
@@ -66,6 +70,8 @@ struct ExpertGemmOperands {
   const float* b_scale = nullptr;
   void* d = nullptr;
   const int32_t* row_offsets = nullptr;
+  const uint8_t* b_sf = nullptr;
+  const float* group_alpha = nullptr;
   // FC1 with the activation fused: where the activation goes (FC2's A and its scales).
   void* act = nullptr;
   float* act_scale = nullptr;
@@ -91,7 +97,7 @@ using ExpertGemmPlanner = std::function<std::unique_ptr<ExpertGemms>(const MoeCa
 
 class MoePipeline final : public Operation {
  public:
-  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms);
+  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream);
   MoePipeline(const MoePipeline&) = delete;  // its stages point at it
   MoePipeline& operator=(const MoePipeline&) = delete;
 

@@ -51,7 +51,8 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-moe::GatedActivation activation_flag(const CaseArgs& args) {
+// The reference's name of --activation-type (any case), or an error listing the names.
+std::string_view activation_name(const CaseArgs& args) {
   const std::string& text = args.text("activation-type");
   const auto known = std::find_if(kActivationNames.begin(), kActivationNames.end(),
                                   [&](std::string_view name) { return lower(name) == lower(text); });
@@ -60,10 +61,26 @@ moe::GatedActivation activation_flag(const CaseArgs& args) {
     for (const std::string_view name : kActivationNames) names += (names.empty() ? "" : ", ") + std::string(name);
     throw CaseError("--activation-type " + text + " is not an activation type (" + names + ")");
   }
-  if (*known == "Swiglu") return moe::GatedActivation::swiglu;
-  if (*known == "Geglu") return moe::GatedActivation::geglu;
-  throw CaseError("--activation-type " + std::string(*known) +
+  return *known;
+}
+
+moe::GatedActivation activation_flag(const CaseArgs& args) {
+  const std::string_view name = activation_name(args);
+  if (name == "Swiglu") return moe::GatedActivation::swiglu;
+  if (name == "Geglu") return moe::GatedActivation::geglu;
+  throw CaseError("--activation-type " + std::string(name) +
                   " is not supported by kbench's MoE: only the gated Swiglu and Geglu (exact erf) run");
+}
+
+// b12x_fused_moe's activations, as its benchmark maps them: Swiglu -> silu, Geglu and GegluTanh ->
+// gelu_tanh, Relu2 -> relu2 (non-gated: FC1 has I rows); others refused, as it refuses them.
+moe::GatedActivation b12x_activation_flag(const CaseArgs& args) {
+  const std::string_view name = activation_name(args);
+  if (name == "Swiglu") return moe::GatedActivation::swiglu;
+  if (name == "Geglu" || name == "GegluTanh") return moe::GatedActivation::geglu_tanh;
+  if (name == "Relu2") return moe::GatedActivation::relu2;
+  throw CaseError("b12x_fused_moe runs Swiglu, Geglu, GegluTanh and Relu2 only (as the reference), not " +
+                  std::string(name));
 }
 
 // --n_group / --topk_group: None, or a value <= 0, means no groups (the reference's rule).
@@ -83,7 +100,7 @@ struct MoeRoutineRow {
   bool cutlass_baseline;           // a `cutlass` backend: CUTLASS's grouped GEMMs in kbench's pipeline
 };
 
-constexpr std::array<MoeRoutineRow, 3> kMoeRoutines = {{
+constexpr std::array<MoeRoutineRow, 6> kMoeRoutines = {{
     {"trtllm_fp8_block_scale_moe", "testTrtllmFp8BlockScaleMoe",
      "MoE layer with DeepSeek FP8 block scales (activations 1 x 128, weights 128 x 128): routing, FC1, gated "
      "activation, FC2, weighted top-k sum.",
@@ -92,10 +109,23 @@ constexpr std::array<MoeRoutineRow, 3> kMoeRoutines = {{
      "MoE layer with per-tensor FP8 (Llama 4 style: x and the weights in e4m3, one scale per expert, routing scales "
      "on the input): routing, FC1, gated activation, FC2, weighted top-k sum.",
      MoeFormat::fp8_per_tensor, MoeInputs::trtllm, "trtllm", false},
+    {"trtllm_fp4_block_scale_moe", "testTrtllmFp4BlockScaleMoe",
+     "MoE layer with NVFP4 weights and activations (16-blocks, e4m3 scales, global scales; the intermediate "
+     "re-quantized to NVFP4): routing, FC1, gated activation, FC2, weighted top-k sum.",
+     MoeFormat::nvfp4, MoeInputs::trtllm, "trtllm", false},
     {"cutlass_fused_moe", "testCutlassFusedMoe",
      "MoE layer as CUTLASS's fused MoE runs it (softmax top-k routing, TP/EP simulated on one GPU): base (16-bit) or "
-     "fp8 (per-tensor) variants.",
+     "fp8 (per-tensor) or nvfp4 variants.",
      MoeFormat::unquantized, MoeInputs::cutlass, "cutlass", false},
+    {"cute_dsl_fp4_block_scale_moe", "testCuteDslFp4BlockScaleMoe",
+     "NVFP4 MoE layer as the CuTe DSL MoE runs it (SwiGLU; the picks routed by softmax top-k outside the call): "
+     "FC1, gated activation, FC2, weighted top-k sum.",
+     MoeFormat::nvfp4, MoeInputs::cute_dsl, "cute-dsl", false},
+    {"b12x_fused_moe", "testB12xFusedMoe",
+     "MoE layer with NVFP4 weights as b12x's MoE runs it (bf16 x quantized to NVFP4 in the call, or w4a16; SwiGLU, "
+     "tanh GeGLU or Relu2; the picks routed by softmax top-k outside the call): FC1, activation, FC2, weighted top-k "
+     "sum.",
+     MoeFormat::nvfp4, MoeInputs::b12x, "b12x", false},
 }};
 
 class FusedMoeRoutine final : public Routine {
@@ -121,7 +151,7 @@ class FusedMoeRoutine final : public Routine {
         {"hidden_size", FlagKind::integer, std::nullopt, "Hidden size H (a multiple of 128).", {}, true, ""},
         {"intermediate_size", FlagKind::integer, std::nullopt,
          "Intermediate size I (FP8 block scales: a multiple of 128 on each rank).", {}, true, ""},
-        {"num_experts", FlagKind::integer, std::nullopt, "Experts E (1 to 256).", {}, true, ""},
+        {"num_experts", FlagKind::integer, std::nullopt, "Experts E (1 to 512).", {}, true, ""},
         {"top_k", FlagKind::integer, std::nullopt, "Experts per token k.", {}, true, ""},
         {"input_dtype", FlagKind::text, "bfloat16",
          "The hidden states' dtype before quantization (cutlass_fused_moe: bfloat16 or float16).", {}, false, ""},
@@ -144,10 +174,13 @@ class FusedMoeRoutine final : public Routine {
         {"use_routing_scales_on_input", FlagKind::boolean, "false",
          "trtllm_fp8_per_tensor_scale_moe with llama4 routing: the pick's weight scales x, the sum adds with 1.", {},
          false, ""},
-        {"activation-type", FlagKind::text, "Swiglu", "Gated activation: Swiglu or Geglu (others refused).", {}, false,
+        {"activation-type", FlagKind::text, "Swiglu", "Swiglu or Geglu (b12x_fused_moe: also GegluTanh, Relu2).", {}, false,
          ""},
-        {"fp4_mode", FlagKind::text, "nvfp4", "Accepted, ignored (trtllm_fp4_block_scale_moe's).", {}, false, ""},
-        {"cutlass_variant", FlagKind::text, "base", "cutlass_fused_moe: base (16-bit), fp8 or nvfp4 (no backend yet).",
+        {"fp4_mode", FlagKind::text, "nvfp4",
+         "trtllm_fp4_block_scale_moe: nvfp4 (weights and x NVFP4), mxfp4_mxfp8 (MXFP4 weights, MXFP8 x) or "
+         "mxfp4_bf16 (MXFP4 weights, bf16 x).",
+         {"nvfp4", "mxfp4_mxfp8", "mxfp4_bf16"}, false, ""},
+        {"cutlass_variant", FlagKind::text, "base", "cutlass_fused_moe: base (16-bit), fp8 or nvfp4.",
          {"base", "fp8", "nvfp4"}, false, ""},
         {"quantized_input", FlagKind::boolean, "false", "cutlass_fused_moe nvfp4: x quantized before the call.", {},
          false, ""},
@@ -155,6 +188,14 @@ class FusedMoeRoutine final : public Routine {
         {"tp_rank", FlagKind::integer, "0", "cutlass_fused_moe: this rank's TP shard.", {}, false, ""},
         {"ep_size", FlagKind::integer, "1", "cutlass_fused_moe: expert-parallel ranks (E split).", {}, false, ""},
         {"ep_rank", FlagKind::integer, "0", "cutlass_fused_moe: this rank's experts.", {}, false, ""},
+        {"use_functional_api", FlagKind::boolean, "false",
+         "Accepted, ignored (cute_dsl / b12x: the reference's functional API over the same kernels).", {}, false, ""},
+        {"b12x_quant_mode", FlagKind::text, "nvfp4",
+         "b12x_fused_moe: nvfp4 (x quantized to NVFP4 in the call) or w4a16 (x and the intermediate 16-bit).",
+         {"nvfp4", "w4a16"}, false, ""},
+        {"rank", FlagKind::integer, "32", "Accepted, ignored (bgmv_moe's LoRA rank).", {}, false, ""},
+        {"num_loras", FlagKind::integer, "8", "Accepted, ignored (bgmv_moe's LoRA adapters).", {}, false, ""},
+        {"num_slices", FlagKind::integer, "1", "Accepted, ignored (bgmv_moe's weight slices).", {}, false, ""},
     };
   }
 
@@ -181,6 +222,10 @@ class FusedMoeRoutine final : public Routine {
     const bool cutlass = row_.inputs == MoeInputs::cutlass;
     if (cutlass) {
       set_cutlass_layer(args, p);
+    } else if (row_.inputs == MoeInputs::cute_dsl) {
+      set_cute_dsl_layer(args, p);
+    } else if (row_.inputs == MoeInputs::b12x) {
+      set_b12x_layer(args, p);
     } else {
       set_trtllm_routing(args, p);
     }
@@ -194,6 +239,10 @@ class FusedMoeRoutine final : public Routine {
     if (p.format == MoeFormat::fp8_block_scale && p.intermediate % kMoeScaleBlock != 0) {
       throw CaseError("--intermediate_size " + std::to_string(p.intermediate) +
                       " is not a multiple of 128 (the FP8 block scales cover whole 128-blocks)");
+    }
+    if (p.fp4_weights() && p.intermediate % kMoeScaleBlock != 0) {
+      throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
+                      ", is not a multiple of 128 (FC2's k: kbench's GEMM expands FP4 weights 128 deep at a time)");
     }
     if (p.intermediate % 8 != 0) {
       throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
@@ -211,7 +260,7 @@ class FusedMoeRoutine final : public Routine {
                       (cutlass ? "bfloat16 or float16" : "bfloat16: the reference's hidden states are bfloat16") + ")");
     }
     if (cutlass) p.logits_dtype = p.input_dtype;  // trtllm's: set_trtllm_routing
-    p.activation = activation_flag(args);
+    p.activation = row_.inputs == MoeInputs::b12x ? b12x_activation_flag(args) : activation_flag(args);
     ignore_unused_flags(args, p);
     return std::make_unique<MoeCase>(std::move(p));
   }
@@ -228,12 +277,7 @@ class FusedMoeRoutine final : public Routine {
     r.n_group = optional_groups(args, "n_group");
     r.topk_group = optional_groups(args, "topk_group");
     r.routed_scaling_factor = static_cast<float>(args.real("routed_scaling_factor"));
-    r.local_expert_offset = static_cast<int>(std::clamp<int64_t>(args.integer("local_expert_offset"), -1, 1 << 20));
-    r.local_num_experts = static_cast<int>(
-        std::clamp<int64_t>(args.optional_integer("local_num_experts").value_or(r.experts), -1, 1 << 20));
-    if (r.local_num_experts < 1) {
-      throw CaseError("--local_num_experts must be positive, got " + args.display("local_num_experts"));
-    }
+    set_local_window(args, r);
     const bool deepseek = r.method == moe::RoutingMethod::deepseek_v3;
     const bool llama4 = r.method == moe::RoutingMethod::llama4;
     // The reference's logits: fp32 for deepseek_v3, else bf16; the per-tensor routine's the other way
@@ -258,6 +302,55 @@ class FusedMoeRoutine final : public Routine {
       }
     }
     p.hidden_in_fp8 = p.format == MoeFormat::fp8_per_tensor;  // the reference casts x outside the call
+    if (p.format == MoeFormat::nvfp4) {  // trtllm_fp4_block_scale_moe: the weights' and x's formats
+      const std::string& mode = args.text("fp4_mode");
+      p.format = mode == "mxfp4_mxfp8" ? MoeFormat::mxfp4_mxfp8
+                 : mode == "mxfp4_bf16" ? MoeFormat::mxfp4_bf16
+                                        : MoeFormat::nvfp4;
+    }
+    // x quantized outside the call (NVFP4 or MXFP8), as the reference passes it
+    p.hidden_block_quantized = p.format == MoeFormat::nvfp4 || p.format == MoeFormat::mxfp4_mxfp8;
+  }
+
+  // The EP window: --local_expert_offset / --local_num_experts (None: every expert).
+  static void set_local_window(const CaseArgs& args, moe::RoutingConfig& r) {
+    r.local_expert_offset = static_cast<int>(std::clamp<int64_t>(args.integer("local_expert_offset"), -1, 1 << 20));
+    r.local_num_experts = static_cast<int>(
+        std::clamp<int64_t>(args.optional_integer("local_num_experts").value_or(r.experts), -1, 1 << 20));
+    if (r.local_num_experts < 1) {
+      throw CaseError("--local_num_experts must be positive, got " + args.display("local_num_experts"));
+    }
+  }
+
+  // cute_dsl_fp4_block_scale_moe (the reference's _create_nvfp4_moe_test_data): fp32 logits routed
+  // by softmax top-k, renormalized, outside the call (the wrapper takes the picks); x and the
+  // weights NVFP4 under global scale 1; the EP window; SwiGLU only (the reference raises otherwise).
+  static void set_cute_dsl_layer(const CaseArgs& args, MoeProblem& p) {
+    moe::RoutingConfig& r = p.routing;
+    r.method = moe::RoutingMethod::renormalize;
+    set_local_window(args, r);
+    p.logits_dtype = DType::float32;
+    p.routing_in_call = false;
+    p.hidden_block_quantized = true;
+    if (activation_flag(args) != moe::GatedActivation::swiglu) {
+      throw CaseError("cute_dsl_fp4_block_scale_moe runs SwiGLU only (the reference refuses other activations)");
+    }
+  }
+
+  // b12x_fused_moe (the reference's _create_nvfp4_moe_test_data, backend b12x): as cute_dsl, but x
+  // reaches the call in bf16, quantized to NVFP4 in it under global scale 1 (--b12x_quant_mode
+  // nvfp4) or not at all (w4a16); its wrapper takes --local_num_experts but no expert offset.
+  static void set_b12x_layer(const CaseArgs& args, MoeProblem& p) {
+    moe::RoutingConfig& r = p.routing;
+    r.method = moe::RoutingMethod::renormalize;
+    r.local_num_experts = static_cast<int>(
+        std::clamp<int64_t>(args.optional_integer("local_num_experts").value_or(r.experts), -1, 1 << 20));
+    if (r.local_num_experts < 1) {
+      throw CaseError("--local_num_experts must be positive, got " + args.display("local_num_experts"));
+    }
+    p.logits_dtype = DType::float32;
+    p.routing_in_call = false;
+    p.format = args.text("b12x_quant_mode") == "w4a16" ? MoeFormat::nvfp4_w4a16 : MoeFormat::nvfp4;
   }
 
   // cutlass_fused_moe: softmax top-k routing renormalized (the --routing_method flags do not apply),
@@ -283,16 +376,34 @@ class FusedMoeRoutine final : public Routine {
     r.local_num_experts = static_cast<int>(r.experts / ep);
     r.local_expert_offset = static_cast<int>(ep_rank * r.local_num_experts);
     p.intermediate /= tp;  // the shard's values are drawn as they are: which rows of W31 they were is moot
+    p.hidden_block_quantized = p.format == MoeFormat::nvfp4 && args.flag("quantized_input");
   }
 
   // Flags of the reference's other MoE routines, and layouts of its Blackwell kernels: warned about.
   void ignore_unused_flags(const CaseArgs& args, MoeProblem& p) const {
     const bool cutlass = row_.inputs == MoeInputs::cutlass;
-    const std::string layout = "a weight layout of the reference's Blackwell kernels; kbench's weights are K-major";
+    const bool b12x = row_.inputs == MoeInputs::b12x;
+    const bool cute_dsl = row_.inputs == MoeInputs::cute_dsl || b12x;  // the CuTe DSL family's flags
+    const bool fp4_routine = row_.inputs == MoeInputs::trtllm && row_.format == MoeFormat::nvfp4;
+    const std::string layout =
+        fp4_routine ? "the reference records it but never applies it to this routine's weights (never shuffled); "
+                      "kbench's weights are K-major"
+                    : "a weight layout of the reference's Blackwell kernels; kbench's weights are K-major";
     const std::string others = "a flag of the reference's other MoE routines";
     const std::string routing = "cutlass_fused_moe routes by softmax top-k, renormalized, whatever the flag says";
     std::vector<std::pair<const char*, std::string>> ignored = {
-        {"use_shuffled_weight", layout}, {"weight_layout", layout}, {"fp4_mode", others}};
+        {"use_shuffled_weight", cute_dsl ? others : layout},
+        {"weight_layout", cute_dsl ? others : layout},
+    };
+    if (!b12x) ignored.emplace_back("b12x_quant_mode", others);
+    for (const char* flag : {"rank", "num_loras", "num_slices"}) {
+      ignored.emplace_back(flag, "a flag of bgmv_moe, which kbench does not run");
+    }
+    if (!fp4_routine) ignored.emplace_back("fp4_mode", others);
+    ignored.emplace_back("use_functional_api",
+                         cute_dsl ? "the reference's functional API runs the same kernels as its wrapper; kbench "
+                                    "has one call"
+                                  : others);
     if (cutlass) {
       for (const char* flag : {"routing_method", "n_group", "topk_group", "routed_scaling_factor", "use_routing_bias",
                                "use_routing_scales_on_input"}) {
@@ -302,6 +413,16 @@ class FusedMoeRoutine final : public Routine {
         ignored.emplace_back(flag, "cutlass_fused_moe's experts come from --ep_size / --ep_rank");
       }
       if (p.format != MoeFormat::nvfp4) ignored.emplace_back("quantized_input", "it applies to --cutlass_variant nvfp4 only");
+    } else if (cute_dsl) {
+      for (const char* flag : {"routing_method", "n_group", "topk_group", "routed_scaling_factor", "use_routing_bias",
+                               "use_routing_scales_on_input"}) {
+        ignored.emplace_back(flag, std::string(name()) + "'s picks come from softmax top-k, renormalized, "
+                                   "outside the call, whatever the flag says");
+      }
+      if (b12x) ignored.emplace_back("local_expert_offset", "b12x's wrapper takes no expert offset (it starts at 0)");
+      for (const char* flag : {"cutlass_variant", "quantized_input", "tp_size", "tp_rank", "ep_size", "ep_rank"}) {
+        ignored.emplace_back(flag, others);
+      }
     } else {
       for (const char* flag : {"cutlass_variant", "quantized_input"}) ignored.emplace_back(flag, others);
       for (const char* flag : {"tp_size", "tp_rank", "ep_size", "ep_rank"}) {

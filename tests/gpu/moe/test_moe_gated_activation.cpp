@@ -30,7 +30,7 @@ uint16_t bf16_bits_truncated(float value, float& exact) {
 
 void expect_activation_matches(km::GatedActivation activation, int64_t max_rows, int32_t rows, int64_t inter,
                                uint32_t seed) {
-  SCOPED_TRACE(std::string(activation == km::GatedActivation::swiglu ? "swiglu" : "geglu") + " rows " +
+  SCOPED_TRACE("activation " + std::to_string(static_cast<int>(activation)) + " rows " +
                std::to_string(rows) + "/" + std::to_string(max_rows) + " I " + std::to_string(inter));
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 4.0f);
@@ -84,7 +84,8 @@ void expect_activation_matches(km::GatedActivation activation, int64_t max_rows,
 
 TEST(MoeGatedActivation, MatchesTheHostReference) {
   KBENCH_REQUIRE_GPU();
-  for (km::GatedActivation activation : {km::GatedActivation::swiglu, km::GatedActivation::geglu}) {
+  for (km::GatedActivation activation : {km::GatedActivation::swiglu, km::GatedActivation::geglu,
+                                         km::GatedActivation::geglu_tanh, km::GatedActivation::relu2}) {
     expect_activation_matches(activation, 1, 1, 128, 1);
     expect_activation_matches(activation, 300, 217, 256, 2);  // rows past the device count untouched
     expect_activation_matches(activation, 1024, 1024, 2048, 3);  // DeepSeek-V3's intermediate

@@ -1,7 +1,7 @@
 // The MoE routing kernel (kernels/moe/routing.hpp) against its host reference, bit for bit: expert
 // ids, weights (routing_math.hpp makes the arithmetic identical) and the local experts' histogram,
-// for every method, fp32 and bf16 logits, with and without bias and groups, k = 1 and 8, E = 8 to
-// 256, local expert windows (tokens routed only to non-local experts included), ties, and empty
+// for every method, fp32 and bf16 logits, with and without bias and groups, k = 1, 8 and 22, E = 8
+// to 512, local expert windows (tokens routed only to non-local experts included), ties, and empty
 // batches. Outputs are poisoned before every launch.
 #include <gtest/gtest.h>
 
@@ -128,11 +128,11 @@ void expect_kernel_matches_reference(const Case& k, uint32_t seed) {
 TEST(MoeRoutingKernel, EveryMethodMatchesTheHostReferenceExactly) {
   KBENCH_REQUIRE_GPU();
   uint32_t seed = 1;
-  for (int experts : {8, 16, 72, 128, 256}) {
+  for (int experts : {8, 16, 72, 128, 256, 512}) {
     for (RoutingMethod method : {RoutingMethod::renormalize, RoutingMethod::renormalize_naive, RoutingMethod::deepseek_v3,
                                  RoutingMethod::llama4, RoutingMethod::topk}) {
-      for (int top_k : {1, 2, 8}) {
-        if (method == RoutingMethod::llama4 && top_k != 1) continue;
+      for (int top_k : {1, 2, 8, 22}) {
+        if ((method == RoutingMethod::llama4 && top_k != 1) || top_k > experts) continue;
         for (DType dtype : {DType::float32, DType::bfloat16}) {
           Case k{method, experts, top_k};
           k.logits_dtype = dtype;
@@ -156,6 +156,7 @@ TEST(MoeRoutingKernel, DeepSeekGroupsMatchTheHostReferenceExactly) {
       {RoutingMethod::deepseek_v3, 64, 6, 8, 3, true},
       {RoutingMethod::deepseek_v3, 8, 2, 4, 2, true},     // groups of 2
       {RoutingMethod::deepseek_v3, 160, 6, 8, 3, true},   // 5 slots per lane, partly filled
+      {RoutingMethod::deepseek_v3, 512, 22, 16, 4, true}, // 16 slots per lane, b12x's top-22
   };
   for (Case k : cases) {
     expect_kernel_matches_reference(k, seed++);
