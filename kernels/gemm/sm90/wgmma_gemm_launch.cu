@@ -137,6 +137,10 @@ const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
       if (std::string_view(forced) == t.name) return t;
     }
   }
+  // Device groups of 64 rows or fewer on average (an MoE at decode: DeepSeek-V3 at 128 tokens has 4
+  // rows an expert): 128-row tiles would compute twice the padding past each group's end, which FP4
+  // weights on bf16 wgmma cannot hide behind their weight stream.
+  if (p.rows_per_group <= 0 && p.rows <= 64 * static_cast<int64_t>(p.groups)) return tiles.back();
   for (const TileChoice& t : tiles.first(tiles.size() - 1)) {
     if (m_blocks(p, t.block_m) * ceil_div(p.n, t.block_n) >= current_sm_count()) return t;
   }
