@@ -16,8 +16,8 @@
 
 namespace kbench::kernels::moe {
 
-inline constexpr int kNvfp4Block = 16;
-inline constexpr int kMxBlock = 32;  // MXFP4 and MXFP8
+inline constexpr int kNvfp4Block = quant::block_elements(quant::BlockFormat::nvfp4);
+inline constexpr int kMxBlock = quant::block_elements(quant::BlockFormat::mxfp8);  // MXFP4 and MXFP8
 
 // NVFP4's global scale of a tensor, the convention g = 448 * 6 / amax (the largest scale byte times
 // e2m1's largest magnitude spans the tensor); 1 for an all-zero tensor, whose blocks are 0 anyway.
@@ -40,31 +40,22 @@ KBENCH_QUANT_HOST_DEVICE float mxfp8_operand_value(uint8_t code, uint8_t sf) {
   return quant::e4m3_to_float(code) * quant::ue8m0_to_float(sf);
 }
 
-// The host model of the kernels' MXFP8 quantization: `count` values (whole 32-blocks), each
-// block's ue8m0 scale from its amax, each element's value e4m3(x x factor) x scale.
-inline void mxfp8_operand_values(const float* x, int64_t count, float* out) {
-  for (int64_t b = 0; b < count; b += kMxBlock) {
-    float amax = 0.0f;
-    for (int i = 0; i < kMxBlock; ++i) amax = std::max(amax, std::abs(x[b + i]));
-    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::mxfp8, amax, 1.0f);
-    for (int i = 0; i < kMxBlock; ++i) {
-      out[b + i] = mxfp8_operand_value(quant::quantize_element(quant::BlockFormat::mxfp8, x[b + i], s.factor), s.sf);
-    }
-  }
+// x quantized in its NVFP4 or MXFP8 block (scale `s`, block_scale's) as its operand value.
+KBENCH_QUANT_HOST_DEVICE float block_operand_value(quant::BlockFormat format, float x, const quant::BlockScale& s) {
+  const uint8_t code = quant::quantize_element(format, x, s.factor);
+  return format == quant::BlockFormat::nvfp4 ? nvfp4_operand_value(code, s.sf) : mxfp8_operand_value(code, s.sf);
 }
 
-// The host model of the kernels' NVFP4 quantization to operand values: `count` values (whole
-// 16-blocks) under global scale g, each block's scale byte from its amax, each element
-// e2m1(x x factor) x scale byte.
-inline void nvfp4_operand_values(const float* x, int64_t count, float global_scale, float* out) {
-  for (int64_t b = 0; b < count; b += kNvfp4Block) {
+// The host model of the kernels' NVFP4 (under global scale g) or MXFP8 (g unused: 1) quantization
+// to operand values: `count` values (whole blocks), each block's scale byte from its amax.
+inline void block_operand_values(quant::BlockFormat format, const float* x, int64_t count, float global_scale,
+                                 float* out) {
+  const int block = quant::block_elements(format);
+  for (int64_t b = 0; b < count; b += block) {
     float amax = 0.0f;
-    for (int i = 0; i < kNvfp4Block; ++i) amax = std::max(amax, std::abs(x[b + i]));
-    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::nvfp4, amax, global_scale);
-    for (int i = 0; i < kNvfp4Block; ++i) {
-      out[b + i] =
-          nvfp4_operand_value(quant::quantize_element(quant::BlockFormat::nvfp4, x[b + i], s.factor), s.sf);
-    }
+    for (int i = 0; i < block; ++i) amax = std::max(amax, std::abs(x[b + i]));
+    const quant::BlockScale s = quant::block_scale(format, amax, global_scale);
+    for (int i = 0; i < block; ++i) out[b + i] = block_operand_value(format, x[b + i], s);
   }
 }
 

@@ -56,51 +56,18 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) gated_activation_kernel(G
   }
   const int64_t at = row * p.intermediate + column;
   if (!active) return;  // after the warp-wide reductions above
+  uint2* const out_words = reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at);
   if (p.output == ActivationOutput::half) {
-    uint32_t words[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      words[i] = static_cast<uint32_t>(float_to_half_bits(a[2 * i], fp16)) |
-                 static_cast<uint32_t>(float_to_half_bits(a[2 * i + 1], fp16)) << 16;
-    }
-    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+    *out_words = pack_half_bits(a, fp16);
     return;
   }
-  if (p.output == ActivationOutput::mxfp8) {
-    // The 32-block's amax over its 8 lanes (whole blocks: every lane is active).
-    float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
-    static_assert(kMxBlock == 8 * kColumnsPerLane, "a 32-block is 8 lanes");
-    for (int offset = 1; offset < 8; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::mxfp8, amax, 1.0f);
-    uint32_t words[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const auto value = [&](int j) {
-        return float_to_half_bits(mxfp8_operand_value(quant::quantize_element(quant::BlockFormat::mxfp8, a[j], s.factor), s.sf),
-                                  false);
-      };
-      words[i] = static_cast<uint32_t>(value(2 * i)) | static_cast<uint32_t>(value(2 * i + 1)) << 16;
-    }
-    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+  if (p.output == ActivationOutput::mxfp8) {  // whole 32-blocks: every lane is active
+    *out_words = lane_block_operands<quant::BlockFormat::mxfp8>(a, 1.0f, false);
     return;
   }
-  if (p.output == ActivationOutput::nvfp4) {
+  if (p.output == ActivationOutput::nvfp4) {  // whole 16-blocks: every lane is active
     const float g = nvfp4_global_scale(*p.amax);
-    // The 16-block's amax over its 4 lanes (whole blocks: every lane is active).
-    float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(a[2]), fabsf(a[3])));
-    static_assert(kNvfp4Block == 4 * kColumnsPerLane, "a 16-block is 4 lanes");
-    for (int offset = 1; offset < 4; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-    const quant::BlockScale s = quant::block_scale(quant::BlockFormat::nvfp4, amax, g);
-    uint32_t words[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const auto value = [&](int j) {
-        return float_to_half_bits(nvfp4_operand_value(quant::quantize_element(quant::BlockFormat::nvfp4, a[j], s.factor), s.sf),
-                                  fp16);
-      };
-      words[i] = static_cast<uint32_t>(value(2 * i)) | static_cast<uint32_t>(value(2 * i + 1)) << 16;
-    }
-    *reinterpret_cast<uint2*>(static_cast<uint16_t*>(p.out) + at) = make_uint2(words[0], words[1]);
+    *out_words = lane_block_operands<quant::BlockFormat::nvfp4>(a, g, fp16);
     if (item == 0) {  // row 0 is in use whenever any row is; FC2 reads none of these otherwise
       if (lane == 0) *p.out_scale = g;
       for (int e = lane; e < p.groups; e += 32) p.group_alpha[e] = nvfp4_alpha(g, p.weight_global_scales[e]);

@@ -144,7 +144,7 @@ inline float nvfp4_activation_values(std::vector<float>& a) {
   float amax = 0.0f;
   for (const float v : a) amax = std::max(amax, std::abs(v));
   const float g = nvfp4_global_scale(amax);
-  nvfp4_operand_values(a.data(), static_cast<int64_t>(a.size()), g, a.data());
+  block_operand_values(quant::BlockFormat::nvfp4, a.data(), static_cast<int64_t>(a.size()), g, a.data());
   return g;
 }
 

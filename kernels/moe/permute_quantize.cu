@@ -40,7 +40,11 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
   uint2 wide = {};      // 16-bit rows out: the lane's 8 bytes
   uint32_t codes = 0;   // otherwise: the lane's 4 bytes
   float scale = 0.0f;   // fp8_block
-  if (block_values) {
+  if (p.format == GatherFormat::nvfp4_quantize) {
+    float x[kColumnsPerLane];
+    load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
+    wide = lane_block_operands<quant::BlockFormat::nvfp4>(x, *p.tensor_scale, p.out_dtype == DType::float16);
+  } else if (block_values) {
     float values[kColumnsPerLane];
     if (p.format == GatherFormat::mxfp8_dequantize) {
       // The lane's 4 codes share one 32-block's scale byte.
@@ -48,27 +52,14 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
       const uint8_t sf = p.hidden_sf[element / kMxBlock];
 #pragma unroll
       for (int i = 0; i < kColumnsPerLane; ++i) values[i] = mxfp8_operand_value((four >> (8 * i)) & 0xFFu, sf);
-    } else if (p.format == GatherFormat::nvfp4_dequantize) {
+    } else {
       // The lane's 4 codes (2 bytes) share one 16-block's scale byte.
       const uint32_t pairs = *reinterpret_cast<const uint16_t*>(static_cast<const uint8_t*>(p.hidden) + element / 2);
       const uint8_t sf = p.hidden_sf[element / kNvfp4Block];
 #pragma unroll
       for (int i = 0; i < kColumnsPerLane; ++i) values[i] = nvfp4_operand_value((pairs >> (4 * i)) & 0xFu, sf);
-    } else {
-      float x[kColumnsPerLane];
-      load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
-      float amax = fmaxf(fmaxf(fabsf(x[0]), fabsf(x[1])), fmaxf(fabsf(x[2]), fabsf(x[3])));
-      static_assert(kNvfp4Block == 4 * kColumnsPerLane, "a 16-block is 4 lanes");
-      for (int offset = 1; offset < 4; offset <<= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
-      const quant::BlockScale s = quant::block_scale(quant::BlockFormat::nvfp4, amax, *p.tensor_scale);
-#pragma unroll
-      for (int i = 0; i < kColumnsPerLane; ++i) {
-        values[i] = nvfp4_operand_value(quant::quantize_element(quant::BlockFormat::nvfp4, x[i], s.factor), s.sf);
-      }
     }
-    const bool fp16_out = p.out_dtype == DType::float16;
-    wide = make_uint2(float_to_half_bits(values[0], fp16_out) | uint32_t{float_to_half_bits(values[1], fp16_out)} << 16,
-                      float_to_half_bits(values[2], fp16_out) | uint32_t{float_to_half_bits(values[3], fp16_out)} << 16);
+    wide = pack_half_bits(values, p.out_dtype == DType::float16);
   } else if (wide_out) {
     wide = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.hidden) + element);
   } else if (p.format == GatherFormat::copy) {

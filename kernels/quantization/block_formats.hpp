@@ -161,6 +161,9 @@ KBENCH_QUANT_HOST_DEVICE float ue8m0_to_float(uint8_t code) {
 
 enum class BlockFormat : uint8_t { nvfp4, mxfp4, mxfp8 };
 
+// Elements a scale byte covers: NVFP4's 16, the MX formats' 32.
+KBENCH_QUANT_HOST_DEVICE constexpr int block_elements(BlockFormat format) { return format == BlockFormat::nvfp4 ? 16 : 32; }
+
 // The per-block quantities: the scale byte and the factor that maps the block's values onto the
 // element format's grid.
 struct BlockScale {

@@ -14,7 +14,7 @@ namespace kbench {
 namespace {
 
 template <class Stored, class Convert>
-void widen(const std::vector<unsigned char>& raw, std::vector<float>& out, Convert convert) {
+void widen(const std::vector<uint8_t>& raw, std::vector<float>& out, Convert convert) {
   for (std::size_t i = 0; i < out.size(); ++i) {
     Stored value;
     std::memcpy(&value, raw.data() + i * sizeof(Stored), sizeof(Stored));
@@ -24,12 +24,15 @@ void widen(const std::vector<unsigned char>& raw, std::vector<float>& out, Conve
 
 }  // namespace
 
-std::vector<float> read_as_floats(const void* data, DType dtype, std::size_t count, cudaStream_t stream) {
-  std::vector<unsigned char> raw(count * dtype_size(dtype));
-  if (count > 0) {
-    KBENCH_CUDA_CHECK(cudaMemcpyAsync(raw.data(), data, raw.size(), cudaMemcpyDeviceToHost, stream));
-  }
+std::vector<uint8_t> read_bytes(const void* data, std::size_t bytes, cudaStream_t stream) {
+  std::vector<uint8_t> raw(bytes);
+  if (bytes > 0) KBENCH_CUDA_CHECK(cudaMemcpyAsync(raw.data(), data, bytes, cudaMemcpyDeviceToHost, stream));
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return raw;
+}
+
+std::vector<float> read_as_floats(const void* data, DType dtype, std::size_t count, cudaStream_t stream) {
+  const std::vector<uint8_t> raw = read_bytes(data, count * dtype_size(dtype), stream);
   std::vector<float> out(count);
   switch (dtype) {
     case DType::float32: std::memcpy(out.data(), raw.data(), raw.size()); break;

@@ -36,14 +36,6 @@ constexpr double kRmsTolerance = 0.2;
 constexpr double kUnquantizedRmsTolerance = 0.02;
 constexpr double kNvfp4RmsTolerance = 0.3;
 
-// The device's copy of `count` bytes.
-std::vector<uint8_t> read_bytes(const void* data, std::size_t count, cudaStream_t stream) {
-  std::vector<uint8_t> out(count);
-  KBENCH_CUDA_CHECK(cudaMemcpyAsync(out.data(), data, count, cudaMemcpyDeviceToHost, stream));
-  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return out;
-}
-
 // The largest magnitude of `count` values of `dtype` on the device, read back.
 float device_amax(const void* data, DType dtype, int64_t count, cudaStream_t stream) {
   DeviceBuffer amax(sizeof(float)), scale(sizeof(float));
@@ -575,7 +567,8 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
         const float global = moe::nvfp4_activation_values(activations);
         for (float& v : activations) v = quant::ieee_div(v, global);
       } else if (p_.format == MoeFormat::mxfp4_mxfp8) {
-        moe::mxfp8_operand_values(activations.data(), static_cast<int64_t>(activations.size()), activations.data());
+        moe::block_operand_values(quant::BlockFormat::mxfp8, activations.data(), static_cast<int64_t>(activations.size()), 1.0f,
+                                   activations.data());
       } else {
         for (float& v : activations) v = moe::half_bits_to_float(moe::float_to_half_bits(v, fp16), fp16);
       }
@@ -640,7 +633,7 @@ std::vector<float> MoeCase::gathered_fp32_rows(const moe::PermutationIndex& inde
       }
     } else {
       const std::vector<float> hidden = read_as_floats(o.hidden, p_.input_dtype, tokens.size(), stream);
-      moe::nvfp4_operand_values(hidden.data(), t * h, global, tokens.data());
+      moe::block_operand_values(quant::BlockFormat::nvfp4, hidden.data(), t * h, global, tokens.data());
     }
     for (float& v : tokens) v = quant::ieee_div(v, global);
   } else if (p_.hidden_block_quantized) {  // MXFP8

@@ -38,7 +38,7 @@ TEST(MoeNvfp4Operand, ValuesAreTheDecodersTimesTheGlobalScaleExactly) {
   for (const float v : x) amax = std::max(amax, std::abs(v));
   const float g = km::nvfp4_global_scale(amax);
   std::vector<float> values(x.size());
-  km::nvfp4_operand_values(x.data(), static_cast<int64_t>(x.size()), g, values.data());
+  km::block_operand_values(quant::BlockFormat::nvfp4, x.data(), static_cast<int64_t>(x.size()), g, values.data());
   for (std::size_t b = 0; b < x.size(); b += 16) {
     float block_amax = 0.0f;
     for (std::size_t i = 0; i < 16; ++i) block_amax = std::max(block_amax, std::abs(x[b + i]));
@@ -66,7 +66,7 @@ TEST(MoeNvfp4Operand, Mxfp8ValuesAreTheDecodersExactlyInBf16) {
   for (float& v : x) v = normal(rng);
   for (int i = 64; i < 96; ++i) x[static_cast<std::size_t>(i)] = 0.0f;  // a zero block
   std::vector<float> values(x.size());
-  km::mxfp8_operand_values(x.data(), static_cast<int64_t>(x.size()), values.data());
+  km::block_operand_values(quant::BlockFormat::mxfp8, x.data(), static_cast<int64_t>(x.size()), 1.0f, values.data());
   for (std::size_t b = 0; b < x.size(); b += 32) {
     float block_amax = 0.0f;
     for (std::size_t i = b; i < b + 32; ++i) block_amax = std::max(block_amax, std::abs(x[i]));
@@ -84,7 +84,7 @@ TEST(MoeNvfp4Operand, ActivationUsesItsDynamicGlobalScale) {
   std::vector<float> a(32);
   for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i) - 10.0f;  // amax 21
   std::vector<float> expected(a.size());
-  km::nvfp4_operand_values(a.data(), 32, 2688.0f / 21.0f, expected.data());
+  km::block_operand_values(quant::BlockFormat::nvfp4, a.data(), 32, 2688.0f / 21.0f, expected.data());
   EXPECT_EQ(km::nvfp4_activation_values(a), 2688.0f / 21.0f);
   EXPECT_EQ(a, expected);
   std::vector<float> zeros(16, 0.0f);

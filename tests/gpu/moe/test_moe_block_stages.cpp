@@ -80,7 +80,7 @@ void expect_nvfp4_gather_matches(bool quantize, bool fp16, int64_t tokens, int t
   }
   if (quantize) {  // the host model the case's reference uses gives the same values
     std::vector<float> model(x.size());
-    km::nvfp4_operand_values(x.data(), static_cast<int64_t>(x.size()), global, model.data());
+    km::block_operand_values(quant::BlockFormat::nvfp4, x.data(), static_cast<int64_t>(x.size()), global, model.data());
     ASSERT_EQ(model, token_values);
   }
   std::vector<uint16_t> expected(static_cast<std::size_t>(rows * hidden_size), kPoison);
@@ -230,6 +230,25 @@ TEST(MoeNvfp4Gather, RejectsMissingScales) {
   EXPECT_EQ(km::launch_permute_quantize(p, nullptr), cudaErrorInvalidValue);
 }
 
+// The activation kernel's 16-bit values `out` of the `count` in use against the host reference's
+// `expected`: at least 99% identical, each within its block's largest magnitude / `steps` (a value
+// on a rounding boundary, where the host's exp, erf or tanh and the kernel's round apart).
+void expect_block_values_match(const std::vector<uint16_t>& out, const std::vector<float>& expected, int64_t count,
+                               int block, float steps, bool fp16) {
+  int64_t identical = 0;
+  for (int64_t b = 0; b < count; b += block) {
+    float block_amax = 0.0f;
+    for (int64_t i = b; i < b + block; ++i) block_amax = std::max(block_amax, std::abs(expected[static_cast<std::size_t>(i)]));
+    for (int64_t i = b; i < b + block; ++i) {
+      const float got = km::half_bits_to_float(out[static_cast<std::size_t>(i)], fp16);
+      const float want = expected[static_cast<std::size_t>(i)];
+      identical += got == want;
+      ASSERT_LE(std::abs(got - want), block_amax / steps * 1.01f) << "element " << i << ": " << got << " vs " << want;
+    }
+  }
+  EXPECT_GE(identical, count * 99 / 100);
+}
+
 void expect_nvfp4_activation_matches(km::GatedActivation activation, bool fp16, int64_t max_rows, int32_t rows,
                                      int64_t inter, int groups, uint32_t seed) {
   SCOPED_TRACE("activation " + std::to_string(static_cast<int>(activation)) + (fp16 ? " fp16" : " bf16") +
@@ -281,19 +300,8 @@ void expect_nvfp4_activation_matches(km::GatedActivation activation, bool fp16, 
   for (int e = 0; e < groups; ++e) {
     EXPECT_EQ(alpha[static_cast<std::size_t>(e)], km::nvfp4_alpha(global, weight_global[static_cast<std::size_t>(e)])) << e;
   }
-  int64_t identical = 0;
-  for (int64_t b = 0; b < rows * inter; b += km::kNvfp4Block) {
-    float block_amax = 0.0f;
-    for (int64_t i = b; i < b + km::kNvfp4Block; ++i) block_amax = std::max(block_amax, std::abs(expected[static_cast<std::size_t>(i)]));
-    for (int64_t i = b; i < b + km::kNvfp4Block; ++i) {
-      const float got = km::half_bits_to_float(out[static_cast<std::size_t>(i)], fp16);
-      const float want = expected[static_cast<std::size_t>(i)];
-      identical += got == want;
-      // One e2m1 step (at most 2 of 6, a third of the block's largest) where a value lies on a boundary.
-      ASSERT_LE(std::abs(got - want), block_amax / 3.0f * 1.01f) << "element " << i << ": " << got << " vs " << want;
-    }
-  }
-  EXPECT_GE(identical, rows * inter * 99 / 100);
+  // One e2m1 step (at most 2 of 6, a third of the block's largest) where a value lies on a boundary.
+  expect_block_values_match(out, expected, rows * inter, km::kNvfp4Block, 3.0f, fp16);
 }
 
 TEST(MoeNvfp4Activation, MatchesTheHostReference) {
@@ -318,7 +326,8 @@ void expect_mxfp8_activation_matches(km::GatedActivation activation, int64_t max
   const std::vector<uint16_t> fc1_bits =
       random_half_bits(static_cast<std::size_t>(max_rows * 2 * inter), false, 4.0f, rng, fc1);
   std::vector<float> expected = km::gated_activation_values(activation, fc1, rows, inter);
-  km::mxfp8_operand_values(expected.data(), static_cast<int64_t>(expected.size()), expected.data());
+  km::block_operand_values(quant::BlockFormat::mxfp8, expected.data(), static_cast<int64_t>(expected.size()), 1.0f,
+                           expected.data());
 
   CudaStream stream;
   DeviceBuffer fc1_device(fc1_bits.size() * sizeof(uint16_t));
@@ -338,19 +347,8 @@ void expect_mxfp8_activation_matches(km::GatedActivation activation, int64_t max
   ASSERT_EQ(km::launch_gated_activation(p, stream.get()), cudaSuccess);
   const auto out = testing::to_host<uint16_t>(out_device.get(), max_rows * inter, stream.get());
   for (int64_t i = rows * inter; i < max_rows * inter; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], kPoison) << i;
-  int64_t identical = 0;
-  for (int64_t b = 0; b < rows * inter; b += km::kMxBlock) {
-    float block_amax = 0.0f;
-    for (int64_t i = b; i < b + km::kMxBlock; ++i) block_amax = std::max(block_amax, std::abs(expected[static_cast<std::size_t>(i)]));
-    for (int64_t i = b; i < b + km::kMxBlock; ++i) {
-      const float got = km::half_bits_to_float(out[static_cast<std::size_t>(i)], false);
-      const float want = expected[static_cast<std::size_t>(i)];
-      identical += got == want;
-      // One e4m3 step (at most 1/8 of the value, so of the block's largest) on a boundary.
-      ASSERT_LE(std::abs(got - want), block_amax / 8.0f * 1.01f) << "element " << i << ": " << got << " vs " << want;
-    }
-  }
-  EXPECT_GE(identical, rows * inter * 99 / 100);
+  // One e4m3 step (at most 1/8 of the value, so of the block's largest) on a boundary.
+  expect_block_values_match(out, expected, rows * inter, km::kMxBlock, 8.0f, false);
 }
 
 TEST(MoeMxfp8Activation, MatchesTheHostReference) {
