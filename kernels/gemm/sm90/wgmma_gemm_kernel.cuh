@@ -165,9 +165,13 @@ struct WgmmaGemmConfig {
   static constexpr int kScaleBytes = kGroupwise ? (kBlockM + kSubTiles) * 4 : 0;
   static constexpr int kScaleStageBytes = (kScaleBytes + 15) / 16 * 16;
   // The unit queue (UnitQueue): its slots, each with a full barrier (the producer's arrival) and an
-  // empty one (lane 0 of every other warp that walks the units).
+  // empty one (every thread of every other warp that walks the units).
   static constexpr int kUnitSlots = 4;
-  static constexpr int kUnitReaderWarps = 4 * (kConsumers + kConverters) + (kFp4 ? 3 : 0);
+  static constexpr int kUnitReaders = 32 * (4 * (kConsumers + kConverters) + (kFp4 ? 3 : 0));
+  // A 16-bit / fp8 stage is released by lane 0 of each consumer warp (wgmma reads it through the
+  // async proxy), groupwise by every consumer thread: each read the stage's scales, and racecheck
+  // orders a thread's reads before the producer's next copies only through its own arrival.
+  static constexpr int kStageReleases = kGroupwise ? 128 * kConsumers : 4 * kConsumers;
   static constexpr int kUnitQueueBytes = 128;
   // Barriers, the stages' scales, the device groups' row offsets and m-block prefix
   // (kMaxDeviceGroups + 1 each), then the unit queue.
@@ -349,13 +353,12 @@ struct UnitQueue {
     hopper::mbar_arrive(full(slot));  // release: the slot's write is seen by the waiters' acquire
   }
 
-  // The CTA's j-th unit, for every lane of a reading warp (its lane 0 frees the slot).
-  __device__ int take(uint32_t j, int lane) const {
+  // The CTA's j-th unit, for every thread of a reading warp (each frees the slot once it read it).
+  __device__ int take(uint32_t j) const {
     const uint32_t slot = j % Cfg::kUnitSlots;
     hopper::mbar_wait(full(slot), (j / Cfg::kUnitSlots) & 1);
     const int unit = *static_cast<volatile int*>(slots + slot);
-    __syncwarp();
-    if (lane == 0) hopper::mbar_arrive(empty(slot));
+    hopper::mbar_arrive(empty(slot));
     return unit;
   }
 };
@@ -513,7 +516,7 @@ __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cf
   UnitScheduler<Cfg> scheduler{args, queue, map.units()};
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
-    const int u = thread < 32 ? scheduler.advance(j, thread) : queue.take(j, thread % 32);
+    const int u = thread < 32 ? scheduler.advance(j, thread) : queue.take(j);
     if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
@@ -628,7 +631,7 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
-    const int u = queue.take(j, thread % 32);
+    const int u = queue.take(j);
     if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     int a_first_row = 0;  // weight_fp4: the tile's first row of A
@@ -868,7 +871,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
   }
   for (uint32_t j = 0;; ++j) {
-    const int u = queue.take(j, lane);
+    const int u = queue.take(j);
     if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
@@ -898,7 +901,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
           if constexpr (Cfg::kTakeTurns) hopper::named_arrive(Cfg::kTurnBarrier + (consumer ^ 1), 256);
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
-          if (h == Cfg::kSubTiles - 1 && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
+          if (h == Cfg::kSubTiles - 1) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
           const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
 #pragma unroll
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
@@ -958,7 +961,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kStageFullArrivals);
-      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, 4 * Cfg::kConsumers);  // lane 0 of each consumer warp
+      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, Cfg::kStageReleases);
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
@@ -966,7 +969,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     }
     for (int s = 0; s < Cfg::kUnitSlots; ++s) {
       hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * s, 1);
-      hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * (Cfg::kUnitSlots + s), Cfg::kUnitReaderWarps);
+      hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * (Cfg::kUnitSlots + s), Cfg::kUnitReaders);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
