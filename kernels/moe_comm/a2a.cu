@@ -1,0 +1,423 @@
+// Dispatch and combine over NVLink (a2a.hpp). Each send kernel's CTAs move whole rows with 16-byte
+// vectors (kUnroll loads in flight before the stores, the same registers stored to every destination
+// rank), then signal: a system-scope release add of 1 on every rank's arrival counter for this source
+// (every rank, so a call always adds exactly the fixed CTA count), and a ticket whose last taker
+// stores the CTAs' common epoch. The receive kernels wait only on counters that OTHER ranks' send
+// kernels raise, never on work of their own grid (which might not be resident).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "kbench/cuda_check.hpp"
+#include "kernels/moe/half_bits.hpp"
+#include "kernels/moe_comm/a2a.hpp"
+
+namespace kbench::kernels::moe_comm {
+namespace {
+
+// Launch configuration. Send and receive kernels: kThreads threads, each with kUnroll 16-byte
+// vectors in flight (a CTA covers a 16 KB row in one pass: DeepSeek-V3's 7168-element bf16 rows and
+// its 7168-byte fp8 rows). Send grids are a function of the layout alone, since receivers expect
+// every source's fixed CTA count: one CTA per token (dispatch) or per slot (combine), at most
+// kMaxCtas (2 per SM of a 132-SM H100: enough stores in flight to fill NVLink, and the arrival adds,
+// ranks per CTA, stay few). The dispatch wait is one CTA of kMaxRanks threads, one per source.
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+constexpr int kMaxCtas = 264;
+
+int dispatch_ctas(const A2aLayout& l) { return std::min(l.max_tokens, kMaxCtas); }
+int combine_send_ctas(const A2aLayout& l) {
+  return static_cast<int>(std::min<int64_t>(static_cast<int64_t>(l.ranks) * l.max_tokens, kMaxCtas));
+}
+int receive_ctas(int num_tokens) { return std::clamp(num_tokens, 1, kMaxCtas); }
+
+struct A2aParams {
+  A2aLayout layout;
+  int rank = 0;
+  int num_tokens = 0;
+  int top_k = 0;
+  int experts_per_rank = 0;
+  const int32_t* expert_ids = nullptr;
+  void* const* peers = nullptr;         // device [ranks], or null: own_workspace alone (combine_reduce)
+  const char* own_workspace = nullptr;
+  const void* payload_src[kMaxPayloads] = {};
+  bool payload_vector16[kMaxPayloads] = {};  // the payload moves as 16-byte vectors, else 4-byte words
+  uint32_t arrivals_per_call = 0;            // the waited-for counters' step: the senders' CTA count
+  void* out = nullptr;                       // combine's sum, [num_tokens][hidden]
+  bool fp16 = false;                         // its 16-bit type: fp16, else bf16
+};
+
+__device__ __forceinline__ uint32_t load_acquire_sys(const uint32_t* address) {
+  uint32_t value;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+
+__device__ __forceinline__ void add_release_sys(uint32_t* address, uint32_t value) {
+  asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+// Spins until the monotone counter reaches `target` (wrap-safe); traps after kWaitTimeoutNs.
+__device__ void wait_for_arrivals(const uint32_t* counter, uint32_t target, int rank, int source, const char* what) {
+  const uint64_t start = global_timer_ns();
+  for (;;) {
+    const uint32_t seen = load_acquire_sys(counter);
+    if (static_cast<int32_t>(seen - target) >= 0) return;
+    if (global_timer_ns() - start > kWaitTimeoutNs) {
+      printf("kbench moe_comm: rank %d waited 10 s for %s arrivals from rank %d: counter %u, expected %u\n", rank,
+             what, source, seen, target);
+      __trap();
+    }
+  }
+}
+
+__device__ __forceinline__ uint32_t* signal_word(char* workspace, const A2aLayout& l, int word) {
+  return reinterpret_cast<uint32_t*>(workspace + signal_word_offset(l, word));
+}
+
+// The distinct ranks of a token's valid expert ids, as a bit mask.
+__device__ __forceinline__ uint64_t destination_ranks(const int32_t* ids, int top_k, int experts_per_rank, int ranks) {
+  uint64_t mask = 0;
+  for (int j = 0; j < top_k; ++j) {
+    const int32_t expert = __ldg(ids + j);
+    if (expert >= 0 && expert < ranks * experts_per_rank) mask |= 1ull << (expert / experts_per_rank);
+  }
+  return mask;
+}
+
+__device__ __forceinline__ int lowest_rank(uint64_t mask) { return __ffsll(static_cast<long long>(mask)) - 1; }
+
+// The CTA copies `count` Vecs from `src` to offset `dst_offset` of every workspace in `destinations`.
+template <class Vec>
+__device__ __forceinline__ void copy_row(const char* src, int count, char* const* peer, int64_t dst_offset,
+                                         uint64_t destinations) {
+  const Vec* in = reinterpret_cast<const Vec*>(src);
+  for (int base = threadIdx.x; base < count; base += kThreads * kUnroll) {
+    Vec v[kUnroll] = {};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (base + u * kThreads < count) v[u] = __ldg(in + base + u * kThreads);
+    }
+    for (uint64_t m = destinations; m != 0; m &= m - 1) {
+      Vec* out = reinterpret_cast<Vec*>(peer[lowest_rank(m)] + dst_offset);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (base + u * kThreads < count) out[base + u * kThreads] = v[u];
+      }
+    }
+  }
+}
+
+// Loads every rank's workspace base into shared memory; returns this rank's.
+__device__ __forceinline__ char* load_peers(const A2aParams& p, char** peer) {
+  if (threadIdx.x < p.layout.ranks) peer[threadIdx.x] = static_cast<char*>(p.peers[threadIdx.x]);
+  __syncthreads();
+  return peer[p.rank];
+}
+
+// The send kernels' end: the CTA's stores, released at system scope, count as one arrival from this
+// rank on every rank; the last CTA to take the ticket stores the call's epoch (every CTA read the
+// old one before taking its ticket) and resets the ticket for the next call.
+__device__ __forceinline__ void arrive_and_advance(const A2aParams& p, char* const* peer, char* own, int arrival_word,
+                                                   int ticket_word, int epoch_word, uint32_t epoch) {
+  __syncthreads();
+  if (threadIdx.x < p.layout.ranks) {
+    add_release_sys(signal_word(peer[threadIdx.x], p.layout, arrival_word + p.rank), 1);
+  }
+  if (threadIdx.x == 0) {
+    __threadfence();  // the epoch read precedes the ticket
+    uint32_t* ticket = signal_word(own, p.layout, ticket_word);
+    if (atomicAdd(ticket, 1u) == gridDim.x - 1) {
+      *ticket = 0;
+      *signal_word(own, p.layout, epoch_word) = epoch;
+    }
+  }
+}
+
+// A CTA per token (grid-stride): every payload row to slot (rank, t) of each destination rank, then
+// the slot's epoch.
+__global__ void __launch_bounds__(kThreads) dispatch_send_kernel(const __grid_constant__ A2aParams p) {
+  __shared__ char* peer[kMaxRanks];
+  __shared__ uint32_t epoch;
+  const A2aLayout& l = p.layout;
+  char* own = load_peers(p, peer);
+  if (threadIdx.x == 0) epoch = *signal_word(own, l, kDispatchEpochWord) + 1;
+  __syncthreads();
+  for (int t = blockIdx.x; t < p.num_tokens; t += gridDim.x) {
+    const uint64_t destinations =
+        destination_ranks(p.expert_ids + static_cast<int64_t>(t) * p.top_k, p.top_k, p.experts_per_rank, l.ranks);
+    for (int q = 0; q < l.num_payloads; ++q) {
+      const char* src = static_cast<const char*>(p.payload_src[q]) + t * l.payload_row_bytes[q];
+      const int64_t dst = payload_slot_offset(l, q, p.rank, t);
+      if (p.payload_vector16[q]) {
+        copy_row<uint4>(src, static_cast<int>(l.payload_row_bytes[q] / 16), peer, dst, destinations);
+      } else {
+        copy_row<uint32_t>(src, static_cast<int>(l.payload_row_bytes[q] / 4), peer, dst, destinations);
+      }
+    }
+    if (threadIdx.x == 0) {
+      for (uint64_t m = destinations; m != 0; m &= m - 1) {
+        *reinterpret_cast<uint32_t*>(peer[lowest_rank(m)] + slot_epoch_word_offset(l, p.rank, t)) = epoch;
+      }
+    }
+  }
+  arrive_and_advance(p, peer, own, kDispatchArrivalWord, kDispatchTicketWord, kDispatchEpochWord, epoch);
+}
+
+// One CTA, a thread per source: every source's arrivals of the current dispatch epoch.
+__global__ void __launch_bounds__(kMaxRanks) dispatch_wait_kernel(const __grid_constant__ A2aParams p) {
+  char* own = static_cast<char*>(p.peers[p.rank]);
+  const uint32_t epoch = *signal_word(own, p.layout, kDispatchEpochWord);
+  const int source = threadIdx.x;
+  if (source < p.layout.ranks) {
+    wait_for_arrivals(signal_word(own, p.layout, kDispatchArrivalWord + source), epoch * p.arrivals_per_call, p.rank,
+                      source, "dispatch");
+  }
+}
+
+// A CTA per slot (s, t) (grid-stride): slots stamped with the current dispatch epoch send this rank's
+// combine_in row back to rank s's combine_out[rank][t].
+__global__ void __launch_bounds__(kThreads) combine_send_kernel(const __grid_constant__ A2aParams p) {
+  __shared__ char* peer[kMaxRanks];
+  __shared__ uint32_t dispatch_epoch;
+  __shared__ uint32_t epoch;
+  const A2aLayout& l = p.layout;
+  char* own = load_peers(p, peer);
+  if (threadIdx.x == 0) {
+    dispatch_epoch = *signal_word(own, l, kDispatchEpochWord);
+    epoch = *signal_word(own, l, kCombineEpochWord) + 1;
+  }
+  __syncthreads();
+  const auto* slot_epochs = reinterpret_cast<const uint32_t*>(own + l.slot_epoch_offset);
+  const int slots = l.ranks * l.max_tokens;
+  // The next slot's stamp is loaded before this slot's row moves (its latency hides behind the copy).
+  uint32_t stamp = blockIdx.x < slots ? slot_epochs[blockIdx.x] : 0;
+  for (int slot = blockIdx.x; slot < slots; slot += gridDim.x) {
+    const uint32_t next_stamp = slot + gridDim.x < slots ? slot_epochs[slot + gridDim.x] : 0;
+    if (stamp == dispatch_epoch) {
+      const int source = slot / l.max_tokens;
+      const int t = slot % l.max_tokens;
+      copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, source, t), l.hidden / 8, peer,
+                      combine_row_offset(l, l.combine_out_offset, p.rank, t), 1ull << source);
+    }
+    stamp = next_stamp;
+  }
+  arrive_and_advance(p, peer, own, kCombineArrivalWord, kCombineTicketWord, kCombineEpochWord, epoch);
+}
+
+__device__ __forceinline__ void accumulate(float* acc, const uint4& v, bool fp16) {
+  const uint32_t words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    acc[i] += moe::half_bits_to_float(static_cast<uint16_t>(words[i / 2] >> (16 * (i % 2))), fp16);
+  }
+}
+
+// A CTA per token (grid-stride): out[t] = the sum over the token's destination ranks d, in increasing
+// d, of combine_out[d][t]. Two ranks' kUnroll vectors are loaded before they are added. With
+// kWait, first waits (every CTA) for every rank's combine arrivals of the current combine epoch.
+template <bool kWait>
+__global__ void __launch_bounds__(kThreads) combine_receive_kernel(const __grid_constant__ A2aParams p) {
+  const A2aLayout& l = p.layout;
+  char* own = p.peers ? static_cast<char*>(p.peers[p.rank]) : const_cast<char*>(p.own_workspace);
+  if constexpr (kWait) {
+    if (threadIdx.x < l.ranks) {
+      const uint32_t epoch = *signal_word(own, l, kCombineEpochWord);
+      wait_for_arrivals(signal_word(own, l, kCombineArrivalWord + threadIdx.x), epoch * p.arrivals_per_call, p.rank,
+                        threadIdx.x, "combine");
+    }
+    __syncthreads();
+  }
+  const int vectors = l.hidden / 8;
+  auto* out = static_cast<uint4*>(p.out);
+  for (int t = blockIdx.x; t < p.num_tokens; t += gridDim.x) {
+    const uint64_t sources =
+        destination_ranks(p.expert_ids + static_cast<int64_t>(t) * p.top_k, p.top_k, p.experts_per_rank, l.ranks);
+    // Row t of rank d's results is at rows + d * rank_stride (in vectors).
+    const auto* rows = reinterpret_cast<const uint4*>(own + combine_row_offset(l, l.combine_out_offset, 0, t));
+    const int64_t rank_stride = static_cast<int64_t>(l.max_tokens) * vectors;
+    for (int base = threadIdx.x; base < vectors; base += kThreads * kUnroll) {
+      float acc[kUnroll][8] = {};
+      for (uint64_t m = sources; m != 0;) {
+        const int first = lowest_rank(m);
+        m &= m - 1;
+        const int second = lowest_rank(m);  // -1 where none is left
+        m &= m - 1;
+        uint4 a[kUnroll] = {};
+        uint4 b[kUnroll] = {};
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int i = base + u * kThreads;
+          if (i < vectors) {
+            // Cache-global: other GPUs wrote these rows into this GPU's L2.
+            a[u] = __ldcg(rows + first * rank_stride + i);
+            if (second >= 0) b[u] = __ldcg(rows + second * rank_stride + i);
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          accumulate(acc[u], a[u], p.fp16);
+          if (second >= 0) accumulate(acc[u], b[u], p.fp16);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int i = base + u * kThreads;
+        if (i >= vectors) continue;
+        uint32_t words[4];
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          words[w] = moe::float_to_half_bits(acc[u][2 * w], p.fp16) |
+                     static_cast<uint32_t>(moe::float_to_half_bits(acc[u][2 * w + 1], p.fp16)) << 16;
+        }
+        out[static_cast<int64_t>(t) * vectors + i] = make_uint4(words[0], words[1], words[2], words[3]);
+      }
+    }
+  }
+}
+
+void require(bool condition, const char* what) {
+  if (!condition) throw std::invalid_argument(std::string("moe_comm: ") + what);
+}
+
+A2aParams route_params(const A2aLayout& l, const A2aRoute& r, void* const* peers, const void* own_workspace) {
+  require(l.ranks >= 1 && l.ranks <= kMaxRanks && l.max_tokens >= 1 && l.total_bytes > 0,
+          "layout not made by make_a2a_layout");
+  require(r.rank >= 0 && r.rank < l.ranks, "rank out of range");
+  require(r.num_tokens >= 0 && r.num_tokens <= l.max_tokens, "num_tokens outside [0, max_tokens]");
+  require(r.top_k >= 1 && r.experts_per_rank >= 1, "top_k and experts_per_rank must be positive");
+  require(r.num_tokens == 0 || r.expert_ids != nullptr, "expert_ids missing");
+  require(peers != nullptr || own_workspace != nullptr, "workspace pointers missing");
+  A2aParams p;
+  p.layout = l;
+  p.rank = r.rank;
+  p.num_tokens = r.num_tokens;
+  p.top_k = r.top_k;
+  p.experts_per_rank = r.experts_per_rank;
+  p.expert_ids = r.expert_ids;
+  p.peers = peers;
+  p.own_workspace = static_cast<const char*>(own_workspace);
+  return p;
+}
+
+void launch_reduce(A2aParams p, bool wait, void* out, DType dtype, cudaStream_t stream) {
+  require(dtype == DType::bfloat16 || dtype == DType::float16, "combine's dtype must be bfloat16 or float16");
+  require(p.num_tokens == 0 || (out != nullptr && reinterpret_cast<uintptr_t>(out) % 16 == 0),
+          "out missing or not 16-byte aligned");
+  p.out = out;
+  p.fp16 = dtype == DType::float16;
+  p.arrivals_per_call = static_cast<uint32_t>(combine_send_ctas(p.layout));
+  const auto grid = static_cast<unsigned>(receive_ctas(p.num_tokens));
+  if (wait) {
+    combine_receive_kernel<true><<<grid, kThreads, 0, stream>>>(p);
+  } else {
+    combine_receive_kernel<false><<<grid, kThreads, 0, stream>>>(p);
+  }
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> payload_row_bytes, int hidden) {
+  require(ranks >= 1 && ranks <= kMaxRanks, "ranks must be in [1, 64]");
+  require(max_tokens >= 1, "max_tokens must be positive");
+  require(!payload_row_bytes.empty() && payload_row_bytes.size() <= kMaxPayloads, "1 to 6 payloads");
+  require(hidden > 0 && hidden % 8 == 0, "hidden must be a positive multiple of 8");
+  constexpr int64_t kRegionAlignment = 256;
+  const int64_t slots = static_cast<int64_t>(ranks) * max_tokens;
+  require(slots <= INT32_MAX, "ranks x max_tokens must fit in int32");
+  A2aLayout l;
+  l.ranks = ranks;
+  l.max_tokens = max_tokens;
+  l.num_payloads = static_cast<int>(payload_row_bytes.size());
+  l.hidden = hidden;
+  int64_t offset = 0;
+  for (int q = 0; q < l.num_payloads; ++q) {
+    const int64_t bytes = payload_row_bytes[static_cast<std::size_t>(q)];
+    require(bytes > 0 && bytes % 4 == 0, "payload row bytes must be positive multiples of 4");
+    require(bytes <= int64_t{1} << 30, "payload rows too long");
+    l.payload_row_bytes[q] = bytes;
+    l.payload_row_stride[q] = round_up(bytes, 16);
+    l.payload_offset[q] = offset;
+    offset = round_up(offset + slots * l.payload_row_stride[q], kRegionAlignment);
+  }
+  l.slot_epoch_offset = offset;
+  offset = round_up(offset + slots * 4, kRegionAlignment);
+  l.combine_in_offset = offset;
+  offset = round_up(offset + slots * hidden * 2, kRegionAlignment);
+  l.combine_out_offset = offset;
+  offset = round_up(offset + slots * hidden * 2, kRegionAlignment);
+  l.signal_offset = offset;
+  l.total_bytes = round_up(offset + kSignalWords * 4, kRegionAlignment);
+  return l;
+}
+
+void launch_dispatch_send(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
+                          void* const* peers, cudaStream_t stream) {
+  require(peers != nullptr, "peers missing");
+  A2aParams p = route_params(layout, route, peers, nullptr);
+  require(payload_src.size() == static_cast<std::size_t>(layout.num_payloads), "one source pointer per payload");
+  for (int q = 0; q < layout.num_payloads; ++q) {
+    const void* src = payload_src[static_cast<std::size_t>(q)];
+    const auto address = reinterpret_cast<uintptr_t>(src);
+    require(route.num_tokens == 0 || (src != nullptr && address % 4 == 0),
+            "payload source missing or not 4-byte aligned");
+    p.payload_src[q] = src;
+    p.payload_vector16[q] = layout.payload_row_bytes[q] % 16 == 0 && address % 16 == 0;
+  }
+  dispatch_send_kernel<<<static_cast<unsigned>(dispatch_ctas(layout)), kThreads, 0, stream>>>(p);
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream) {
+  require(peers != nullptr, "peers missing");
+  A2aParams p = route_params(layout, route, peers, nullptr);
+  p.arrivals_per_call = static_cast<uint32_t>(dispatch_ctas(layout));
+  dispatch_wait_kernel<<<1, kMaxRanks, 0, stream>>>(p);
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_dispatch(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
+                     void* const* peers, cudaStream_t stream) {
+  launch_dispatch_send(layout, route, payload_src, peers, stream);
+  launch_dispatch_wait(layout, route, peers, stream);
+}
+
+void launch_combine_send(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream) {
+  require(peers != nullptr, "peers missing");
+  const A2aParams p = route_params(layout, route, peers, nullptr);
+  combine_send_kernel<<<static_cast<unsigned>(combine_send_ctas(layout)), kThreads, 0, stream>>>(p);
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
+void launch_combine_receive(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out,
+                            DType dtype, cudaStream_t stream) {
+  require(peers != nullptr, "peers missing");
+  launch_reduce(route_params(layout, route, peers, nullptr), true, out, dtype, stream);
+}
+
+void launch_combine(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out, DType dtype,
+                    cudaStream_t stream) {
+  launch_combine_send(layout, route, peers, stream);
+  launch_combine_receive(layout, route, peers, out, dtype, stream);
+}
+
+void launch_combine_reduce(const A2aLayout& layout, const A2aRoute& route, const void* own_workspace, void* out,
+                           DType dtype, cudaStream_t stream) {
+  require(own_workspace != nullptr, "own_workspace missing");
+  launch_reduce(route_params(layout, route, nullptr, own_workspace), false, out, dtype, stream);
+}
+
+}  // namespace kbench::kernels::moe_comm
