@@ -28,3 +28,33 @@ endif()
 add_library(kbench_cutlass_headers INTERFACE)
 # SYSTEM: CUTLASS's own warnings stay out of kbench's build log.
 target_include_directories(kbench_cutlass_headers SYSTEM INTERFACE "${KBENCH_CUTLASS_INCLUDE_DIR}")
+
+# NCCL, for the multi-GPU routines (src/dist): optional. CUDA 13's toolkit bundles it; a machine
+# with only the runtime library (libnccl.so.2, no header) gets nccl.h from scripts/deps.sh, which
+# unpacks it from the nvidia-nccl-cu13 wheel into .deps/nccl/include. Without NCCL, kbench builds and
+# a multi-process run says it was built without NCCL.
+find_path(KBENCH_NCCL_INCLUDE_DIR nccl.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} "${PROJECT_SOURCE_DIR}/.deps/nccl/include" /usr/include
+  DOC "Folder of nccl.h (scripts/deps.sh unpacks one into .deps/nccl/include)")
+get_filename_component(_kbench_toolkit_lib "${CUDAToolkit_LIBRARY_DIR}/../lib" ABSOLUTE)
+# libnccl.so.2 by name too: a runtime-only install has no libnccl.so link.
+find_library(KBENCH_NCCL_LIBRARY NAMES nccl libnccl.so.2
+  HINTS ${CUDAToolkit_LIBRARY_DIR} "${_kbench_toolkit_lib}" "${CUDAToolkit_LIBRARY_ROOT}/lib64" /usr/lib/x86_64-linux-gnu
+  DOC "The NCCL library")
+if(KBENCH_NCCL_INCLUDE_DIR AND KBENCH_NCCL_LIBRARY)
+  set(KBENCH_HAVE_NCCL ON)
+  file(STRINGS "${KBENCH_NCCL_INCLUDE_DIR}/nccl.h" _kbench_nccl_version REGEX "^#define NCCL_(MAJOR|MINOR|PATCH) ")
+  string(REGEX REPLACE "[^0-9;]" "" _kbench_nccl_version "${_kbench_nccl_version}")
+  string(REPLACE ";" "." _kbench_nccl_version "${_kbench_nccl_version}")
+  get_filename_component(_kbench_nccl_real "${KBENCH_NCCL_LIBRARY}" REALPATH)
+  message(STATUS "kbench NCCL: nccl.h ${_kbench_nccl_version} in ${KBENCH_NCCL_INCLUDE_DIR}, library "
+                 "${KBENCH_NCCL_LIBRARY} (${_kbench_nccl_real})")
+  add_library(kbench::nccl UNKNOWN IMPORTED)
+  set_target_properties(kbench::nccl PROPERTIES
+    IMPORTED_LOCATION "${KBENCH_NCCL_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${KBENCH_NCCL_INCLUDE_DIR}")
+else()
+  set(KBENCH_HAVE_NCCL OFF)
+  message(STATUS "kbench NCCL: not found (nccl.h: ${KBENCH_NCCL_INCLUDE_DIR}, library: ${KBENCH_NCCL_LIBRARY}); "
+                 "multi-process runs are left out (scripts/deps.sh fetches nccl.h)")
+endif()

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Fills .deps/ with the build dependencies, unpacked from Debian packages (no system install, no
-# root needed beyond apt's own download), and two header-only libraries from NVIDIA's PyPI wheels:
-# cudnn_frontend (nvidia-cudnn-frontend -> .deps/cudnn-frontend/include) and CUTLASS/CuTe
-# (nvidia-cutlass -> .deps/cutlass/include). The device machine has no package registry, so this
-# folder travels there with `carry`.
+# root needed beyond apt's own download), and headers from NVIDIA's PyPI wheels: cudnn_frontend
+# (nvidia-cudnn-frontend -> .deps/cudnn-frontend/include), CUTLASS/CuTe (nvidia-cutlass ->
+# .deps/cutlass/include) and NCCL's nccl.h (nvidia-nccl-cu13 -> .deps/nccl/include).
+# The device machine has no package registry, so this folder travels there with `carry`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
@@ -12,6 +12,28 @@ packages=(libcli11-dev nlohmann-json3-dev libgtest-dev)
 # (--python-version/--platform) whatever python runs here.
 wheels=(nvidia-cudnn-frontend==1.32.0 nvidia-cutlass==4.2.0.0)
 stamp="$deps/.complete"
+# Keeps a wheel's headers (under `prefix`, moved to dest/include) and licence files; its Python
+# modules and binaries stay out.
+unpack_headers() {  # wheel prefix dest
+  python3 - "$1" "$2" "$3" <<'EOF'
+import os, sys, zipfile
+wheel, prefix, dest = sys.argv[1:]
+with zipfile.ZipFile(wheel) as archive:
+    for info in archive.infolist():
+        name = info.filename
+        if name.endswith("/"):
+            continue
+        if name.startswith(prefix):
+            target = os.path.join(dest, "include", name[len(prefix):])
+        elif ".dist-info/licenses/" in name:
+            target = os.path.join(dest, "licenses", os.path.basename(name))
+        else:
+            continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with archive.open(info) as src, open(target, "wb") as out:
+            out.write(src.read())
+EOF
+}
 # Optional (KBENCH_WITH_FLASHINFER=1 or ON): FlashInfer's own headers from the flashinfer-python wheel,
 # for the `flashinfer` yardstick backend (cmake -DKBENCH_WITH_FLASHINFER=ON). Only what its kernels
 # need is kept: include/, the bundled CUTLASS (include, tools/util/include) and CCCL (libcudacxx, cub,
@@ -64,7 +86,31 @@ EOF
   echo "$flashinfer_version" >"$flashinfer_stamp"
   echo "[deps] flashinfer-python==$flashinfer_version headers: $flashinfer_archive ($(du -h "$flashinfer_archive" | cut -f1)), unpacked in $deps/flashinfer"
 }
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]} ${wheels[*]}" ]; then fetch_flashinfer; exit 0; fi
+# nccl.h for a machine with NCCL's runtime library but no header (the device: libnccl.so.2 2.28.3 in
+# /usr/lib/x86_64-linux-gnu), matching that library's version: only the wheel's headers are kept,
+# its 200 MB library is not. cmake/KbenchDependencies.cmake looks in .deps/nccl/include. Its own
+# stamp, so a .deps made before this part gets just this on the next run.
+nccl_wheel=nvidia-nccl-cu13==2.28.3
+nccl_stamp="$deps/.complete-nccl"
+fetch_nccl_header() {
+  if [ -f "$nccl_stamp" ] && [ "$(cat "$nccl_stamp")" = "$nccl_wheel" ] && [ -f "$deps/nccl/include/nccl.h" ]; then
+    return 0
+  fi
+  rm -rf "$deps/nccl" "$deps/nccl-wheel" "$nccl_stamp"
+  mkdir -p "$deps/nccl-wheel"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
+    --platform manylinux_2_18_x86_64 --dest "$deps/nccl-wheel" "$nccl_wheel"
+  unpack_headers "$deps"/nccl-wheel/nvidia_nccl_cu13-*.whl nvidia/nccl/include/ "$deps/nccl"
+  rm -rf "$deps/nccl-wheel"
+  test -f "$deps/nccl/include/nccl.h"
+  echo "$nccl_wheel" >"$nccl_stamp"
+  echo "[deps] unpacked the headers of $nccl_wheel into $deps/nccl/include"
+}
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]} ${wheels[*]}" ]; then
+  fetch_flashinfer
+  fetch_nccl_header
+  exit 0
+fi
 rm -rf "$deps"; mkdir -p "$deps/debs"
 (
   cd "$deps/debs"
@@ -80,28 +126,6 @@ echo "[deps] unpacked ${packages[*]} into $deps/root"
 mkdir -p "$deps/wheels"
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.11 \
   --platform manylinux_2_28_x86_64 --dest "$deps/wheels" "${wheels[@]}"
-# Keeps a wheel's headers (under `prefix`, moved to dest/include) and licence files; its Python
-# modules and binaries stay out.
-unpack_headers() {  # wheel prefix dest
-  python3 - "$1" "$2" "$3" <<'EOF'
-import os, sys, zipfile
-wheel, prefix, dest = sys.argv[1:]
-with zipfile.ZipFile(wheel) as archive:
-    for info in archive.infolist():
-        name = info.filename
-        if name.endswith("/"):
-            continue
-        if name.startswith(prefix):
-            target = os.path.join(dest, "include", name[len(prefix):])
-        elif ".dist-info/licenses/" in name:
-            target = os.path.join(dest, "licenses", os.path.basename(name))
-        else:
-            continue
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with archive.open(info) as src, open(target, "wb") as out:
-            out.write(src.read())
-EOF
-}
 unpack_headers "$deps"/wheels/nvidia_cudnn_frontend-*.whl include/ "$deps/cudnn-frontend"
 unpack_headers "$deps"/wheels/nvidia_cutlass-*.whl cutlass_library/source/include/ "$deps/cutlass"
 rm -rf "$deps/wheels"
@@ -110,3 +134,4 @@ test -f "$deps/cutlass/include/cute/tensor.hpp"
 echo "${packages[*]} ${wheels[*]}" >"$stamp"
 echo "[deps] unpacked the headers of ${wheels[*]} into $deps/cudnn-frontend and $deps/cutlass"
 fetch_flashinfer
+fetch_nccl_header
