@@ -39,6 +39,10 @@ const std::vector<FlagSpec>& shared_flags() {
       {"shard", FlagKind::text, std::nullopt,
        "I/N: run only the I-th (from 0) of N contiguous slices of the run's cases, so the CSVs of N jobs concatenate "
        "in order.", {}, false, ""},
+      {"nproc", FlagKind::integer, std::nullopt,
+       "Start N processes of this command on this host, one per GPU (rank r on GPU r), for the multi-GPU routines "
+       "(moe_a2a_dispatch_combine); the same as mpirun -np N, without MPI. Only rank 0 prints results and writes "
+       "the CSV.", {}, false, ""},
       {"isolate", FlagKind::boolean, "false",
        "Run every case in a child process of its own: a case that faults or hangs is reported as failed and the run goes on.", {}, false, ""},
       {"case_timeout", FlagKind::real, std::nullopt, "Kill a case's process after this many seconds (implies --isolate).", {}, false, ""},

@@ -22,6 +22,7 @@
 #include "core/child_process.hpp"
 #include "core/cli.hpp"
 #include "core/memory_plan.hpp"
+#include "core/rank_group.hpp"
 #include "core/routine.hpp"
 #include "core/shell_words.hpp"
 #include "core/support_matrix.hpp"
@@ -331,6 +332,22 @@ std::vector<Runner::Selected> Runner::select_backends(const Routine& routine, co
   return selected;
 }
 
+namespace {
+
+// time_gpu, and in a multi-process run (one rank per GPU) the reference's cross-rank rule: each
+// iteration's time is the maximum over the ranks, then the statistics. Every rank runs the same
+// fixed number of iterations (the runner turns noise-aware stopping off there).
+TimingResult time_on_every_rank(const LaunchFn& launch, const TimingOptions& timing) {
+  TimingResult timed = time_gpu(launch, timing);
+  if (RankGroup* group = rank_group(); group != nullptr && group->size() > 1) {
+    timed.samples_ms = group->max_over_ranks(timed.samples_ms);
+    timed.stats = summarize(timed.samples_ms);
+  }
+  return timed;
+}
+
+}  // namespace
+
 std::vector<StageTime> Runner::time_stages(Operation& operation, const std::string& label,
                                            const TimingOptions& timing) const {
   // The whole call has run on every input set (warm-up and measurement), so each stage finds what
@@ -339,7 +356,7 @@ std::vector<StageTime> Runner::time_stages(Operation& operation, const std::stri
   const std::vector<OperationStage> stages = operation.stages();
   if (stages.empty()) log_.warning(label + " runs as one piece: --per_stage_timing has no stages to time");
   for (const OperationStage& stage : stages) {
-    const TimingResult timed = time_gpu(stage.launch, timing);
+    const TimingResult timed = time_on_every_rank(stage.launch, timing);
     for (const std::string& w : timed.warnings) log_.warning(label + " stage " + stage.name + ": " + w);
     times.push_back({stage.name, timed.stats});
   }
@@ -394,6 +411,11 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
   timing.cold_l2 = true;
   timing.num_copies = plan_copies(*problem, device_, refcheck, timing.use_cuda_graph, kCallsPerGraph);
   if (args.has("max_noise")) timing.max_noise = args.real("max_noise") / 100;
+  if (RankGroup* group = rank_group(); group != nullptr && group->size() > 1 && timing.max_noise > 0) {
+    log_.warning("--max_noise is ignored in a run of " + std::to_string(group->size()) +
+                 " ranks: every rank must run the same iterations (--num_iters)");
+    timing.max_noise = 0;
+  }
   timing.min_time_s = args.real("min_time");
   timing.timeout_s = args.real("max_time");
 
@@ -423,9 +445,20 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
       }
       std::string refcheck_status = "not_run";
       if (refcheck) {
-        const RefcheckResult checked = verifier.check(*operation, stream.get());
-        refcheck_status = checked.passed() ? "passed" : "failed";
-        result.disposition = checked.passed() ? Disposition::passed : Disposition::incorrect;
+        RefcheckResult checked = verifier.check(*operation, stream.get());
+        // In a multi-process run every rank checks its own outputs; the verdict is all of theirs.
+        RankGroup* group = rank_group();
+        const bool passed = group != nullptr && group->size() > 1 ? group->all(checked.passed()) : checked.passed();
+        if (passed != checked.passed()) {
+          Comparison elsewhere;
+          elsewhere.tensor = "another rank's outputs";
+          elsewhere.total = 1;
+          elsewhere.mismatches = 1;
+          elsewhere.rule = "its refcheck failed (that rank's [ERROR] lines say how)";
+          checked.comparisons.push_back(std::move(elsewhere));
+        }
+        refcheck_status = passed ? "passed" : "failed";
+        result.disposition = passed ? Disposition::passed : Disposition::incorrect;
         for (const Comparison& c : checked.comparisons) {
           if (c.mismatches == 0 && c.total > 0) continue;
           char head[160];
@@ -451,10 +484,13 @@ CaseOutcome Runner::run_checked(const CaseArgs& args) {
         }
       }
       const TimingResult timed =
-          time_gpu([&](cudaStream_t st, int copy) { operation->launch(st, copy); }, timing);
+          time_on_every_rank([&](cudaStream_t st, int copy) { operation->launch(st, copy); }, timing);
       for (const std::string& w : timed.warnings) log_.warning(w);
       std::vector<StageTime> stages;
-      if (args.flag("per_stage_timing")) stages = time_stages(*operation, s.label, timing);
+      // moe_a2a_dispatch_combine's --per_phase_timing is the reference's name for it.
+      if (args.flag("per_stage_timing") || (args.has("per_phase_timing") && args.flag("per_phase_timing"))) {
+        stages = time_stages(*operation, s.label, timing);
+      }
       const bool is_baseline = has_baseline && s.requested == args.text("baseline");
       const BackendResult measured{args,
                                    routine,
@@ -626,7 +662,7 @@ int kbench_main(std::span<const std::string> tokens, const RoutineRegistry& regi
       const std::string where = "line " + std::to_string(line.number);
       try {
         const CaseArgs line_case = parse_case(split_shell_words(line.text), registry);
-        for (const char* whole_run : {"gpus", "shard"}) {
+        for (const char* whole_run : {"gpus", "shard", "nproc"}) {
           if (line_case.given(whole_run)) {
             throw UsageError(std::string("--") + whole_run + " applies to a whole run: give it on the command line");
           }

@@ -3,6 +3,7 @@
 #include "routines/attention/attention_routines.hpp"
 #include "routines/gemm/gemm_routines.hpp"
 #include "routines/moe/moe_routines.hpp"
+#include "routines/moe_comm/moe_comm_routines.hpp"
 #include "routines/norm/norm_routines.hpp"
 #include "routines/quantization/quant_routines.hpp"
 #include "routines/reference_names.hpp"
@@ -20,6 +21,7 @@ RoutineRegistry make_builtin_registry() {
   register_rope_routines(registry);
   register_gemm_routines(registry);
   register_moe_routines(registry);
+  register_moe_comm_routines(registry);
   register_reference_names(registry);
   return registry;
 }

@@ -27,4 +27,9 @@ struct FlashinferLibrary {
   static constexpr std::string_view absent_reason = KBENCH_FLASHINFER_MISSING;
 };
 
+struct NcclLibrary {
+  static constexpr bool built = KBENCH_HAVE_NCCL;
+  static constexpr std::string_view absent_reason = KBENCH_NCCL_MISSING;
+};
+
 }  // namespace kbench

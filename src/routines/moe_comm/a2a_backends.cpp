@@ -1,0 +1,64 @@
+#include "routines/moe_comm/a2a_backends.hpp"
+
+#include <string>
+
+#include "core/rank_group.hpp"
+#include "routines/moe_comm/a2a_case.hpp"
+#include "routines/moe_comm/a2a_validation.hpp"
+
+namespace kbench {
+namespace {
+
+namespace a2a = kernels::moe_comm;
+
+// kbench's kernels: dispatch writes each token into the slots of the ranks that hold its experts
+// over NVLink, combine writes every result back into its source rank and sums there.
+class A2aKernelsOperation final : public Operation {
+ public:
+  explicit A2aKernelsOperation(MoeA2aCase& c) : c_(c) {}
+
+  void dispatch(cudaStream_t stream, int copy) {
+    const std::vector<const void*> sources = c_.payload_sources(copy);
+    a2a::launch_dispatch(c_.layout(), c_.route(copy), sources, c_.peers(), stream);
+  }
+  void combine(cudaStream_t stream, int copy) {
+    a2a::launch_combine(c_.layout(), c_.route(copy), c_.peers(), c_.output(), c_.problem().input_dtype, stream);
+  }
+  void launch(cudaStream_t stream, int copy) override {
+    dispatch(stream, copy);
+    combine(stream, copy);
+  }
+  [[nodiscard]] std::vector<OperationStage> stages() override {
+    return {{"dispatch", [this](cudaStream_t s, int copy) { dispatch(s, copy); }},
+            {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}};
+  }
+
+ private:
+  MoeA2aCase& c_;
+};
+
+class A2aKernelsBackend final : public BackendFor<MoeA2aCase> {
+ public:
+  A2aKernelsBackend() : BackendFor({"moe_a2a", "kbench", "sm_90a"}) {}
+  [[nodiscard]] Support can_run_on(const DeviceInfo& device) const override {
+    return device.cc_major == 9 && device.cc_minor == 0 ? Support::yes()
+                                                       : Support::no("kbench's all-to-all kernels are built for sm_90a");
+  }
+
+ protected:
+  [[nodiscard]] Support implements(const MoeA2aCase&) const override { return Support::yes(); }
+  [[nodiscard]] std::unique_ptr<Operation> bind(MoeA2aCase& c, cudaStream_t stream) const override {
+    auto op = std::make_unique<A2aKernelsOperation>(c);
+    if (c.problem().validate) {
+      run_validation(c, "moe_a2a", [&](cudaStream_t s) { op->dispatch(s, 0); }, [&](cudaStream_t s) { op->combine(s, 0); },
+                     stream);
+    }
+    return op;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_a2a_kernels_backend() { return std::make_unique<A2aKernelsBackend>(); }
+
+}  // namespace kbench

@@ -1,0 +1,118 @@
+#include "routines/moe_comm/moe_comm_routines.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/rank_group.hpp"
+#include "routines/moe_comm/a2a_backends.hpp"
+#include "routines/moe_comm/a2a_case.hpp"
+#include "routines/moe_comm/nccl_backends.hpp"
+#include "routines/vendor_libraries.hpp"
+
+namespace kbench {
+namespace {
+
+int64_t positive(const CaseArgs& args, const char* flag) {
+  const int64_t v = args.integer(flag);
+  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
+  return v;
+}
+
+A2aQuant quant_flag(const std::string& text) {
+  if (text == "None" || text == "none") return A2aQuant::none;
+  if (text == "fp8") return A2aQuant::fp8;
+  if (text == "nvfp4") return A2aQuant::nvfp4;
+  if (text == "fp8_block_scale") return A2aQuant::fp8_block_scale;
+  throw CaseError("--quant_dtype " + text + " is not one of None, fp8, nvfp4, fp8_block_scale");
+}
+
+class MoeA2aRoutine final : public Routine {
+ public:
+  MoeA2aRoutine() {
+    add_backend(make_a2a_kernels_backend());
+    add_backend(vendor_backend<A2aNcclBackend, NcclLibrary>({"nccl", "NCCL", "sm_70+"}));
+  }
+
+  [[nodiscard]] std::string_view name() const override { return "moe_a2a_dispatch_combine"; }
+  [[nodiscard]] std::string_view family() const override { return "moe_comm"; }
+  [[nodiscard]] std::string_view description() const override {
+    return "MoE expert-parallel all-to-all, one process per GPU (mpirun -np N, srun, or kbench --nproc N): dispatch "
+           "each token to the ranks of its experts, combine their results back.";
+  }
+  [[nodiscard]] std::string_view test_name() const override { return "testMoeA2aDispatchCombine"; }
+  [[nodiscard]] std::vector<std::string> default_backends() const override { return {"moe_a2a"}; }
+
+  [[nodiscard]] std::vector<FlagSpec> flags() const override {
+    return {
+        {"num_tokens", FlagKind::integer, std::nullopt, "Tokens per rank.", {}, true, ""},
+        {"hidden_size", FlagKind::integer, std::nullopt, "Hidden size H.", {}, true, ""},
+        {"num_experts", FlagKind::integer, std::nullopt, "Experts E (a multiple of the ranks).", {}, true, ""},
+        {"top_k", FlagKind::integer, std::nullopt, "Experts per token k (distinct).", {}, true, ""},
+        {"input_dtype", FlagKind::text, "bfloat16", "The hidden states' and the results' dtype.",
+         {"bfloat16", "float16"}, false, ""},
+        {"quant_dtype", FlagKind::text, "None",
+         "The hidden states on the wire: None (input dtype), fp8 (per-tensor), nvfp4, fp8_block_scale (1 x 128).",
+         {"None", "fp8", "nvfp4", "fp8_block_scale"}, false, ""},
+        {"max_num_tokens", FlagKind::integer, std::nullopt, "Receive slots per source rank (None: num_tokens).", {},
+         false, ""},
+        {"validate", FlagKind::boolean, "false",
+         "Before timing: dispatch, a fake expert stage, combine, checked on every rank (the reference's tolerances).",
+         {}, false, ""},
+        {"per_phase_timing", FlagKind::boolean, "false", "Time dispatch and combine apart (= --per_stage_timing).", {},
+         false, ""},
+        {"real_math", FlagKind::boolean, "false", "The MoE layer between dispatch and combine (not yet in kbench).",
+         {}, false, ""},
+        {"intermediate_size", FlagKind::integer, std::nullopt, "The MoE layer's I (with --real_math).", {}, false, ""},
+        {"use_lora", FlagKind::boolean, "false", "LoRA ids as a payload (not yet in kbench).", {}, false, ""},
+        {"nvtx", FlagKind::boolean, "false", "Accepted, ignored (the reference's NVTX ranges).", {}, false, ""},
+    };
+  }
+
+  [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
+    A2aProblem p;
+    p.tokens = positive(args, "num_tokens");
+    p.hidden = positive(args, "hidden_size");
+    p.experts = positive(args, "num_experts");
+    p.top_k = positive(args, "top_k");
+    p.max_tokens = args.optional_integer("max_num_tokens").value_or(p.tokens);
+    p.input_dtype = args.text("input_dtype") == "float16" ? DType::float16 : DType::bfloat16;
+    p.quant = quant_flag(args.text("quant_dtype"));
+    p.validate = args.flag("validate");
+    if (const RankGroup* group = rank_group()) {
+      p.ranks = group->size();
+      p.rank = group->rank();
+    }
+    if (args.flag("real_math")) {
+      throw CaseError("--real_math (the MoE layer between dispatch and combine) is not yet in kbench's "
+                      "moe_a2a_dispatch_combine");
+    }
+    if (args.flag("use_lora")) throw CaseError("--use_lora is not yet in kbench's moe_a2a_dispatch_combine");
+    if (p.experts % p.ranks != 0) {
+      throw CaseError("--num_experts " + std::to_string(p.experts) + " is not a multiple of the " +
+                      std::to_string(p.ranks) + " ranks (expert e lives on rank e / (E / ep))");
+    }
+    if (p.top_k > p.experts) {
+      throw CaseError("--top_k " + std::to_string(p.top_k) + " exceeds --num_experts " + std::to_string(p.experts) +
+                      " (a token's experts are distinct)");
+    }
+    if (p.max_tokens < p.tokens) {
+      throw CaseError("--max_num_tokens " + std::to_string(p.max_tokens) + " is below --num_tokens " +
+                      std::to_string(p.tokens));
+    }
+    if (p.quant == A2aQuant::fp8_block_scale && p.hidden % 128 != 0) {
+      throw CaseError("--quant_dtype fp8_block_scale needs --hidden_size a multiple of 128, got " + std::to_string(p.hidden));
+    }
+    if (p.quant == A2aQuant::nvfp4 && p.hidden % 64 != 0) {
+      throw CaseError("--quant_dtype nvfp4 needs --hidden_size a multiple of 64 (16-element blocks, 4-byte scale rows), got " +
+                      std::to_string(p.hidden));
+    }
+    if (p.hidden % 2 != 0) throw CaseError("--hidden_size must be even, got " + std::to_string(p.hidden));
+    return std::make_unique<MoeA2aCase>(p);
+  }
+};
+
+}  // namespace
+
+void register_moe_comm_routines(RoutineRegistry& registry) { registry.add(std::make_unique<MoeA2aRoutine>()); }
+
+}  // namespace kbench
