@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/host_tensor.hpp"
+#include "core/rank_group.hpp"
 #include "kbench/cuda_check.hpp"
 
 namespace kbench {
@@ -39,6 +40,12 @@ RefcheckResult Verifier::check(Operation& operation, cudaStream_t stream) {
   const auto call = [&] {
     for (const CheckedOutput& out : outputs) {
       if (out.poison) KBENCH_CUDA_CHECK(cudaMemsetAsync(const_cast<void*>(out.data), 0xFF, out.count * dtype_size(out.dtype), stream));
+    }
+    // In a multi-process run another rank may write this rank's outputs (the all-to-all's receive
+    // slots): no rank calls before every rank's poison has landed.
+    if (RankGroup* group = rank_group(); group != nullptr && group->size() > 1) {
+      KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+      (void)group->all(true);
     }
     operation.launch(stream, 0);
     KBENCH_CUDA_CHECK(cudaGetLastError());

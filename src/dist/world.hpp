@@ -67,6 +67,11 @@ class World final : public RankGroup {
   // Unmaps what share_device_memory() returned (the local pointer stays as it is).
   void release_device_memory(const std::vector<void*>& pointers);
 
+  // The result of an NCCL call on comm() (an ncclResult_t): the communicator is non-blocking, so a
+  // call (ncclGroupEnd above all) may answer ncclInProgress; this returns once NCCL has taken it,
+  // and throws on an error or past timeout_s(). Every call on comm() goes through it before the next.
+  void complete(int nccl_result, std::string_view what);
+
  private:
   struct Peer {
     std::string host;
@@ -74,8 +79,6 @@ class World final : public RankGroup {
   };
 
   World(const RankEnvironment& env, double timeout_s, ncclComm_t comm);
-  // Waits for a non-blocking NCCL call to be taken (ncclInProgress until then), or throws.
-  void complete(int nccl_result, std::string_view what);
   void check_communicator(std::string_view what);
   [[noreturn]] void give_up(std::string_view what);
   [[noreturn]] void fail_nccl(int nccl_result, std::string_view what);

@@ -19,23 +19,17 @@ namespace {
 
 namespace a2a = kernels::moe_comm;
 
-void check_nccl(ncclResult_t result, const char* call) {
-  if (result != ncclSuccess && result != ncclInProgress) {
-    throw std::runtime_error(std::string(call) + ": " + ncclGetErrorString(result));
-  }
-}
-#define KBENCH_NCCL_CHECK(call) check_nccl((call), #call)
 
 class A2aNcclOperation final : public Operation {
  public:
-  A2aNcclOperation(MoeA2aCase& c, ncclComm_t comm) : c_(c), comm_(comm) {}
+  A2aNcclOperation(MoeA2aCase& c, dist::World& world) : c_(c), world_(world), comm_(world.comm()) {}
 
   void dispatch(cudaStream_t stream, int copy) {
     const a2a::A2aLayout& l = c_.layout();
     const int rank = c_.problem().rank;
     const std::vector<const void*> sources = c_.payload_sources(copy);
     auto* base = static_cast<uint8_t*>(c_.workspace());
-    KBENCH_NCCL_CHECK(ncclGroupStart());
+    world_.complete(ncclGroupStart(), "ncclGroupStart");
     for (int p = 0; p < l.num_payloads; ++p) {
       const std::size_t bytes = static_cast<std::size_t>(c_.problem().tokens * l.payload_row_bytes[p]);
       for (int peer = 0; peer < l.ranks; ++peer) {
@@ -44,11 +38,11 @@ class A2aNcclOperation final : public Operation {
           KBENCH_CUDA_CHECK(cudaMemcpyAsync(slot, sources[static_cast<std::size_t>(p)], bytes, cudaMemcpyDeviceToDevice, stream));
           continue;
         }
-        KBENCH_NCCL_CHECK(ncclSend(sources[static_cast<std::size_t>(p)], bytes, ncclUint8, peer, comm_, stream));
-        KBENCH_NCCL_CHECK(ncclRecv(slot, bytes, ncclUint8, peer, comm_, stream));
+        world_.complete(ncclSend(sources[static_cast<std::size_t>(p)], bytes, ncclUint8, peer, comm_, stream), "ncclSend");
+        world_.complete(ncclRecv(slot, bytes, ncclUint8, peer, comm_, stream), "ncclRecv");
       }
     }
-    KBENCH_NCCL_CHECK(ncclGroupEnd());
+    world_.complete(ncclGroupEnd(), "ncclGroupEnd");
   }
 
   void combine(cudaStream_t stream, int copy) {
@@ -57,7 +51,7 @@ class A2aNcclOperation final : public Operation {
     auto* base = static_cast<uint8_t*>(c_.workspace());
     const int64_t block = static_cast<int64_t>(l.max_tokens) * l.hidden * 2;
     const std::size_t bytes = static_cast<std::size_t>(c_.problem().tokens * l.hidden * 2);
-    KBENCH_NCCL_CHECK(ncclGroupStart());
+    world_.complete(ncclGroupStart(), "ncclGroupStart");
     for (int peer = 0; peer < l.ranks; ++peer) {
       uint8_t* results_for_peer = base + l.combine_in_offset + peer * block;
       uint8_t* results_from_peer = base + l.combine_out_offset + peer * block;
@@ -65,10 +59,10 @@ class A2aNcclOperation final : public Operation {
         KBENCH_CUDA_CHECK(cudaMemcpyAsync(results_from_peer, results_for_peer, bytes, cudaMemcpyDeviceToDevice, stream));
         continue;
       }
-      KBENCH_NCCL_CHECK(ncclSend(results_for_peer, bytes, ncclUint8, peer, comm_, stream));
-      KBENCH_NCCL_CHECK(ncclRecv(results_from_peer, bytes, ncclUint8, peer, comm_, stream));
+      world_.complete(ncclSend(results_for_peer, bytes, ncclUint8, peer, comm_, stream), "ncclSend");
+      world_.complete(ncclRecv(results_from_peer, bytes, ncclUint8, peer, comm_, stream), "ncclRecv");
     }
-    KBENCH_NCCL_CHECK(ncclGroupEnd());
+    world_.complete(ncclGroupEnd(), "ncclGroupEnd");
     a2a::launch_combine_reduce(l, c_.route(copy), c_.workspace(), c_.output(), c_.problem().input_dtype, stream);
   }
 
@@ -83,6 +77,7 @@ class A2aNcclOperation final : public Operation {
 
  private:
   MoeA2aCase& c_;
+  dist::World& world_;
   ncclComm_t comm_;
 };
 
@@ -109,7 +104,7 @@ Support A2aNcclBackend::implements(const MoeA2aCase& c) const {
 std::unique_ptr<Operation> A2aNcclBackend::bind(MoeA2aCase& c, cudaStream_t stream) const {
   auto* world = dynamic_cast<dist::World*>(rank_group());
   if (world == nullptr) throw BackendUnavailable("NCCL: no communicator (a single-process run)");
-  auto op = std::make_unique<A2aNcclOperation>(c, world->comm());
+  auto op = std::make_unique<A2aNcclOperation>(c, *world);
   if (c.problem().validate) {
     run_validation(c, "nccl", [&](cudaStream_t s) { op->dispatch(s, 0); }, [&](cudaStream_t s) { op->combine(s, 0); }, stream);
   }
