@@ -204,7 +204,8 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(const __grid_con
   uint32_t stamp = blockIdx.x < slots ? slot_epochs[blockIdx.x] : 0;
   for (int slot = blockIdx.x; slot < slots; slot += gridDim.x) {
     const uint32_t next_stamp = slot + gridDim.x < slots ? slot_epochs[slot + gridDim.x] : 0;
-    if (stamp == dispatch_epoch) {
+    // This rank's own tokens stay where they are: the sum reads them from combine_in.
+    if (stamp == dispatch_epoch && slot / l.max_tokens != p.rank) {
       const int source = slot / l.max_tokens;
       const int t = slot % l.max_tokens;
       copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, source, t), l.hidden / 8, peer,
@@ -243,9 +244,11 @@ __global__ void __launch_bounds__(kThreads) combine_receive_kernel(const __grid_
   for (int t = blockIdx.x; t < p.num_tokens; t += gridDim.x) {
     const uint64_t sources =
         destination_ranks(p.expert_ids + static_cast<int64_t>(t) * p.top_k, p.top_k, p.experts_per_rank, l.ranks);
-    // Row t of rank d's results is at rows + d * rank_stride (in vectors).
-    const auto* rows = reinterpret_cast<const uint4*>(own + combine_row_offset(l, l.combine_out_offset, 0, t));
-    const int64_t rank_stride = static_cast<int64_t>(l.max_tokens) * vectors;
+    // Rank d's results for token t: received in combine_out[d][t], this rank's own in combine_in[rank][t].
+    const auto results = [&](int d) {
+      return reinterpret_cast<const uint4*>(
+          own + combine_row_offset(l, d == p.rank ? l.combine_in_offset : l.combine_out_offset, d, t));
+    };
     for (int base = threadIdx.x; base < vectors; base += kThreads * kUnroll) {
       float acc[kUnroll][8] = {};
       for (uint64_t m = sources; m != 0;) {
@@ -260,8 +263,8 @@ __global__ void __launch_bounds__(kThreads) combine_receive_kernel(const __grid_
           const int i = base + u * kThreads;
           if (i < vectors) {
             // Cache-global: other GPUs wrote these rows into this GPU's L2.
-            a[u] = __ldcg(rows + first * rank_stride + i);
-            if (second >= 0) b[u] = __ldcg(rows + second * rank_stride + i);
+            a[u] = __ldcg(results(first) + i);
+            if (second >= 0) b[u] = __ldcg(results(second) + i);
           }
         }
 #pragma unroll

@@ -110,9 +110,10 @@ void launch_dispatch_send(const A2aLayout& layout, const A2aRoute& route, std::s
 void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream);
 
 // combine = combine_send then combine_receive. combine_send sends combine_in[s][t] to rank s for
-// every slot (s, t) stamped with the current dispatch epoch; combine_receive waits for every rank's
-// rows, then out[t] (16-bit `dtype`: bfloat16 or float16, [num_tokens][hidden], 16-byte aligned) =
-// the sum over the distinct ranks d of token t's experts, in increasing d, of combine_out[d][t],
+// every slot (s, t) of another rank s stamped with the current dispatch epoch; combine_receive waits
+// for every rank's rows, then out[t] (16-bit `dtype`: bfloat16 or float16, [num_tokens][hidden],
+// 16-byte aligned) = the sum over the distinct ranks d of token t's experts, in increasing d, of
+// combine_out[d][t] (this rank's own results read in place: combine_in[rank][t]),
 // accumulated in fp32 and rounded once (a token with no valid expert gets zeros).
 void launch_combine(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out, DType dtype,
                     cudaStream_t stream);

@@ -55,10 +55,7 @@ class A2aNcclOperation final : public Operation {
     for (int peer = 0; peer < l.ranks; ++peer) {
       uint8_t* results_for_peer = base + l.combine_in_offset + peer * block;
       uint8_t* results_from_peer = base + l.combine_out_offset + peer * block;
-      if (peer == rank) {
-        KBENCH_CUDA_CHECK(cudaMemcpyAsync(results_from_peer, results_for_peer, bytes, cudaMemcpyDeviceToDevice, stream));
-        continue;
-      }
+      if (peer == rank) continue;  // the sum reads this rank's own results in place
       world_.complete(ncclSend(results_for_peer, bytes, ncclUint8, peer, comm_, stream), "ncclSend");
       world_.complete(ncclRecv(results_from_peer, bytes, ncclUint8, peer, comm_, stream), "ncclRecv");
     }
