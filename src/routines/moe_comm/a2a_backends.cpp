@@ -2,9 +2,8 @@
 
 #include <string>
 
-#include "core/rank_group.hpp"
 #include "routines/moe_comm/a2a_case.hpp"
-#include "routines/moe_comm/a2a_validation.hpp"
+#include "routines/moe_comm/a2a_operation.hpp"
 
 namespace kbench {
 namespace {
@@ -13,26 +12,17 @@ namespace a2a = kernels::moe_comm;
 
 // kbench's kernels: dispatch writes each token into the slots of the ranks that hold its experts
 // over NVLink, combine writes every result back into its source rank and sums there.
-class A2aKernelsOperation final : public Operation {
+class A2aKernelsOperation final : public A2aOperation {
  public:
   explicit A2aKernelsOperation(MoeA2aCase& c) : c_(c) {}
 
-  void dispatch(cudaStream_t stream, int copy) {
+  void dispatch(cudaStream_t stream, int copy) override {
     const std::vector<const void*> sources = c_.payload_sources(copy);
     a2a::launch_dispatch(c_.layout(), c_.route(copy), sources, c_.peers(), stream);
   }
-  void combine(cudaStream_t stream, int copy) {
+  void combine(cudaStream_t stream, int copy) override {
     a2a::launch_combine(c_.layout(), c_.route(copy), c_.peers(), c_.output(), c_.problem().input_dtype, stream);
   }
-  void launch(cudaStream_t stream, int copy) override {
-    dispatch(stream, copy);
-    combine(stream, copy);
-  }
-  [[nodiscard]] std::vector<OperationStage> stages() override {
-    return {{"dispatch", [this](cudaStream_t s, int copy) { dispatch(s, copy); }},
-            {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}};
-  }
-
  private:
   MoeA2aCase& c_;
 };
@@ -48,12 +38,7 @@ class A2aKernelsBackend final : public BackendFor<MoeA2aCase> {
  protected:
   [[nodiscard]] Support implements(const MoeA2aCase&) const override { return Support::yes(); }
   [[nodiscard]] std::unique_ptr<Operation> bind(MoeA2aCase& c, cudaStream_t stream) const override {
-    auto op = std::make_unique<A2aKernelsOperation>(c);
-    if (c.problem().validate) {
-      run_validation(c, "moe_a2a", [&](cudaStream_t s) { op->dispatch(s, 0); }, [&](cudaStream_t s) { op->combine(s, 0); },
-                     stream);
-    }
-    return op;
+    return validated(std::make_unique<A2aKernelsOperation>(c), c, "moe_a2a", stream);
   }
 };
 

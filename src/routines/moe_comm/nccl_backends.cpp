@@ -12,7 +12,7 @@
 #include "dist/world.hpp"
 #include "routines/moe_comm/nccl_backends.hpp"
 #include "routines/moe_comm/a2a_case.hpp"
-#include "routines/moe_comm/a2a_validation.hpp"
+#include "routines/moe_comm/a2a_operation.hpp"
 
 namespace kbench {
 namespace {
@@ -20,11 +20,11 @@ namespace {
 namespace a2a = kernels::moe_comm;
 
 
-class A2aNcclOperation final : public Operation {
+class A2aNcclOperation final : public A2aOperation {
  public:
   A2aNcclOperation(MoeA2aCase& c, dist::World& world) : c_(c), world_(world), comm_(world.comm()) {}
 
-  void dispatch(cudaStream_t stream, int copy) {
+  void dispatch(cudaStream_t stream, int copy) override {
     const a2a::A2aLayout& l = c_.layout();
     const int rank = c_.problem().rank;
     const std::vector<const void*> sources = c_.payload_sources(copy);
@@ -45,7 +45,7 @@ class A2aNcclOperation final : public Operation {
     world_.complete(ncclGroupEnd(), "ncclGroupEnd");
   }
 
-  void combine(cudaStream_t stream, int copy) {
+  void combine(cudaStream_t stream, int copy) override {
     const a2a::A2aLayout& l = c_.layout();
     const int rank = c_.problem().rank;
     auto* base = static_cast<uint8_t*>(c_.workspace());
@@ -61,15 +61,6 @@ class A2aNcclOperation final : public Operation {
     }
     world_.complete(ncclGroupEnd(), "ncclGroupEnd");
     a2a::launch_combine_reduce(l, c_.route(copy), c_.workspace(), c_.output(), c_.problem().input_dtype, stream);
-  }
-
-  void launch(cudaStream_t stream, int copy) override {
-    dispatch(stream, copy);
-    combine(stream, copy);
-  }
-  [[nodiscard]] std::vector<OperationStage> stages() override {
-    return {{"dispatch", [this](cudaStream_t s, int copy) { dispatch(s, copy); }},
-            {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}};
   }
 
  private:
@@ -101,11 +92,7 @@ Support A2aNcclBackend::implements(const MoeA2aCase& c) const {
 std::unique_ptr<Operation> A2aNcclBackend::bind(MoeA2aCase& c, cudaStream_t stream) const {
   auto* world = dynamic_cast<dist::World*>(rank_group());
   if (world == nullptr) throw BackendUnavailable("NCCL: no communicator (a single-process run)");
-  auto op = std::make_unique<A2aNcclOperation>(c, *world);
-  if (c.problem().validate) {
-    run_validation(c, "nccl", [&](cudaStream_t s) { op->dispatch(s, 0); }, [&](cudaStream_t s) { op->combine(s, 0); }, stream);
-  }
-  return op;
+  return validated(std::make_unique<A2aNcclOperation>(c, *world), c, "nccl", stream);
 }
 
 

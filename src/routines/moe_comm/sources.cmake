@@ -4,6 +4,6 @@
 target_sources(kbench_routines PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/a2a_backends.cpp
   ${CMAKE_CURRENT_LIST_DIR}/a2a_case.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/a2a_validation.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/a2a_operation.cpp
   ${CMAKE_CURRENT_LIST_DIR}/moe_comm_routines.cpp)
 list(APPEND KBENCH_ROUTINES_nccl_SOURCES ${CMAKE_CURRENT_LIST_DIR}/nccl_backends.cpp)

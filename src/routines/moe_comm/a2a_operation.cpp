@@ -1,4 +1,4 @@
-#include "routines/moe_comm/a2a_validation.hpp"
+#include "routines/moe_comm/a2a_operation.hpp"
 
 #include <iostream>
 #include <string>
@@ -8,9 +8,12 @@
 
 namespace kbench {
 
-void run_validation(MoeA2aCase& c, std::string_view backend, const std::function<void(cudaStream_t)>& dispatch,
-                    const std::function<void(cudaStream_t)>& combine, cudaStream_t stream) {
-  const int64_t mismatches = c.validate(dispatch, combine, stream);
+std::unique_ptr<Operation> validated(std::unique_ptr<A2aOperation> operation, MoeA2aCase& c,
+                                     std::string_view backend, cudaStream_t stream) {
+  if (!c.problem().validate) return operation;
+  A2aOperation& op = *operation;
+  const int64_t mismatches =
+      c.validate([&](cudaStream_t s) { op.dispatch(s, 0); }, [&](cudaStream_t s) { op.combine(s, 0); }, stream);
   RankGroup* group = rank_group();
   const double mine = static_cast<double>(mismatches);
   const double worst = group != nullptr ? group->max_over_ranks(std::span(&mine, 1)).front() : mine;
@@ -25,6 +28,7 @@ void run_validation(MoeA2aCase& c, std::string_view backend, const std::function
     std::cout << "[VALIDATE] PASSED (" << what << "): every rank's tokens reached the ranks of their experts and "
               << "came back summed" << std::endl;
   }
+  return operation;
 }
 
 }  // namespace kbench
