@@ -127,9 +127,11 @@ __device__ __forceinline__ char* load_peers(const A2aParams& p, char** peer) {
 
 // The send kernels' end: the CTA's stores, released at system scope, count as one arrival from this
 // rank on every rank; the last CTA to take the ticket stores the call's epoch (every CTA read the
-// old one before taking its ticket) and resets the ticket for the next call.
-__device__ __forceinline__ void arrive_and_advance(const A2aParams& p, char* const* peer, char* own, int arrival_word,
+// old one before taking its ticket) and resets the ticket for the next call. True, in every thread,
+// in that last CTA.
+__device__ __forceinline__ bool arrive_and_advance(const A2aParams& p, char* const* peer, char* own, int arrival_word,
                                                    int ticket_word, int epoch_word, uint32_t epoch) {
+  __shared__ bool last;
   __syncthreads();
   if (threadIdx.x < p.layout.ranks) {
     add_release_sys(signal_word(peer[threadIdx.x], p.layout, arrival_word + p.rank), 1);
@@ -137,15 +139,29 @@ __device__ __forceinline__ void arrive_and_advance(const A2aParams& p, char* con
   if (threadIdx.x == 0) {
     __threadfence();  // the epoch read precedes the ticket
     uint32_t* ticket = signal_word(own, p.layout, ticket_word);
-    if (atomicAdd(ticket, 1u) == gridDim.x - 1) {
+    last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    if (last) {
       *ticket = 0;
       *signal_word(own, p.layout, epoch_word) = epoch;
     }
   }
+  __syncthreads();
+  return last;
+}
+
+// A thread per source: every source's arrivals of dispatch epoch `epoch`.
+__device__ __forceinline__ void wait_for_dispatch(const A2aParams& p, const char* own, uint32_t epoch) {
+  const int source = threadIdx.x;
+  if (source < p.layout.ranks) {
+    wait_for_arrivals(reinterpret_cast<const uint32_t*>(own + signal_word_offset(p.layout, kDispatchArrivalWord + source)),
+                      epoch * p.arrivals_per_call, p.rank, source, "dispatch");
+  }
 }
 
 // A CTA per token (grid-stride): every payload row to slot (rank, t) of each destination rank, then
-// the slot's epoch.
+// the slot's epoch. With kWait the last CTA, whose grid has done its own work, waits for every
+// source (one launch less per call than a separate wait kernel: the latency at small batches).
+template <bool kWait>
 __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(const __grid_constant__ A2aParams p) {
   __shared__ char* peer[kMaxRanks];
   __shared__ uint32_t epoch;
@@ -171,18 +187,14 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(const __grid_co
       }
     }
   }
-  arrive_and_advance(p, peer, own, kDispatchArrivalWord, kDispatchTicketWord, kDispatchEpochWord, epoch);
+  const bool last = arrive_and_advance(p, peer, own, kDispatchArrivalWord, kDispatchTicketWord, kDispatchEpochWord, epoch);
+  if (kWait && last) wait_for_dispatch(p, own, epoch);
 }
 
 // One CTA, a thread per source: every source's arrivals of the current dispatch epoch.
 __global__ void __launch_bounds__(kMaxRanks) dispatch_wait_kernel(const __grid_constant__ A2aParams p) {
-  char* own = static_cast<char*>(p.peers[p.rank]);
-  const uint32_t epoch = *signal_word(own, p.layout, kDispatchEpochWord);
-  const int source = threadIdx.x;
-  if (source < p.layout.ranks) {
-    wait_for_arrivals(signal_word(own, p.layout, kDispatchArrivalWord + source), epoch * p.arrivals_per_call, p.rank,
-                      source, "dispatch");
-  }
+  const char* own = static_cast<const char*>(p.peers[p.rank]);
+  wait_for_dispatch(p, own, *reinterpret_cast<const uint32_t*>(own + signal_word_offset(p.layout, kDispatchEpochWord)));
 }
 
 // A CTA per slot (s, t) (grid-stride): slots stamped with the current dispatch epoch send this rank's
@@ -213,7 +225,7 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(const __grid_con
     }
     stamp = next_stamp;
   }
-  arrive_and_advance(p, peer, own, kCombineArrivalWord, kCombineTicketWord, kCombineEpochWord, epoch);
+  (void)arrive_and_advance(p, peer, own, kCombineArrivalWord, kCombineTicketWord, kCombineEpochWord, epoch);
 }
 
 __device__ __forceinline__ void accumulate(float* acc, const uint4& v, bool fp16) {
@@ -331,6 +343,28 @@ void launch_reduce(A2aParams p, bool wait, void* out, DType dtype, cudaStream_t 
 
 int64_t round_up(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
 
+void launch_send(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
+                 void* const* peers, bool wait, cudaStream_t stream) {
+  require(peers != nullptr, "peers missing");
+  A2aParams p = route_params(layout, route, peers, nullptr);
+  require(payload_src.size() == static_cast<std::size_t>(layout.num_payloads), "one source pointer per payload");
+  for (int q = 0; q < layout.num_payloads; ++q) {
+    const void* src = payload_src[static_cast<std::size_t>(q)];
+    const auto address = reinterpret_cast<uintptr_t>(src);
+    require(route.num_tokens == 0 || (src != nullptr && address % 4 == 0), "payload source missing or not 4-byte aligned");
+    p.payload_src[q] = src;
+    p.payload_vector16[q] = layout.payload_row_bytes[q] % 16 == 0 && address % 16 == 0;
+  }
+  p.arrivals_per_call = static_cast<uint32_t>(dispatch_ctas(layout));
+  const auto grid = static_cast<unsigned>(dispatch_ctas(layout));
+  if (wait) {
+    dispatch_send_kernel<true><<<grid, kThreads, 0, stream>>>(p);
+  } else {
+    dispatch_send_kernel<false><<<grid, kThreads, 0, stream>>>(p);
+  }
+  KBENCH_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> payload_row_bytes, int hidden) {
@@ -369,19 +403,7 @@ A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> pa
 
 void launch_dispatch_send(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
                           void* const* peers, cudaStream_t stream) {
-  require(peers != nullptr, "peers missing");
-  A2aParams p = route_params(layout, route, peers, nullptr);
-  require(payload_src.size() == static_cast<std::size_t>(layout.num_payloads), "one source pointer per payload");
-  for (int q = 0; q < layout.num_payloads; ++q) {
-    const void* src = payload_src[static_cast<std::size_t>(q)];
-    const auto address = reinterpret_cast<uintptr_t>(src);
-    require(route.num_tokens == 0 || (src != nullptr && address % 4 == 0),
-            "payload source missing or not 4-byte aligned");
-    p.payload_src[q] = src;
-    p.payload_vector16[q] = layout.payload_row_bytes[q] % 16 == 0 && address % 16 == 0;
-  }
-  dispatch_send_kernel<<<static_cast<unsigned>(dispatch_ctas(layout)), kThreads, 0, stream>>>(p);
-  KBENCH_CUDA_CHECK(cudaGetLastError());
+  launch_send(layout, route, payload_src, peers, false, stream);
 }
 
 void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream) {
@@ -394,8 +416,7 @@ void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* 
 
 void launch_dispatch(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
                      void* const* peers, cudaStream_t stream) {
-  launch_dispatch_send(layout, route, payload_src, peers, stream);
-  launch_dispatch_wait(layout, route, peers, stream);
+  launch_send(layout, route, payload_src, peers, true, stream);
 }
 
 void launch_combine_send(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream) {

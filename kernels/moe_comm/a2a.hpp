@@ -99,10 +99,12 @@ struct A2aRoute {
 // rank's own base at [rank]). Bad arguments throw std::invalid_argument; launch failures
 // kbench::CudaError.
 //
-// dispatch = dispatch_send then dispatch_wait. payload_src: num_payloads device pointers, row p of
-// token t at payload_src[p] + t * payload_row_bytes[p] (4-byte aligned; 16-byte rows and pointers
-// move as 16-byte vectors). After dispatch_wait, this rank's receive regions hold every token that
-// every source routed here, stamped with the current dispatch epoch.
+// dispatch: one kernel whose last CTA waits for every source; dispatch_send then dispatch_wait do
+// the same in two launches, for callers that launch every rank's sends before any wait (ranks
+// simulated on one GPU). payload_src: num_payloads device pointers, row p of token t at
+// payload_src[p] + t * payload_row_bytes[p] (4-byte aligned; 16-byte rows and pointers move as
+// 16-byte vectors). Once the stream passes the wait, this rank's receive regions hold every token
+// that every source routed here, stamped with the current dispatch epoch.
 void launch_dispatch(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
                      void* const* peers, cudaStream_t stream);
 void launch_dispatch_send(const A2aLayout& layout, const A2aRoute& route, std::span<const void* const> payload_src,
