@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(kMaxRanks) dispatch_wait_kernel(const __grid_c
   wait_for_dispatch(p, own, *reinterpret_cast<const uint32_t*>(own + signal_word_offset(p.layout, kDispatchEpochWord)));
 }
 
-// A CTA per slot (s, t) (grid-stride): slots stamped with the current dispatch epoch send this rank's
+// A CTA per slot (s, t) (grid-stride, sources interleaved): slots stamped with the current dispatch epoch send this rank's
 // combine_in row back to rank s's combine_out[rank][t].
 __global__ void __launch_bounds__(kThreads) combine_send_kernel(const __grid_constant__ A2aParams p) {
   __shared__ char* peer[kMaxRanks];
@@ -212,14 +212,18 @@ __global__ void __launch_bounds__(kThreads) combine_send_kernel(const __grid_con
   __syncthreads();
   const auto* slot_epochs = reinterpret_cast<const uint32_t*>(own + l.slot_epoch_offset);
   const int slots = l.ranks * l.max_tokens;
+  // Step i visits source (i + rank + 1) % ranks, token i / ranks: every wave of CTAs sends to all
+  // the sources at once, and no two ranks send to the same one in step (slot order by source made
+  // every rank send to rank 0 first, then rank 1, ...: one receiver's links at a time).
+  const auto slot_of = [&](int i) { return ((i + p.rank + 1) % l.ranks) * l.max_tokens + i / l.ranks; };
   // The next slot's stamp is loaded before this slot's row moves (its latency hides behind the copy).
-  uint32_t stamp = blockIdx.x < slots ? slot_epochs[blockIdx.x] : 0;
-  for (int slot = blockIdx.x; slot < slots; slot += gridDim.x) {
-    const uint32_t next_stamp = slot + gridDim.x < slots ? slot_epochs[slot + gridDim.x] : 0;
+  uint32_t stamp = blockIdx.x < slots ? slot_epochs[slot_of(blockIdx.x)] : 0;
+  for (int i = blockIdx.x; i < slots; i += gridDim.x) {
+    const uint32_t next_stamp = i + gridDim.x < slots ? slot_epochs[slot_of(i + gridDim.x)] : 0;
+    const int source = (i + p.rank + 1) % l.ranks;
     // This rank's own tokens stay where they are: the sum reads them from combine_in.
-    if (stamp == dispatch_epoch && slot / l.max_tokens != p.rank) {
-      const int source = slot / l.max_tokens;
-      const int t = slot % l.max_tokens;
+    if (stamp == dispatch_epoch && source != p.rank) {
+      const int t = i / l.ranks;
       copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, source, t), l.hidden / 8, peer,
                       combine_row_offset(l, l.combine_out_offset, p.rank, t), 1ull << source);
     }
