@@ -257,6 +257,10 @@ void World::gather_peers() {
   }
 }
 
+bool World::single_host() const {
+  return std::all_of(peers_.begin(), peers_.end(), [&](const Peer& p) { return p.host == peers_[rank_].host; });
+}
+
 std::vector<void*> World::share_device_memory(void* local, std::size_t bytes) {
   const std::string me = "rank " + std::to_string(rank_) + ": share_device_memory: ";
   if (allocation_start(local) != reinterpret_cast<CUdeviceptr>(local)) {

@@ -64,6 +64,8 @@ class World final : public RankGroup {
   // share an arena's base and add offsets). Every rank must run on this host, with peer access
   // between the GPUs. The mappings last until release_device_memory() or the World's end.
   [[nodiscard]] std::vector<void*> share_device_memory(void* local, std::size_t bytes);
+  // Whether every rank runs on this rank's host (share_device_memory() needs it).
+  [[nodiscard]] bool single_host() const;
   // Unmaps what share_device_memory() returned (the local pointer stays as it is).
   void release_device_memory(const std::vector<void*>& pointers);
 

@@ -22,5 +22,6 @@ std::vector<std::vector<std::byte>> World::all_gather(std::span<const std::byte>
 void World::wait(cudaStream_t, std::string_view) { without_nccl(); }
 std::vector<void*> World::share_device_memory(void*, std::size_t) { without_nccl(); }
 void World::release_device_memory(const std::vector<void*>&) { without_nccl(); }
+bool World::single_host() const { without_nccl(); }
 
 }  // namespace kbench::dist

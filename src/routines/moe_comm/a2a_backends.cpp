@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "core/rank_group.hpp"
+#include "dist/world.hpp"
+
 #include "routines/moe_comm/a2a_case.hpp"
 #include "routines/moe_comm/a2a_operation.hpp"
 
@@ -36,7 +39,14 @@ class A2aKernelsBackend final : public BackendFor<MoeA2aCase> {
   }
 
  protected:
-  [[nodiscard]] Support implements(const MoeA2aCase&) const override { return Support::yes(); }
+  [[nodiscard]] Support implements(const MoeA2aCase&) const override {
+    const auto* world = dynamic_cast<const dist::World*>(rank_group());
+    if (world != nullptr && !world->single_host()) {
+      return Support::no("the ranks run on several hosts: kbench's kernels write over NVLink within one host (nccl "
+                         "runs across hosts)");
+    }
+    return Support::yes();
+  }
   [[nodiscard]] std::unique_ptr<Operation> bind(MoeA2aCase& c, cudaStream_t stream) const override {
     return validated(std::make_unique<A2aKernelsOperation>(c), c, "moe_a2a", stream);
   }

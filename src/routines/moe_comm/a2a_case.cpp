@@ -259,7 +259,7 @@ std::vector<std::pair<std::string, std::string>> MoeA2aCase::result_columns() co
 }
 
 void MoeA2aCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
-  if (!peer_bases_.empty()) throw std::logic_error("MoeA2aCase::allocate: the workspace is shared once per case");
+  if (workspace_.get() != nullptr) throw std::logic_error("MoeA2aCase::allocate: the workspace is shared once per case");
   const int64_t t_count = p_.tokens, h = p_.hidden;
   ranks_.clear();
   for (int r = 0; r < p_.ranks; ++r) ranks_.push_back(draw_rank_inputs(p_, seed, r));
@@ -277,9 +277,13 @@ void MoeA2aCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   workspace_ = DeviceBuffer(static_cast<std::size_t>(layout_.total_bytes));
   KBENCH_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, static_cast<std::size_t>(layout_.total_bytes), stream));
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
-  peer_bases_ = p_.ranks == 1 ? std::vector<void*>{workspace_.get()}
-                              : world_of_run().share_device_memory(workspace_.get(), static_cast<std::size_t>(layout_.total_bytes));
-  peers_ = upload(peer_bases_, stream);
+  // Ranks on several hosts share no memory: only NCCL runs there (A2aKernelsBackend says why).
+  if (p_.ranks == 1) {
+    peer_bases_ = {workspace_.get()};
+  } else if (world_of_run().single_host()) {
+    peer_bases_ = world_of_run().share_device_memory(workspace_.get(), static_cast<std::size_t>(layout_.total_bytes));
+  }
+  if (!peer_bases_.empty()) peers_ = upload(peer_bases_, stream);
   output_ = DeviceBuffer(static_cast<std::size_t>(t_count * h * p_.input_bytes()));
   std::vector<uint16_t> pattern(static_cast<std::size_t>(p_.ranks * p_.max_tokens * h));
   for (int s = 0; s < p_.ranks; ++s) {
