@@ -4,6 +4,12 @@
 
 namespace kbench {
 
+int64_t positive_integer(const CaseArgs& args, const char* flag) {
+  const int64_t v = args.integer(flag);
+  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
+  return v;
+}
+
 std::vector<Comparison> Case::compare(const std::vector<CheckedOutput>& outputs,
                                       const std::vector<std::vector<float>>& expected,
                                       const std::vector<std::vector<float>>& got) const {

@@ -39,6 +39,9 @@ class CaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The value of an integer flag, which must be positive: else a CaseError naming the flag.
+[[nodiscard]] int64_t positive_integer(const CaseArgs& args, const char* flag);
+
 // A backend that turns out, while preparing a case, not to take it (e.g. a vendor library finds
 // no engine): the runner skips that backend with the reference's warning and goes on.
 class BackendUnavailable : public std::runtime_error {

@@ -101,4 +101,7 @@ class World final : public RankGroup {
   std::vector<void*> opened_;    // CUDA IPC mappings still open
 };
 
+// The run's World (the process's RankGroup), or null in a single-process run.
+[[nodiscard]] inline World* current_world() noexcept { return dynamic_cast<World*>(rank_group()); }
+
 }  // namespace kbench::dist

@@ -58,12 +58,6 @@ constexpr VariantInfo kVariants[] = {
      .cutlass = true, .kbench_kernel = true},
 };
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 DType dtype_flag(const CaseArgs& args, const char* flag, std::initializer_list<DType> allowed) {
   const std::string& text = args.text(flag);
   const std::optional<DType> dtype = parse_dtype(text);
@@ -130,14 +124,14 @@ class GemmRoutine final : public Routine {
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     GemmProblem p;
     p.variant = info_.variant;
-    p.m = positive(args, "m");
-    p.n = positive(args, "n");
-    p.k = positive(args, "k");
+    p.m = positive_integer(args, "m");
+    p.n = positive_integer(args, "n");
+    p.k = positive_integer(args, "k");
     p.enable_pdl = args.flag("enable_pdl");
     const bool batched = p.variant == GemmVariant::bmm_fp8 || p.variant == GemmVariant::bmm_bf16;
     const bool group = p.variant == GemmVariant::group_gemm_fp8_nt_groupwise;
-    if (batched) p.batch = positive(args, "batch_size");
-    if (group) p.batch = positive(args, "group_size");
+    if (batched) p.batch = positive_integer(args, "batch_size");
+    if (group) p.batch = positive_integer(args, "group_size");
     if (p.variant == GemmVariant::mm_fp8 && args.integer("batch_size") != 1) {
       throw CaseError("--batch_size must be 1 for mm_fp8, got " + args.display("batch_size"));
     }

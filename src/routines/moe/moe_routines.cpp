@@ -38,12 +38,6 @@ std::string_view routing_name(moe::RoutingMethod method) {
   return "?";
 }
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 std::string lower(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
@@ -209,16 +203,16 @@ class FusedMoeRoutine final : public Routine {
     MoeProblem p;
     p.format = row_.format;
     p.inputs = row_.inputs;
-    p.tokens = positive(args, "num_tokens");
-    p.hidden = positive(args, "hidden_size");
-    p.full_intermediate = p.intermediate = positive(args, "intermediate_size");
+    p.tokens = positive_integer(args, "num_tokens");
+    p.hidden = positive_integer(args, "hidden_size");
+    p.full_intermediate = p.intermediate = positive_integer(args, "intermediate_size");
     if (p.hidden % kMoeScaleBlock != 0) {
       throw CaseError("--hidden_size " + std::to_string(p.hidden) +
                       " is not a multiple of 128 (kbench's gather and FP8 scales cover whole 128-blocks)");
     }
     moe::RoutingConfig& r = p.routing;
-    r.experts = static_cast<int>(std::min<int64_t>(positive(args, "num_experts"), 1 << 20));
-    r.top_k = static_cast<int>(std::min<int64_t>(positive(args, "top_k"), 1 << 20));
+    r.experts = static_cast<int>(std::min<int64_t>(positive_integer(args, "num_experts"), 1 << 20));
+    r.top_k = static_cast<int>(std::min<int64_t>(positive_integer(args, "top_k"), 1 << 20));
     const bool cutlass = row_.inputs == MoeInputs::cutlass;
     if (cutlass) {
       set_cutlass_layer(args, p);
@@ -361,7 +355,7 @@ class FusedMoeRoutine final : public Routine {
     r.method = moe::RoutingMethod::renormalize;
     const std::string& variant = args.text("cutlass_variant");
     p.format = variant == "fp8" ? MoeFormat::fp8_per_tensor : variant == "nvfp4" ? MoeFormat::nvfp4 : MoeFormat::unquantized;
-    const int64_t tp = positive(args, "tp_size"), ep = positive(args, "ep_size");
+    const int64_t tp = positive_integer(args, "tp_size"), ep = positive_integer(args, "ep_size");
     const int64_t tp_rank = args.integer("tp_rank"), ep_rank = args.integer("ep_rank");
     if (tp_rank < 0 || tp_rank >= tp || ep_rank < 0 || ep_rank >= ep) {
       throw CaseError("--tp_rank " + std::to_string(tp_rank) + " / --ep_rank " + std::to_string(ep_rank) +

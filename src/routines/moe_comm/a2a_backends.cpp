@@ -2,7 +2,6 @@
 
 #include <string>
 
-#include "core/rank_group.hpp"
 #include "dist/world.hpp"
 
 #include "routines/moe_comm/a2a_case.hpp"
@@ -40,7 +39,7 @@ class A2aKernelsBackend final : public BackendFor<MoeA2aCase> {
 
  protected:
   [[nodiscard]] Support implements(const MoeA2aCase&) const override {
-    const auto* world = dynamic_cast<const dist::World*>(rank_group());
+    const dist::World* world = dist::current_world();
     if (world != nullptr && !world->single_host()) {
       return Support::no("the ranks run on several hosts: kbench's kernels write over NVLink within one host (nccl "
                          "runs across hosts)");

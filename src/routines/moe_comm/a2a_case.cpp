@@ -11,7 +11,6 @@
 #include "core/compare.hpp"
 #include "core/host_tensor.hpp"
 #include "core/log.hpp"
-#include "core/rank_group.hpp"
 #include "dist/world.hpp"
 #include "kernels/moe/half_bits.hpp"
 #include "kernels/quantization/block_formats.hpp"
@@ -37,7 +36,7 @@ Tolerance validate_tolerance(A2aQuant quant) {
 }
 
 dist::World& world_of_run() {
-  auto* world = dynamic_cast<dist::World*>(rank_group());
+  dist::World* world = dist::current_world();
   if (world == nullptr) throw std::logic_error("moe_a2a_dispatch_combine needs the run's World");
   return *world;
 }

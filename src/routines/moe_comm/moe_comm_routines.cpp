@@ -12,12 +12,6 @@
 namespace kbench {
 namespace {
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 A2aQuant quant_flag(const std::string& text) {
   if (text == "None" || text == "none") return A2aQuant::none;
   if (text == "fp8") return A2aQuant::fp8;
@@ -70,10 +64,10 @@ class MoeA2aRoutine final : public Routine {
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     A2aProblem p;
-    p.tokens = positive(args, "num_tokens");
-    p.hidden = positive(args, "hidden_size");
-    p.experts = positive(args, "num_experts");
-    p.top_k = positive(args, "top_k");
+    p.tokens = positive_integer(args, "num_tokens");
+    p.hidden = positive_integer(args, "hidden_size");
+    p.experts = positive_integer(args, "num_experts");
+    p.top_k = positive_integer(args, "top_k");
     p.max_tokens = args.optional_integer("max_num_tokens").value_or(p.tokens);
     p.input_dtype = args.text("input_dtype") == "float16" ? DType::float16 : DType::bfloat16;
     p.quant = quant_flag(args.text("quant_dtype"));

@@ -8,7 +8,6 @@
 
 #include <string>
 
-#include "core/rank_group.hpp"
 #include "dist/world.hpp"
 #include "routines/moe_comm/nccl_backends.hpp"
 #include "routines/moe_comm/a2a_case.hpp"
@@ -90,7 +89,7 @@ Support A2aNcclBackend::implements(const MoeA2aCase& c) const {
 }
 
 std::unique_ptr<Operation> A2aNcclBackend::bind(MoeA2aCase& c, cudaStream_t stream) const {
-  auto* world = dynamic_cast<dist::World*>(rank_group());
+  dist::World* world = dist::current_world();
   if (world == nullptr) throw BackendUnavailable("NCCL: no communicator (a single-process run)");
   return validated(std::make_unique<A2aNcclOperation>(c, *world), c, "nccl", stream);
 }

@@ -50,12 +50,6 @@ bool is_quant(NormVariant v) {
 }
 bool is_fp4(NormVariant v) { return v == NormVariant::rmsnorm_fp4quant || v == NormVariant::add_rmsnorm_fp4quant; }
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 class NormRoutine final : public Routine {
  public:
   explicit NormRoutine(const VariantInfo& info) : info_(info) {
@@ -100,9 +94,9 @@ class NormRoutine final : public Routine {
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     NormProblem p;
     p.variant = info_.variant;
-    p.batch_size = positive(args, "batch_size");
-    p.hidden_size = positive(args, "hidden_size");
-    if (args.has("num_heads")) p.num_heads = positive(args, "num_heads");
+    p.batch_size = positive_integer(args, "batch_size");
+    p.hidden_size = positive_integer(args, "hidden_size");
+    if (args.has("num_heads")) p.num_heads = positive_integer(args, "num_heads");
     const double rows = static_cast<double>(p.batch_size) * static_cast<double>(std::max<int64_t>(p.num_heads, 1));
     if (rows * static_cast<double>(p.hidden_size) > static_cast<double>(kMaxElements)) {
       throw CaseError("--batch_size " + std::to_string(p.batch_size) +

@@ -32,12 +32,6 @@ constexpr VariantInfo kVariants[] = {
      "NVFP4 of a batch of matrices, scales per matrix in the 128x4 layout."},
 };
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 SfLayout parse_layout(const std::string& name) {
   if (name == "linear") return SfLayout::linear;
   return name == "8x4" ? SfLayout::swizzled_8x4 : SfLayout::swizzled_128x4;
@@ -77,11 +71,11 @@ class QuantRoutine final : public Routine {
     p.variant = info_.variant;
     const bool batched = p.variant == QuantVariant::nvfp4_batched;
     const bool nvfp4 = p.variant == QuantVariant::nvfp4 || batched;
-    p.m = positive(args, "m");
-    p.k = positive(args, "k");
+    p.m = positive_integer(args, "m");
+    p.k = positive_integer(args, "k");
     if (batched) {
       if (!args.has("batch_size")) throw CaseError("--batch_size is required by nvfp4_batched_quantize");
-      p.batch_size = positive(args, "batch_size");
+      p.batch_size = positive_integer(args, "batch_size");
     } else if (args.given("batch_size")) {
       p.ignored_flags.emplace_back("batch_size");
     }

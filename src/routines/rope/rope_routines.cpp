@@ -44,15 +44,9 @@ constexpr VariantInfo kVariants[] = {
 
 bool is_llama31(RopeVariant v) { return v == RopeVariant::llama31_rope || v == RopeVariant::llama31_rope_pos_ids; }
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 // A head count or dimension: positive and an int.
 int positive_int(const CaseArgs& args, const char* flag) {
-  const int64_t v = positive(args, flag);
+  const int64_t v = positive_integer(args, flag);
   if (v > std::numeric_limits<int>::max()) throw CaseError(std::string("--") + flag + " is too large: " + std::to_string(v));
   return static_cast<int>(v);
 }
@@ -161,8 +155,8 @@ class RopeRoutine final : public Routine {
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     RopeProblem p;
     p.variant = info_.variant;
-    p.batch_size = positive(args, "batch_size");
-    p.seq_len = positive(args, "seq_len");
+    p.batch_size = positive_integer(args, "batch_size");
+    p.seq_len = positive_integer(args, "seq_len");
     p.q_heads = positive_int(args, "num_qo_heads");
     p.k_heads = positive_int(args, "num_kv_heads");
     p.head_dim = positive_int(args, "head_dim");
@@ -193,7 +187,7 @@ class RopeRoutine final : public Routine {
       p.frequencies.llama31 = true;
       p.frequencies.low_freq_factor = positive_real(args, "low_freq_factor");
       p.frequencies.high_freq_factor = positive_real(args, "high_freq_factor");
-      p.frequencies.old_context_len = static_cast<double>(positive(args, "old_context_len"));
+      p.frequencies.old_context_len = static_cast<double>(positive_integer(args, "old_context_len"));
       if (!(p.frequencies.high_freq_factor > p.frequencies.low_freq_factor)) {
         throw CaseError("--high_freq_factor must be above --low_freq_factor, got " + args.display("high_freq_factor") +
                         " and " + args.display("low_freq_factor"));

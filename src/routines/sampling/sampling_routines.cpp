@@ -80,12 +80,6 @@ bool reads_flag(SamplingOp op, std::string_view flag) {
   return true;
 }
 
-int64_t positive(const CaseArgs& args, const char* flag) {
-  const int64_t v = args.integer(flag);
-  if (v <= 0) throw CaseError(std::string("--") + flag + " must be positive, got " + std::to_string(v));
-  return v;
-}
-
 class SamplingRoutine final : public Routine {
  public:
   explicit SamplingRoutine(const RoutineInfo& info) : info_(info) {
@@ -132,23 +126,23 @@ class SamplingRoutine final : public Routine {
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {
     SamplingProblem p;
     p.op = info_.op;
-    p.batch_size = positive(args, "batch_size");
+    p.batch_size = positive_integer(args, "batch_size");
     if (is_transform(p.op)) {
-      p.vocab_size = positive(args, "max_len");
-      p.num_rows = args.has("num_rows") ? positive(args, "num_rows") : p.batch_size;
+      p.vocab_size = positive_integer(args, "max_len");
+      p.num_rows = args.has("num_rows") ? positive_integer(args, "num_rows") : p.batch_size;
       if (p.op == SamplingOp::top_k_page_table_transform && p.num_rows > p.batch_size) {
         throw CaseError("--num_rows " + std::to_string(p.num_rows) + " is more than --batch_size " +
                         std::to_string(p.batch_size) + ": row r of the scores reads row r of the page table");
       }
     } else {
-      p.vocab_size = positive(args, "vocab_size");
+      p.vocab_size = positive_integer(args, "vocab_size");
       p.num_rows = p.batch_size;
     }
     const char* length_flag = is_transform(p.op) ? "--max_len" : "--vocab_size";
     if (p.vocab_size > std::numeric_limits<int32_t>::max()) {
       throw CaseError(std::string(length_flag) + " " + std::to_string(p.vocab_size) + " is over 2^31 - 1");
     }
-    p.num_speculate_tokens = positive(args, "num_speculate_tokens");
+    p.num_speculate_tokens = positive_integer(args, "num_speculate_tokens");
     const double rows = static_cast<double>(p.rows()) * (p.op == SamplingOp::chain_speculative_sampling
                                                              ? static_cast<double>(p.num_speculate_tokens + 1)
                                                              : 1.0);

@@ -43,6 +43,24 @@ std::vector<uint16_t> random_half_bits(std::size_t count, bool fp16, float stdde
   return bits;
 }
 
+// The gather's expected output: each pick's permuted row holds its token's values as 16-bit bits;
+// rows no pick lands on keep the poison.
+std::vector<uint16_t> expected_permuted_rows(const std::vector<int32_t>& permuted_rows,
+                                             const std::vector<float>& token_values, int64_t rows,
+                                             int64_t hidden_size, int top_k, bool fp16) {
+  std::vector<uint16_t> expected(static_cast<std::size_t>(rows * hidden_size), kPoison);
+  for (std::size_t pick = 0; pick < permuted_rows.size(); ++pick) {
+    const int32_t row = permuted_rows[pick];
+    if (row < 0) continue;
+    const std::size_t token = pick / static_cast<std::size_t>(top_k);
+    for (int64_t c = 0; c < hidden_size; ++c) {
+      expected[static_cast<std::size_t>(row * hidden_size + c)] =
+          km::float_to_half_bits(token_values[token * static_cast<std::size_t>(hidden_size) + static_cast<std::size_t>(c)], fp16);
+    }
+  }
+  return expected;
+}
+
 // One gather case: `quantize` picks nvfp4_quantize (x 16-bit in the call, global scale g) over
 // nvfp4_dequantize (x quantized on the host under g, linear scale bytes).
 void expect_nvfp4_gather_matches(bool quantize, bool fp16, int64_t tokens, int top_k, int64_t hidden_size,
@@ -83,16 +101,8 @@ void expect_nvfp4_gather_matches(bool quantize, bool fp16, int64_t tokens, int t
     km::block_operand_values(quant::BlockFormat::nvfp4, x.data(), static_cast<int64_t>(x.size()), global, model.data());
     ASSERT_EQ(model, token_values);
   }
-  std::vector<uint16_t> expected(static_cast<std::size_t>(rows * hidden_size), kPoison);
-  for (std::size_t pick = 0; pick < index.permuted_rows.size(); ++pick) {
-    const int32_t row = index.permuted_rows[pick];
-    if (row < 0) continue;
-    const std::size_t token = pick / static_cast<std::size_t>(top_k);
-    for (int64_t c = 0; c < hidden_size; ++c) {
-      expected[static_cast<std::size_t>(row * hidden_size + c)] =
-          km::float_to_half_bits(token_values[token * static_cast<std::size_t>(hidden_size) + static_cast<std::size_t>(c)], fp16);
-    }
-  }
+  const std::vector<uint16_t> expected =
+      expected_permuted_rows(index.permuted_rows, token_values, rows, hidden_size, top_k, fp16);
 
   CudaStream stream;
   DeviceBuffer hidden_device(std::max<std::size_t>(1, x_bits.size()) * sizeof(uint16_t));
@@ -165,16 +175,8 @@ void expect_mxfp8_gather_matches(int64_t tokens, int top_k, int64_t hidden_size,
       token_values[at] = km::mxfp8_operand_value(codes[at], s.sf);
     }
   }
-  std::vector<uint16_t> expected(static_cast<std::size_t>(rows * hidden_size), kPoison);
-  for (std::size_t pick = 0; pick < index.permuted_rows.size(); ++pick) {
-    const int32_t row = index.permuted_rows[pick];
-    if (row < 0) continue;
-    const std::size_t token = pick / static_cast<std::size_t>(top_k);
-    for (int64_t c = 0; c < hidden_size; ++c) {
-      expected[static_cast<std::size_t>(row * hidden_size + c)] =
-          km::float_to_half_bits(token_values[token * static_cast<std::size_t>(hidden_size) + static_cast<std::size_t>(c)], false);
-    }
-  }
+  const std::vector<uint16_t> expected =
+      expected_permuted_rows(index.permuted_rows, token_values, rows, hidden_size, top_k, false);
   CudaStream stream;
   DeviceBuffer hidden_device(std::max<std::size_t>(1, codes.size()));
   DeviceBuffer sf_device(std::max<std::size_t>(1, sf.size()));
