@@ -1,5 +1,6 @@
 // The permutation's gather: a warp per (token, 128-column block), 4 columns per lane, converted once
-// (fp8_block: the block's amax by a warp reduction, then 4 codes and the scale; nvfp4_quantize: each
+// (fp8_block: the block's amax by a warp reduction, then 4 codes and the scale; fp8_block_copy: the
+// codes and the block's given scale; nvfp4_quantize: each
 // 16-block's amax over its 4 lanes), then written to each of the token's local rows.
 #include <cstdint>
 
@@ -62,8 +63,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
     wide = pack_half_bits(values, p.out_dtype == DType::float16);
   } else if (wide_out) {
     wide = *reinterpret_cast<const uint2*>(static_cast<const uint16_t*>(p.hidden) + element);
-  } else if (p.format == GatherFormat::copy) {
+  } else if (p.format == GatherFormat::copy || p.format == GatherFormat::fp8_block_copy) {
     codes = *reinterpret_cast<const uint32_t*>(static_cast<const uint8_t*>(p.hidden) + element);
+    if (p.format == GatherFormat::fp8_block_copy) scale = p.hidden_block_scales[token * blocks_per_row + block];
   } else {
     float x[kColumnsPerLane];
     load_four(static_cast<const uint16_t*>(p.hidden) + element, fp16, x);
@@ -88,7 +90,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32) permute_quantize_kernel(P
     } else {
       *reinterpret_cast<uint32_t*>(static_cast<uint8_t*>(p.out) + at) = codes;
     }
-    if (lane == 0 && p.format == GatherFormat::fp8_block) p.out_scale[row * blocks_per_row + block] = scale;
+    if (lane == 0 && (p.format == GatherFormat::fp8_block || p.format == GatherFormat::fp8_block_copy)) {
+      p.out_scale[row * blocks_per_row + block] = scale;
+    }
     if (lane == 0 && block == 0 && p.row_weights) p.row_weights[row] = p.pick_weights[token * p.top_k + j];
   }
 }
@@ -100,6 +104,7 @@ bool formats_fit(const PermuteQuantizeParams& p) {
     case GatherFormat::fp8_block: return p.hidden_dtype == DType::bfloat16 && p.out_scale;
     case GatherFormat::fp8_per_tensor: return sixteen_bit && p.tensor_scale;
     case GatherFormat::copy: return sixteen_bit || dtype_size(p.hidden_dtype) == 1;
+    case GatherFormat::fp8_block_copy: return p.hidden_dtype == DType::fp8_e4m3 && p.hidden_block_scales && p.out_scale;
     case GatherFormat::nvfp4_dequantize: return p.hidden_dtype == DType::uint8 && p.hidden_sf && sixteen_bit_out;
     case GatherFormat::nvfp4_quantize: return sixteen_bit && p.tensor_scale && sixteen_bit_out;
     case GatherFormat::mxfp8_dequantize:  // MXFP8's range is bf16's, not fp16's

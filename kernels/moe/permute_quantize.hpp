@@ -6,6 +6,8 @@
 //   fp8_per_tensor: bf16 or fp16 -> e4m3(x / s), s the one dequantization scale on the device (the
 //                   static activation scale a caller calibrated), saturated to +-448;
 //   copy:           the row as it is (16-bit activations, or hidden states already in e4m3);
+//   fp8_block_copy: hidden states already in DeepSeek FP8 (e4m3 codes and fp32 1x128 scales
+//                   [token][H/128], as the MoE all-to-all dispatches them): codes and scales as they are;
 //   nvfp4_dequantize: NVFP4 hidden states (packed e2m1 pairs, one e4m3 scale byte per 16 elements,
 //                   linear [token][H/16]) -> 16-bit operand values e2m1 x scale byte (exact,
 //                   block_operand.hpp; the global scale goes into FC1's alpha);
@@ -34,17 +36,18 @@ namespace kbench::kernels::moe {
 
 inline constexpr int kPermuteBlock = 128;  // the 1x128 quantization block; rows are whole blocks
 
-enum class GatherFormat { fp8_block, fp8_per_tensor, copy, nvfp4_dequantize, nvfp4_quantize, mxfp8_dequantize };
+enum class GatherFormat { fp8_block, fp8_per_tensor, copy, fp8_block_copy, nvfp4_dequantize, nvfp4_quantize, mxfp8_dequantize };
 
 struct PermuteQuantizeParams {
   GatherFormat format = GatherFormat::fp8_block;
   const void* hidden = nullptr;  // [tokens][hidden_size] (nvfp4_dequantize: [tokens][hidden_size / 2] bytes)
-  // fp8_block: bfloat16; fp8_per_tensor, nvfp4_quantize: bf16/fp16; copy: 1 or 2 bytes;
+  // fp8_block: bfloat16; fp8_per_tensor, nvfp4_quantize: bf16/fp16; copy: 1 or 2 bytes; fp8_block_copy: e4m3;
   // nvfp4_dequantize, mxfp8_dequantize: uint8
   DType hidden_dtype = DType::bfloat16;
   // nvfp4_dequantize: e4m3 scale bytes [tokens][hidden_size / 16]; mxfp8_dequantize: ue8m0
   // [tokens][hidden_size / 32]
   const uint8_t* hidden_sf = nullptr;
+  const float* hidden_block_scales = nullptr;  // fp8_block_copy: [tokens][hidden_size / 128]
   DType out_dtype = DType::bfloat16;   // nvfp4_*: the operand values' 16-bit type; mxfp8_dequantize: bf16
   const int32_t* permuted_rows = nullptr;  // [tokens][top_k], -1: non-local
   int64_t tokens = 0;
@@ -54,7 +57,7 @@ struct PermuteQuantizeParams {
   const float* tensor_scale = nullptr;
   // [rows][hidden_size], e4m3, hidden_dtype (copy) or out_dtype (nvfp4_*, mxfp8_*); rows = the permutation's total
   void* out = nullptr;
-  float* out_scale = nullptr;  // fp8_block: [rows][hidden_size / 128]
+  float* out_scale = nullptr;  // fp8_block, fp8_block_copy: [rows][hidden_size / 128]
   const float* pick_weights = nullptr;  // optional [tokens][top_k]: each row gets its pick's weight ...
   float* row_weights = nullptr;         // ... here, [rows]
 };

@@ -128,28 +128,30 @@ class MoeCudaBackend final : public BackendFor<MoeCase> {
 
  protected:
   [[nodiscard]] Support implements(const MoeCase& problem) const override {
-    const MoeProblem& p = problem.problem();
-    if (p.local_experts() > wgmma::kMaxDeviceGroups) {
-      return Support::no("the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) +
-                         " local experts");
-    }
-    if (p.local_experts() > wgmma::kMaxDeviceGroups) {
-      return Support::no("the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) + " local experts");
-    }
-    for (const auto& g : {fc1_gemm(p, ExpertGemmOperands{p.w1_rows(), p.hidden}),
-                          grouped_gemm(p, ExpertGemmOperands{p.hidden, p.intermediate})}) {
-      if (const auto reason = wgmma::wgmma_gemm_unsupported(g)) return Support::no(*reason);
-    }
-    return Support::yes();
+    const auto reason = kbench_expert_gemms_unsupported(problem.problem());
+    return reason ? Support::no(*reason) : Support::yes();
   }
   [[nodiscard]] std::unique_ptr<Operation> bind(MoeCase& problem, cudaStream_t stream) const override {
-    return std::make_unique<MoePipeline>(
-        problem, [](const MoeCase& c, const MoeWorkspace& ws) { return std::make_unique<WgmmaExpertGemms>(c, ws); },
-        stream);
+    return std::make_unique<MoePipeline>(problem, kbench_expert_gemms(), stream);
   }
 };
 
 }  // namespace
+
+ExpertGemmPlanner kbench_expert_gemms() {
+  return [](const MoeCase& c, const MoeWorkspace& ws) { return std::make_unique<WgmmaExpertGemms>(c, ws); };
+}
+
+std::optional<std::string> kbench_expert_gemms_unsupported(const MoeProblem& p) {
+  if (p.local_experts() > wgmma::kMaxDeviceGroups) {
+    return "the grouped GEMM takes at most " + std::to_string(wgmma::kMaxDeviceGroups) + " local experts";
+  }
+  for (const auto& g : {fc1_gemm(p, ExpertGemmOperands{p.w1_rows(), p.hidden}),
+                        grouped_gemm(p, ExpertGemmOperands{p.hidden, p.intermediate})}) {
+    if (auto reason = wgmma::wgmma_gemm_unsupported(g)) return reason;
+  }
+  return std::nullopt;
+}
 
 std::unique_ptr<Backend> make_moe_cuda_backend(const std::string& reference_label) {
   return std::make_unique<MoeCudaBackend>(reference_label);

@@ -6,12 +6,19 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/backend.hpp"
+#include "routines/moe/moe_pipeline.hpp"
 
 namespace kbench {
 
 [[nodiscard]] std::unique_ptr<Backend> make_moe_cuda_backend(const std::string& reference_label);
+
+// The `cuda` backend's grouped GEMMs for a MoePipeline (also the MoE all-to-all's expert stage), and
+// why they can't run a problem (nullopt: they can).
+[[nodiscard]] ExpertGemmPlanner kbench_expert_gemms();
+[[nodiscard]] std::optional<std::string> kbench_expert_gemms_unsupported(const MoeProblem& p);
 
 }  // namespace kbench

@@ -13,6 +13,7 @@
 #include "kernels/common/tensor_fill.hpp"
 #include "kernels/gemm/gemm_kernels.hpp"
 #include "kernels/moe/combine.hpp"
+#include "kernels/moe/half_bits.hpp"
 #include "kernels/moe/per_tensor_fp8.hpp"
 #include "kernels/moe/permutation.hpp"
 #include "kernels/moe/permute_quantize.hpp"
@@ -30,8 +31,8 @@ using kernels::gemm::ScaleMajor;
 enum TensorId { kLogits = 0, kBias = 1, kHidden = 2, kW1 = 3, kW2 = 4 };
 
 
-// The refcheck's tolerances (see MoeCase::compare): rtol, and atol as a fraction of the output's RMS.
-constexpr double kRelativeTolerance = 2e-2;
+// The refcheck's tolerances (see MoeCase::compare): rtol (kMoeOutputRelativeTolerance), and atol
+// as a fraction of the output's RMS.
 constexpr double kRmsTolerance = 0.2;
 constexpr double kUnquantizedRmsTolerance = 0.02;
 constexpr double kNvfp4RmsTolerance = 0.3;
@@ -153,15 +154,24 @@ void MoeCase::build_hidden(Copy& c, uint64_t seed, int copy, cudaStream_t stream
     KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // `one` leaves scope
     return;
   }
-  c.hidden = DeviceBuffer(bytes_of(count, p_.input_dtype));
-  KBENCH_CUDA_CHECK(kernels::fill_normal(c.hidden.get(), p_.input_dtype, count, hidden_seed, 0.0f, stddev, stream));
+  if (p_.given) {
+    std::vector<uint16_t> bits(p_.given->hidden.size());
+    std::transform(p_.given->hidden.begin(), p_.given->hidden.end(), bits.begin(),
+                   [fp16 = p_.input_dtype == DType::float16](float x) { return moe::float_to_half_bits(x, fp16); });
+    c.hidden = upload(bits, stream);
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));  // `bits` leaves scope
+  } else {
+    c.hidden = DeviceBuffer(bytes_of(count, p_.input_dtype));
+    KBENCH_CUDA_CHECK(kernels::fill_normal(c.hidden.get(), p_.input_dtype, count, hidden_seed, 0.0f, stddev, stream));
+  }
   if (p_.fp4_weights()) {
     // x's NVFP4 global scale, one for the batch: 2688 / amax (trtllm), or 1 (cutlass_fused_moe's
     // activation global scale, whether x is quantized in the call or outside it; cute_dsl's). The
     // MX formats have none (1, unused).
-    const float global = p_.format == MoeFormat::nvfp4 && p_.inputs == MoeInputs::trtllm
-                             ? moe::nvfp4_global_scale(device_amax(c.hidden.get(), p_.input_dtype, count, stream))
-                             : 1.0f;
+    const float global = p_.format != MoeFormat::nvfp4 || p_.inputs != MoeInputs::trtllm ? 1.0f
+                         : p_.hidden_global_scale > 0.0f
+                             ? p_.hidden_global_scale
+                             : moe::nvfp4_global_scale(device_amax(c.hidden.get(), p_.input_dtype, count, stream));
     KBENCH_CUDA_CHECK(cudaMemcpyAsync(c.hidden_scale.get(), &global, sizeof global, cudaMemcpyHostToDevice, stream));
     DeviceBuffer source;
     if (p_.hidden_block_quantized) {
@@ -362,6 +372,10 @@ void MoeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
     for (const DeviceBuffer* out : {&c.output, &c.expert_ids, &c.expert_weights}) {
       KBENCH_CUDA_CHECK(kernels::poison(out->get(), static_cast<int64_t>(out->bytes()), stream));
     }
+    if (p_.given) {  // the picks are inputs
+      c.expert_ids = upload(p_.given->expert_ids, stream);
+      c.expert_weights = upload(p_.given->weights, stream);
+    }
     copies_.push_back(std::move(c));
   }
   // The reference's A of the byte formula: the distinct experts input set 0's tokens pick.
@@ -371,6 +385,7 @@ void MoeCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
 }
 
 moe::RoutingReference MoeCase::route_on_host(cudaStream_t stream) const {
+  if (p_.given) return {p_.given->expert_ids, p_.given->weights, {}};
   const Copy& c = copies_.front();
   const std::vector<float> logits =
       read_as_floats(c.logits.get(), p_.logits_dtype, static_cast<std::size_t>(p_.tokens * p_.experts()), stream);
@@ -411,7 +426,7 @@ std::vector<CheckedOutput> MoeCase::outputs() const {
   const MoeOperands o = operands(0);
   const auto picks = static_cast<std::size_t>(p_.picks());
   std::vector<CheckedOutput> out = {{"output", o.output, p_.input_dtype, static_cast<std::size_t>(p_.tokens * p_.hidden),
-                                     Tolerance{kRelativeTolerance, 0.0}}};
+                                     Tolerance{kMoeOutputRelativeTolerance, 0.0}}};
   if (p_.routing_in_call) {
     out.push_back({"expert_ids", o.expert_ids, DType::int32, picks, Tolerance{}});
     out.push_back({"expert_weights", o.expert_weights, DType::float32, picks, Tolerance{}});

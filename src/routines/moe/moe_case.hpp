@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,8 @@ namespace kbench {
 
 // The 1x128 / 128x128 scale block of the DeepSeek FP8 format.
 inline constexpr int64_t kMoeScaleBlock = 128;
+// The refcheck's rtol of the layer's output (MoeCase::compare adds an atol relative to its RMS).
+inline constexpr double kMoeOutputRelativeTolerance = 2e-2;
 
 enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4, mxfp4_mxfp8, mxfp4_bf16, nvfp4_w4a16 };
 
@@ -55,6 +58,16 @@ enum class MoeInputs {
   cute_dsl,   // hidden and weights N(0,1) / 10 bf16, NVFP4 under global scale 1; fp32 logits routed
               // (softmax top-k, renormalized) outside the call
   b12x,       // as cute_dsl, x reaching the call in bf16 (quantized in it, or not: w4a16)
+};
+
+// Tokens and picks a caller gives instead of the routine's draws (the MoE all-to-all's single-GPU
+// reference of its expert stage): x's values [tokens][hidden] (representable in the input dtype),
+// each token's picks (global expert ids) and their weights [tokens][top_k]. The picks are then
+// inputs (routing_in_call false): the routing's logits are drawn but not used.
+struct MoeGivenTokens {
+  std::vector<float> hidden;
+  std::vector<int32_t> expert_ids;
+  std::vector<float> weights;
 };
 
 struct MoeProblem {
@@ -77,6 +90,9 @@ struct MoeProblem {
   // nvfp4, mxfp4_mxfp8: x reaches the call already in NVFP4 / MXFP8 (quantized outside timing);
   // else nvfp4 quantizes it in the call under global scale 1.
   bool hidden_block_quantized = false;
+  // nvfp4 with trtllm inputs: x's global scale where the caller sets it (> 0), else 2688 / amax(x).
+  float hidden_global_scale = 0.0f;
+  std::shared_ptr<const MoeGivenTokens> given;  // null: the routine's own draws
   DType input_dtype = DType::bfloat16;  // the hidden states before quantization, and the output
   DType logits_dtype = DType::float32;
   // Given, meaningless for kbench's layer: {flag, why}, warned about.

@@ -39,11 +39,20 @@ ExpertGemmOperands fc2_operands(const MoeProblem& p, const MoeWorkspace& ws, con
           p.format == MoeFormat::nvfp4_w4a16 ? o.fc2_alpha : ws.fc2_alpha.as<float>()};
 }
 
-MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream)
-    : p_(problem.problem()), ws_(p_, problem.copies()) {
-  for (int copy = 0; copy < problem.copies(); ++copy) operands_.push_back(problem.operands(copy));
+MoePipeline::MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream,
+                         std::optional<MoePipelineFeed> feed)
+    : p_(problem.problem()), ws_(p_, problem.copies()), feed_(std::move(feed)) {
+  for (int copy = 0; copy < problem.copies(); ++copy) {
+    MoeOperands o = problem.operands(copy);
+    if (feed_) {
+      o.hidden = feed_->hidden;
+      o.hidden_sf = feed_->hidden_sf;
+      o.output = feed_->output;
+    }
+    operands_.push_back(o);
+  }
   gemms_ = plan_gemms(problem, ws_);
-  if (p_.routing_in_call) {
+  if (p_.routing_in_call || feed_) {
     stages_.push_back({"routing", [this](cudaStream_t s, int copy) { route(s, copy); }});
   } else {
     // The picks (and the local experts' histogram the permutation reads) made once, untimed.
@@ -68,6 +77,10 @@ std::vector<OperationStage> MoePipeline::stages() { return stages_; }
 
 void MoePipeline::route(cudaStream_t stream, int copy) const {
   const MoeOperands& o = operands_.at(static_cast<std::size_t>(copy));
+  if (feed_) {
+    feed_->route(stream, o.expert_ids, o.expert_weights, index(copy).local_counts.as<int32_t>());
+    return;
+  }
   moe::RoutingParams routing;
   routing.config = p_.routing;
   routing.logits = o.logits;
@@ -97,15 +110,20 @@ void MoePipeline::permute(cudaStream_t stream, int copy) const {
   KBENCH_CUDA_CHECK(moe::launch_permutation_index(order, stream));
 
   moe::PermuteQuantizeParams gather;
-  gather.format = p_.format == MoeFormat::fp8_block_scale                       ? moe::GatherFormat::fp8_block
+  const bool given_fp8_blocks = feed_ && p_.format == MoeFormat::fp8_block_scale;
+  gather.format = given_fp8_blocks                                                 ? moe::GatherFormat::fp8_block_copy
+                  : p_.format == MoeFormat::fp8_block_scale                       ? moe::GatherFormat::fp8_block
                   : p_.format == MoeFormat::fp8_per_tensor && !p_.hidden_in_fp8 ? moe::GatherFormat::fp8_per_tensor
                   : p_.format == MoeFormat::nvfp4 ? (p_.hidden_block_quantized ? moe::GatherFormat::nvfp4_dequantize
                                                                                : moe::GatherFormat::nvfp4_quantize)
                   : p_.format == MoeFormat::mxfp4_mxfp8 ? moe::GatherFormat::mxfp8_dequantize
                                                         : moe::GatherFormat::copy;
   gather.hidden = o.hidden;
-  gather.hidden_dtype = p_.hidden_in_fp8 ? DType::fp8_e4m3 : p_.hidden_block_quantized ? DType::uint8 : p_.input_dtype;
+  gather.hidden_dtype = p_.hidden_in_fp8 || given_fp8_blocks ? DType::fp8_e4m3
+                        : p_.hidden_block_quantized          ? DType::uint8
+                                                             : p_.input_dtype;
   gather.hidden_sf = o.hidden_sf;
+  if (given_fp8_blocks) gather.hidden_block_scales = feed_->hidden_block_scales;
   gather.out_dtype = p_.input_dtype;
   gather.permuted_rows = ix.permuted_rows.as<int32_t>();
   gather.tokens = p_.tokens;

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/backend.hpp"
@@ -95,9 +96,24 @@ class ExpertGemms {
 };
 using ExpertGemmPlanner = std::function<std::unique_ptr<ExpertGemms>(const MoeCase&, const MoeWorkspace&)>;
 
+// A pipeline fed from elsewhere than its case's tensors (the MoE all-to-all's expert stage: the
+// tokens dispatched to this rank, read in its receive slots): x in the case's wire format
+// (fp8_block_scale: e4m3 codes with fp32 1x128 scales [token][hidden / 128]; nvfp4: codes and scale
+// bytes, the case's global scale), where the output goes, and the routing stage that writes, in the
+// call, the picks (global ids, -1 for none), their weights and the local experts' histogram.
+struct MoePipelineFeed {
+  using Route = std::function<void(cudaStream_t, int32_t* expert_ids, float* weights, int32_t* local_counts)>;
+  const void* hidden = nullptr;
+  const float* hidden_block_scales = nullptr;
+  const uint8_t* hidden_sf = nullptr;
+  void* output = nullptr;
+  Route route;
+};
+
 class MoePipeline final : public Operation {
  public:
-  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream);
+  MoePipeline(const MoeCase& problem, const ExpertGemmPlanner& plan_gemms, cudaStream_t stream,
+              std::optional<MoePipelineFeed> feed = std::nullopt);
   MoePipeline(const MoePipeline&) = delete;  // its stages point at it
   MoePipeline& operator=(const MoePipeline&) = delete;
 
@@ -116,6 +132,7 @@ class MoePipeline final : public Operation {
   std::vector<OperationStage> stages_;  // made once: launch() runs them
   std::vector<MoeOperands> operands_;   // per input set
   std::unique_ptr<ExpertGemms> gemms_;
+  std::optional<MoePipelineFeed> feed_;
 };
 
 }  // namespace kbench

@@ -16,7 +16,8 @@ namespace a2a = kernels::moe_comm;
 // over NVLink, combine writes every result back into its source rank and sums there.
 class A2aKernelsOperation final : public A2aOperation {
  public:
-  explicit A2aKernelsOperation(MoeA2aCase& c) : c_(c) {}
+  A2aKernelsOperation(MoeA2aCase& c, cudaStream_t stream)
+      : A2aOperation(a2a_expert_stage(c, a2a::SlotValidity::stamped, stream)), c_(c) {}
 
   void dispatch(cudaStream_t stream, int copy) override {
     const std::vector<const void*> sources = c_.payload_sources(copy);
@@ -47,7 +48,7 @@ class A2aKernelsBackend final : public BackendFor<MoeA2aCase> {
     return Support::yes();
   }
   [[nodiscard]] std::unique_ptr<Operation> bind(MoeA2aCase& c, cudaStream_t stream) const override {
-    return validated(std::make_unique<A2aKernelsOperation>(c), c, "moe_a2a", stream);
+    return validated(std::make_unique<A2aKernelsOperation>(c, stream), c, "moe_a2a", stream);
   }
 };
 

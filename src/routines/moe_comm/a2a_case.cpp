@@ -13,6 +13,7 @@
 #include "core/log.hpp"
 #include "dist/world.hpp"
 #include "kernels/moe/half_bits.hpp"
+#include "kernels/moe_comm/received_picks.hpp"
 #include "kernels/quantization/block_formats.hpp"
 #include "routines/device_tensors.hpp"
 
@@ -21,8 +22,6 @@ namespace {
 
 namespace quant = kernels::quant;
 namespace a2a = kernels::moe_comm;
-
-constexpr int kWeightsPayload = 2;
 
 // The reference's assert_close tolerances of --validate, per wire format, as {rtol, atol}.
 Tolerance validate_tolerance(A2aQuant quant) {
@@ -128,7 +127,7 @@ void quantize_payloads(const A2aProblem& p, const A2aScales& scales, A2aRankInpu
     }
     for (int64_t j = 0; j < k; ++j) {
       append_bytes(in.payloads[a2a::kExpertIdsPayload], in.expert_ids[static_cast<std::size_t>(t * k + j)]);
-      append_bytes(in.payloads[kWeightsPayload], in.weights[static_cast<std::size_t>(t * k + j)]);
+      append_bytes(in.payloads[a2a::kRoutingWeightsPayload], in.weights[static_cast<std::size_t>(t * k + j)]);
     }
   }
 }
@@ -169,6 +168,32 @@ std::string_view a2a_quant_name(A2aQuant quant) {
     case A2aQuant::fp8_block_scale: return "fp8_block_scale";
   }
   return "?";
+}
+
+MoeProblem a2a_moe_problem(const A2aProblem& p, int64_t tokens, int64_t first_expert, int64_t experts,
+                           float nvfp4_global_scale) {
+  MoeProblem m;
+  m.tokens = tokens;
+  m.hidden = p.hidden;
+  m.intermediate = m.full_intermediate = p.intermediate;
+  m.routing.method = kernels::moe::RoutingMethod::renormalize;  // unused: the picks are the dispatched ones
+  m.routing.experts = static_cast<int>(p.experts);
+  m.routing.top_k = static_cast<int>(p.top_k);
+  m.routing.local_expert_offset = static_cast<int>(first_expert);
+  m.routing.local_num_experts = static_cast<int>(experts);
+  m.routing_in_call = false;
+  m.activation = kernels::moe::GatedActivation::swiglu;
+  m.format = p.quant == A2aQuant::nvfp4 ? MoeFormat::nvfp4 : MoeFormat::fp8_block_scale;
+  m.inputs = MoeInputs::trtllm;
+  m.hidden_block_quantized = p.quant == A2aQuant::nvfp4;
+  m.hidden_global_scale = nvfp4_global_scale;
+  m.input_dtype = p.input_dtype;
+  return m;
+}
+
+MoeProblem a2a_expert_stage_problem(const A2aProblem& p, float nvfp4_global_scale) {
+  return a2a_moe_problem(p, p.ranks * p.max_tokens, p.rank * p.experts_per_rank(), p.experts_per_rank(),
+                         nvfp4_global_scale);
 }
 
 MoeA2aCase::MoeA2aCase(A2aProblem problem) : p_(problem) {
@@ -218,13 +243,27 @@ std::vector<const void*> MoeA2aCase::payload_sources(int copy) const {
   return out;
 }
 
+const MoeCase& MoeA2aCase::expert_case() const {
+  if (!experts_) throw std::logic_error("MoeA2aCase::expert_case: no --real_math, or not allocated");
+  return *experts_;
+}
+
 std::size_t MoeA2aCase::bytes_per_copy() const {
   std::size_t bytes = static_cast<std::size_t>(p_.tokens * p_.hidden * p_.input_bytes());  // the output
   for (const int64_t row : row_bytes_) bytes += static_cast<std::size_t>(row * p_.tokens);
+  // The experts' weights are part of every input set.
+  if (p_.real_math) bytes += MoeCase(a2a_expert_stage_problem(p_, 1.0f)).bytes_per_copy();
   return bytes;
 }
 
-std::size_t MoeA2aCase::reference_bytes() const { return static_cast<std::size_t>(layout_.total_bytes) * 2; }
+std::size_t MoeA2aCase::reference_bytes() const {
+  std::size_t bytes = static_cast<std::size_t>(layout_.total_bytes) * 2;
+  if (p_.real_math) {  // the single-GPU layer of every expert over this rank's tokens
+    const MoeCase layer(a2a_moe_problem(p_, p_.tokens, 0, p_.experts, 1.0f));
+    bytes += layer.bytes_per_copy() + layer.reference_bytes();
+  }
+  return bytes;
+}
 
 std::vector<TensorInfo> MoeA2aCase::tensors() const {
   const DType hidden_dtype = p_.quant == A2aQuant::none ? p_.input_dtype : DType::fp8_e4m3;
@@ -260,6 +299,7 @@ std::vector<std::pair<std::string, std::string>> MoeA2aCase::result_columns() co
 void MoeA2aCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   if (workspace_.get() != nullptr) throw std::logic_error("MoeA2aCase::allocate: the workspace is shared once per case");
   const int64_t t_count = p_.tokens, h = p_.hidden;
+  seed_ = seed;
   ranks_.clear();
   for (int r = 0; r < p_.ranks; ++r) ranks_.push_back(draw_rank_inputs(p_, seed, r));
   const A2aScales scales = a2a_scales(ranks_);
@@ -284,6 +324,13 @@ void MoeA2aCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   }
   if (!peer_bases_.empty()) peers_ = upload(peer_bases_, stream);
   output_ = DeviceBuffer(static_cast<std::size_t>(t_count * h * p_.input_bytes()));
+  if (p_.real_math) {
+    // The expert stage writes combine_in in every call: no stand-in pattern.
+    experts_ = std::make_unique<MoeCase>(a2a_expert_stage_problem(p_, nvfp4_global_scale_));
+    experts_->allocate(copies, seed, stream);
+    KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+    return;
+  }
   std::vector<uint16_t> pattern(static_cast<std::size_t>(p_.ranks * p_.max_tokens * h));
   for (int s = 0; s < p_.ranks; ++s) {
     for (int64_t t = 0; t < p_.max_tokens; ++t) {
@@ -305,6 +352,7 @@ float MoeA2aCase::combine_pattern(int d, int s, int64_t t, int64_t h) const {
 }
 
 void MoeA2aCase::restore_inputs(cudaStream_t stream) {
+  if (p_.real_math) return;
   KBENCH_CUDA_CHECK(cudaMemcpyAsync(static_cast<uint8_t*>(workspace_.get()) + layout_.combine_in_offset, pattern_.get(),
                                     static_cast<std::size_t>(p_.ranks * p_.max_tokens * p_.hidden * 2),
                                     cudaMemcpyDeviceToDevice, stream));
@@ -326,11 +374,12 @@ std::vector<CheckedOutput> MoeA2aCase::outputs() const {
   combined.data = output_.get();
   combined.dtype = p_.input_dtype;
   combined.count = static_cast<std::size_t>(p_.tokens * p_.hidden);
+  if (p_.real_math) combined.tolerance = Tolerance{kMoeOutputRelativeTolerance, 0.0};
   out.push_back(combined);
   return out;
 }
 
-std::vector<std::vector<float>> MoeA2aCase::reference(cudaStream_t /*stream*/) {
+std::vector<std::vector<float>> MoeA2aCase::reference(cudaStream_t stream) {
   const float any = std::numeric_limits<float>::quiet_NaN();
   const int64_t k = p_.top_k;
   std::vector<std::vector<float>> expected;
@@ -352,8 +401,21 @@ std::vector<std::vector<float>> MoeA2aCase::reference(cudaStream_t /*stream*/) {
     }
     expected.push_back(std::move(slots));
   }
-  // Combined: the sum of what every rank holding one of the token's experts sent back.
   const A2aRankInputs& own = ranks_[static_cast<std::size_t>(p_.rank)];
+  if (p_.real_math) {
+    // Combined: the single-GPU layer of every expert over this rank's tokens, in fp32.
+    auto given = std::make_shared<MoeGivenTokens>();
+    given->hidden = own.hidden;
+    given->expert_ids = own.expert_ids;
+    given->weights = own.weights;
+    MoeProblem whole = a2a_moe_problem(p_, p_.tokens, 0, p_.experts, nvfp4_global_scale_);
+    whole.given = std::move(given);
+    MoeCase layer(std::move(whole));
+    layer.allocate(1, seed_, stream);
+    expected.push_back(std::move(layer.reference(stream).at(0)));
+    return expected;
+  }
+  // Combined: the sum of what every rank holding one of the token's experts sent back.
   std::vector<float> sums(static_cast<std::size_t>(p_.tokens * p_.hidden));
   for (int64_t t = 0; t < p_.tokens; ++t) {
     std::vector<bool> dest(static_cast<std::size_t>(p_.ranks), false);
@@ -384,6 +446,15 @@ std::vector<Comparison> MoeA2aCase::compare(const std::vector<CheckedOutput>& ou
       if (got[i][j] != expected[i][j]) ++c.mismatches;
     }
     out.push_back(std::move(c));
+  }
+  if (p_.real_math) {
+    // The MoE family's rule (MoeCase::compare): this rank's partial sums round to the 16-bit type
+    // before combine adds them, one rounding more than the single-GPU layer's.
+    const MoeCase layer(a2a_moe_problem(p_, p_.tokens, 0, p_.experts, nvfp4_global_scale_));
+    const std::vector<Comparison> layer_comparison =
+        layer.compare({outputs.back()}, {expected.back()}, {got.back()});
+    out.insert(out.end(), layer_comparison.begin(), layer_comparison.end());
+    return out;
   }
   // Exact: the sums are of multiples of 1/16 (combine_pattern).
   out.push_back(compare_isclose(outputs.back().name, expected.back(), got.back(), Tolerance{0.0, 0.0}));

@@ -3,7 +3,9 @@
 // send without asking them), quantizes the hidden states as the reference does before dispatch,
 // and owns the symmetric workspace that both backends use: every payload's receive slots
 // [ranks][max_tokens], the expert-stage results to send back and the results received, laid out
-// by kernels/moe_comm (A2aLayout) and mapped into every rank's address space (CUDA IPC).
+// by kernels/moe_comm (A2aLayout) and mapped into every rank's address space (CUDA IPC). With
+// --real_math it also holds the weights of the rank's experts, and the refcheck compares the output
+// with the single-GPU layer of all experts over the rank's tokens (the MoE family's fp32 reference).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "core/routine.hpp"
 #include "kbench/device_buffer.hpp"
 #include "kernels/moe_comm/a2a.hpp"
+#include "routines/moe/moe_case.hpp"
 
 namespace kbench {
 
@@ -38,6 +41,8 @@ struct A2aProblem {
   int ranks = 1;
   int rank = 0;
   bool validate = false;
+  bool real_math = false;    // the MoE layer of the rank's experts between dispatch and combine
+  int64_t intermediate = 0;  // its I (--intermediate_size)
 
   [[nodiscard]] int64_t experts_per_rank() const { return experts / ranks; }
   [[nodiscard]] int64_t input_bytes() const { return dtype_size(input_dtype); }
@@ -74,6 +79,14 @@ struct A2aTraffic {
 };
 [[nodiscard]] A2aTraffic reference_traffic(const A2aProblem& p, const std::vector<A2aRankInputs>& ranks);
 
+// --real_math: the MoE layer (kbench's MoE family, DeepSeek FP8 or NVFP4 by --quant_dtype, SwiGLU,
+// its trtllm weights: expert e's from the seed and e, whichever rank holds it) over `tokens` tokens
+// with experts [first_expert, first_expert + experts) local. x's NVFP4 global scale is the wire's.
+[[nodiscard]] MoeProblem a2a_moe_problem(const A2aProblem& p, int64_t tokens, int64_t first_expert, int64_t experts,
+                                         float nvfp4_global_scale);
+// This rank's expert stage: its experts over every receive slot (ranks x max_tokens "tokens").
+[[nodiscard]] MoeProblem a2a_expert_stage_problem(const A2aProblem& p, float nvfp4_global_scale);
+
 class MoeA2aCase final : public Case {
  public:
   explicit MoeA2aCase(A2aProblem problem);
@@ -92,6 +105,8 @@ class MoeA2aCase final : public Case {
   [[nodiscard]] float fp8_scale() const noexcept { return fp8_scale_; }
   [[nodiscard]] float nvfp4_global_scale() const noexcept { return nvfp4_global_scale_; }
   [[nodiscard]] kernels::moe_comm::HiddenFormat hidden_format() const;
+  // --real_math: the layer of this rank's experts (its weights; its tokens are the receive slots).
+  [[nodiscard]] const MoeCase& expert_case() const;
 
   // The reference's --validate: dispatch, the fake expert stage on the dequantized tokens, combine,
   // against the host's sum over all k experts of the unquantized tokens, with its tolerances.
@@ -131,6 +146,8 @@ class MoeA2aCase final : public Case {
   DeviceBuffer peers_;
   DeviceBuffer output_;
   DeviceBuffer pattern_;               // combine_in as restore_inputs writes it
+  uint64_t seed_ = 0;
+  std::unique_ptr<MoeCase> experts_;   // --real_math
 };
 
 }  // namespace kbench

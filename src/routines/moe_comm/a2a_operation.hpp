@@ -1,5 +1,5 @@
-// What both backends of moe_a2a_dispatch_combine share: one call is dispatch then combine, each a
-// stage of its own (--per_phase_timing), and --validate, as the reference runs it before timing:
+// What both backends of moe_a2a_dispatch_combine share: one call is dispatch, (--real_math) the
+// expert stage, then combine, each a stage of its own (--per_phase_timing), and --validate, as the reference runs it before timing:
 // dispatch, a fake expert stage, combine, checked on every rank; rank 0 prints the verdict and a
 // failure stops the case.
 #pragma once
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/backend.hpp"
+#include "kernels/moe_comm/received_picks.hpp"
 
 namespace kbench {
 
@@ -18,18 +19,34 @@ class MoeA2aCase;
 
 class A2aOperation : public Operation {
  public:
+  // experts: --real_math's expert stage, run between dispatch and combine (a stage of its own,
+  // moe_kernel, as the reference names it); null: combine sends what combine_in holds.
+  explicit A2aOperation(std::unique_ptr<Operation> experts) : experts_(std::move(experts)) {}
+
   virtual void dispatch(cudaStream_t stream, int copy) = 0;
   virtual void combine(cudaStream_t stream, int copy) = 0;
 
   void launch(cudaStream_t stream, int copy) final {
     dispatch(stream, copy);
+    if (experts_) experts_->launch(stream, copy);
     combine(stream, copy);
   }
   [[nodiscard]] std::vector<OperationStage> stages() final {
-    return {{"dispatch", [this](cudaStream_t s, int copy) { dispatch(s, copy); }},
-            {"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }}};
+    std::vector<OperationStage> out = {{"dispatch", [this](cudaStream_t s, int copy) { dispatch(s, copy); }}};
+    if (experts_) out.push_back({"moe_kernel", [this](cudaStream_t s, int copy) { experts_->launch(s, copy); }});
+    out.push_back({"combine", [this](cudaStream_t s, int copy) { combine(s, copy); }});
+    return out;
   }
+
+ private:
+  std::unique_ptr<Operation> experts_;
 };
+
+// --real_math's expert stage for `c` (null without it): kbench's MoE pipeline (the MoE family's
+// `cuda`) over this rank's experts, reading the tokens in the receive slots that `validity` names
+// and writing combine_in.
+[[nodiscard]] std::unique_ptr<Operation> a2a_expert_stage(const MoeA2aCase& c, kernels::moe_comm::SlotValidity validity,
+                                                          cudaStream_t stream);
 
 // With --validate: the check above (throws CaseError "[VALIDATE] FAILED ..." where any rank's output
 // is off). Returns `operation`.

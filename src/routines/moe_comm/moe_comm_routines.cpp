@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/rank_group.hpp"
+#include "routines/moe/kbench_backends.hpp"
 #include "routines/moe_comm/a2a_backends.hpp"
 #include "routines/moe_comm/a2a_case.hpp"
 #include "routines/moe_comm/nccl_backends.hpp"
@@ -18,6 +19,27 @@ A2aQuant quant_flag(const std::string& text) {
   if (text == "nvfp4") return A2aQuant::nvfp4;
   if (text == "fp8_block_scale") return A2aQuant::fp8_block_scale;
   throw CaseError("--quant_dtype " + text + " is not one of None, fp8, nvfp4, fp8_block_scale");
+}
+
+// --real_math's layer: the reference's formats, and what the expert stage and kbench's MoE take.
+void check_real_math(const A2aProblem& p) {
+  if (p.intermediate <= 0) throw CaseError("--real_math needs --intermediate_size (the MoE layer's I)");
+  if (p.quant != A2aQuant::fp8_block_scale && p.quant != A2aQuant::nvfp4) {
+    throw CaseError("--real_math needs --quant_dtype fp8_block_scale or nvfp4 (the MoE layer's formats), got " +
+                    std::string(a2a_quant_name(p.quant)));
+  }
+  // The expert stage reads x and its scales in the receive slots as whole arrays: no row padding.
+  const int64_t multiple = p.quant == A2aQuant::nvfp4 ? 256 : 512;
+  if (p.hidden % multiple != 0) {
+    throw CaseError("--real_math with --quant_dtype " + std::string(a2a_quant_name(p.quant)) + " needs --hidden_size a "
+                    "multiple of " + std::to_string(multiple) + " (unpadded scale rows in the receive slots), got " +
+                    std::to_string(p.hidden));
+  }
+  const MoeProblem layer = a2a_expert_stage_problem(p, 1.0f);
+  if (const std::string why = kernels::moe::routing_config_error(layer.routing); !why.empty()) {
+    throw CaseError("--real_math: " + why);
+  }
+  if (const auto why = kbench_expert_gemms_unsupported(layer)) throw CaseError("--real_math: " + *why);
 }
 
 class MoeA2aRoutine final : public Routine {
@@ -54,7 +76,9 @@ class MoeA2aRoutine final : public Routine {
          {}, false, ""},
         {"per_phase_timing", FlagKind::boolean, "false", "Time dispatch and combine apart (= --per_stage_timing).", {},
          false, ""},
-        {"real_math", FlagKind::boolean, "false", "The MoE layer between dispatch and combine (not yet in kbench).",
+        {"real_math", FlagKind::boolean, "false",
+         "The MoE layer of each rank's experts between dispatch and combine (kbench's MoE pipeline; quant_dtype "
+         "fp8_block_scale or nvfp4).",
          {}, false, ""},
         {"intermediate_size", FlagKind::integer, std::nullopt, "The MoE layer's I (with --real_math).", {}, false, ""},
         {"use_lora", FlagKind::boolean, "false", "LoRA ids as a payload (not yet in kbench).", {}, false, ""},
@@ -76,10 +100,8 @@ class MoeA2aRoutine final : public Routine {
       p.ranks = group->size();
       p.rank = group->rank();
     }
-    if (args.flag("real_math")) {
-      throw CaseError("--real_math (the MoE layer between dispatch and combine) is not yet in kbench's "
-                      "moe_a2a_dispatch_combine");
-    }
+    p.real_math = args.flag("real_math");
+    if (p.real_math) p.intermediate = args.optional_integer("intermediate_size").value_or(0);
     if (args.flag("use_lora")) throw CaseError("--use_lora is not yet in kbench's moe_a2a_dispatch_combine");
     if (p.experts % p.ranks != 0) {
       throw CaseError("--num_experts " + std::to_string(p.experts) + " is not a multiple of the " +
@@ -101,6 +123,7 @@ class MoeA2aRoutine final : public Routine {
                       std::to_string(p.hidden));
     }
     if (p.hidden % 2 != 0) throw CaseError("--hidden_size must be even, got " + std::to_string(p.hidden));
+    if (p.real_math) check_real_math(p);
     return std::make_unique<MoeA2aCase>(p);
   }
 };

@@ -21,7 +21,12 @@ namespace a2a = kernels::moe_comm;
 
 class A2aNcclOperation final : public A2aOperation {
  public:
-  A2aNcclOperation(MoeA2aCase& c, dist::World& world) : c_(c), world_(world), comm_(world.comm()) {}
+  // The expert stage reads every source's first `tokens` slots: nccl moves every token to every rank.
+  A2aNcclOperation(MoeA2aCase& c, dist::World& world, cudaStream_t stream)
+      : A2aOperation(a2a_expert_stage(c, a2a::SlotValidity::first_tokens, stream)),
+        c_(c),
+        world_(world),
+        comm_(world.comm()) {}
 
   void dispatch(cudaStream_t stream, int copy) override {
     const a2a::A2aLayout& l = c_.layout();
@@ -91,7 +96,7 @@ Support A2aNcclBackend::implements(const MoeA2aCase& c) const {
 std::unique_ptr<Operation> A2aNcclBackend::bind(MoeA2aCase& c, cudaStream_t stream) const {
   dist::World* world = dist::current_world();
   if (world == nullptr) throw BackendUnavailable("NCCL: no communicator (a single-process run)");
-  return validated(std::make_unique<A2aNcclOperation>(c, *world), c, "nccl", stream);
+  return validated(std::make_unique<A2aNcclOperation>(c, *world, stream), c, "nccl", stream);
 }
 
 

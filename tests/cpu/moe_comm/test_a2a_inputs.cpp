@@ -6,6 +6,9 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/cli.hpp"
 #include "core/rank_group.hpp"
@@ -154,9 +157,35 @@ TEST(A2aRoutine, RefusesExpertsThatTheRanksDoNotDivide) {
   EXPECT_THROW((void)make({"--num_tokens", "8", "--hidden_size", "256", "--num_experts", "8", "--top_k", "2",
                            "--max_num_tokens", "4"}),
                CaseError);
-  EXPECT_THROW((void)make({"--num_tokens", "8", "--hidden_size", "256", "--num_experts", "8", "--top_k", "2",
-                           "--real_math", "--intermediate_size", "512"}),
-               CaseError);
+}
+
+TEST(A2aRoutine, RealMathRefusesWhatTheLayerCannotTake) {
+  const RoutineRegistry registry = make_builtin_registry();
+  const Routine& routine = *registry.find("moe_a2a_dispatch_combine");
+  const auto make = [&](const std::string& line) {
+    std::vector<std::string> all = {"--routine", "moe_a2a_dispatch_combine", "--real_math", "--num_tokens", "8",
+                                    "--num_experts", "16", "--top_k", "4"};
+    std::istringstream words(line);
+    for (std::string word; words >> word;) all.push_back(word);
+    return routine.make_case(parse_case(all, registry));
+  };
+  const auto expect_refused = [&](const std::string& line, const std::string& why) {
+    try {
+      (void)make(line);
+      ADD_FAILURE() << line << ": accepted";
+    } catch (const CaseError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  expect_refused("--hidden_size 512 --quant_dtype fp8_block_scale", "--real_math needs --intermediate_size");
+  expect_refused("--hidden_size 512 --intermediate_size 256", "--real_math needs --quant_dtype fp8_block_scale or nvfp4");
+  expect_refused("--hidden_size 512 --intermediate_size 256 --quant_dtype fp8", "fp8_block_scale or nvfp4");
+  expect_refused("--hidden_size 384 --intermediate_size 256 --quant_dtype fp8_block_scale",
+                 "--hidden_size a multiple of 512");
+  expect_refused("--hidden_size 320 --intermediate_size 256 --quant_dtype nvfp4", "--hidden_size a multiple of 256");
+  expect_refused("--hidden_size 512 --intermediate_size 200 --quant_dtype fp8_block_scale", "--real_math: ");
+  EXPECT_NO_THROW((void)make("--hidden_size 512 --intermediate_size 256 --quant_dtype fp8_block_scale"));
+  EXPECT_NO_THROW((void)make("--hidden_size 256 --intermediate_size 256 --quant_dtype nvfp4"));
 }
 
 }  // namespace
