@@ -470,7 +470,15 @@ std::vector<std::vector<float>> MoeCase::reference(cudaStream_t stream) {
   } else {
     std::vector<uint8_t> a(static_cast<std::size_t>(rows * h) * dtype_size(operand));
     std::vector<float> a_scale;
-    if (p_.format == MoeFormat::fp8_block_scale) {
+    if (p_.format == MoeFormat::fp8_block_scale && p_.given && !p_.given->fp8_codes.empty()) {
+      a_scale.resize(static_cast<std::size_t>(rows * h_blocks));
+      for (std::size_t pick = 0; pick < index.permuted_rows.size(); ++pick) {
+        const int64_t row = index.permuted_rows[pick], token = static_cast<int64_t>(pick) / top_k;
+        if (row < 0) continue;
+        std::copy_n(p_.given->fp8_codes.begin() + token * h, h, a.begin() + row * h);
+        std::copy_n(p_.given->fp8_scales.begin() + token * h_blocks, h_blocks, a_scale.begin() + row * h_blocks);
+      }
+    } else if (p_.format == MoeFormat::fp8_block_scale) {
       const std::vector<float> hidden = read_as_floats(o.hidden, p_.input_dtype, static_cast<std::size_t>(t * h), stream);
       a_scale.resize(static_cast<std::size_t>(rows * h_blocks));
       moe::permute_quantize_reference(hidden, index.permuted_rows, t, static_cast<int>(top_k), h, a, a_scale);

@@ -68,6 +68,11 @@ struct MoeGivenTokens {
   std::vector<float> hidden;
   std::vector<int32_t> expert_ids;
   std::vector<float> weights;
+  // fp8_block_scale, optional: x as the caller quantized it (e4m3 codes [tokens][hidden], fp32 1x128
+  // scales [tokens][hidden / 128]); the reference then reads these instead of quantizing x by the
+  // pipeline's rule (power-of-two scales).
+  std::vector<uint8_t> fp8_codes;
+  std::vector<float> fp8_scales;
 };
 
 struct MoeProblem {

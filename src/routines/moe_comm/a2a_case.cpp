@@ -408,6 +408,12 @@ std::vector<std::vector<float>> MoeA2aCase::reference(cudaStream_t stream) {
     given->hidden = own.hidden;
     given->expert_ids = own.expert_ids;
     given->weights = own.weights;
+    if (p_.quant == A2aQuant::fp8_block_scale) {  // x as dispatched: its wire blocks (amax / 448 scales)
+      given->fp8_codes = own.payloads[a2a::kHiddenPayload];
+      const std::vector<uint8_t>& scale_bytes = own.payloads[a2a::kBlockScalePayload];
+      given->fp8_scales.resize(scale_bytes.size() / sizeof(float));
+      std::memcpy(given->fp8_scales.data(), scale_bytes.data(), scale_bytes.size());
+    }
     MoeProblem whole = a2a_moe_problem(p_, p_.tokens, 0, p_.experts, nvfp4_global_scale_);
     whole.given = std::move(given);
     MoeCase layer(std::move(whole));
