@@ -36,9 +36,9 @@ inline constexpr uint64_t kWaitTimeoutNs = 10'000'000'000ull;  // 10 s
 
 // Signal words (uint32) at signal_offset: dispatch arrival counters by source rank (each call adds
 // the source's fixed CTA count), this rank's epochs (calls completed) and the send kernels' tickets,
-// then the combine's step counters (combine_step_word): [source][step], each call adds
-// combine_ctas to every one of them, so word (s, j) = epoch x combine_ctas once every CTA of rank s
-// has sent its rows of steps 0..j to this rank (see launch_combine).
+// then the combine's step counters (combine_step_word): [source][step], each call of every other
+// rank s adds combine_ctas to each of its words (this rank's own stay 0), so word (s, j) = epoch x
+// combine_ctas once every CTA of rank s has sent its rows of steps 0..j here (see launch_combine).
 inline constexpr int kDispatchArrivalWord = 0;  // [kMaxRanks]
 inline constexpr int kDispatchEpochWord = kMaxRanks;
 inline constexpr int kDispatchTicketWord = kDispatchEpochWord + 1;
