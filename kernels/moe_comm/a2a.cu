@@ -1,9 +1,10 @@
-// Dispatch and combine over NVLink (a2a.hpp). Each send kernel's CTAs move whole rows with 16-byte
+// Dispatch and combine over NVLink (a2a.hpp). The send loops' CTAs move whole rows with 16-byte
 // vectors (kUnroll loads in flight before the stores, the same registers stored to every destination
-// rank), then signal: a system-scope release add of 1 on every rank's arrival counter for this source
-// (every rank, so a call always adds exactly the fixed CTA count), and a ticket whose last taker
-// stores the CTAs' common epoch. The receive kernels wait only on counters that OTHER ranks' send
-// kernels raise, never on work of their own grid (which might not be resident).
+// rank), then signal with system-scope release adds of 1 on the receivers' counters for this source
+// (on every rank and every step, so a call always adds exactly the fixed CTA count), and take a
+// ticket whose last taker stores the CTAs' common epoch. Waits are on counters that OTHER ranks'
+// grids raise: the dispatch's only after its own grid's work, the fused combine's in the middle of
+// the loop (hence its cooperative launch: every CTA of every rank's grid resident).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,17 +23,20 @@ namespace {
 // Launch configuration. Send and receive kernels: kThreads threads, each with kUnroll 16-byte
 // vectors in flight (a CTA covers a 16 KB row in one pass: DeepSeek-V3's 7168-element bf16 rows and
 // its 7168-byte fp8 rows). Send grids are a function of the layout alone, since receivers expect
-// every source's fixed CTA count: one CTA per token (dispatch) or per slot (combine), at most
-// kMaxCtas (2 per SM of a 132-SM H100: enough stores in flight to fill NVLink, and the arrival adds,
-// ranks per CTA, stay few). The dispatch wait is one CTA of kMaxRanks threads, one per source.
+// every source's fixed CTA count: one CTA per token (dispatch) or per slot (combine: the layout's
+// combine_ctas), at most kMaxCtas (2 per SM of a 132-SM H100: enough stores in flight to fill
+// NVLink, and the arrival adds, ranks per CTA, stay few). The dispatch wait is one CTA of kMaxRanks
+// threads, one per source.
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
-constexpr int kMaxCtas = 264;
+constexpr int kMaxCtas = kMaxCombineCtas;
+// The fused combine sums the own slot of step j after sending step j + kSumLag: meanwhile the other
+// ranks finish step j, so a CTA whose slots rotate between sending and summing (ranks not dividing
+// combine_ctas) rarely waits. Where they don't rotate (2, 3, 4, 8 ranks at 264 CTAs) a CTA only sends
+// or only sums, and the lag just moves the sums of the last kSumLag steps after the loop.
+constexpr int kSumLag = 1;
 
 int dispatch_ctas(const A2aLayout& l) { return std::min(l.max_tokens, kMaxCtas); }
-int combine_send_ctas(const A2aLayout& l) {
-  return static_cast<int>(std::min<int64_t>(static_cast<int64_t>(l.ranks) * l.max_tokens, kMaxCtas));
-}
 int receive_ctas(int num_tokens) { return std::clamp(num_tokens, 1, kMaxCtas); }
 
 struct A2aParams {
@@ -46,7 +50,7 @@ struct A2aParams {
   const char* own_workspace = nullptr;
   const void* payload_src[kMaxPayloads] = {};
   bool payload_vector16[kMaxPayloads] = {};  // the payload moves as 16-byte vectors, else 4-byte words
-  uint32_t arrivals_per_call = 0;            // the waited-for counters' step: the senders' CTA count
+  uint32_t arrivals_per_call = 0;            // dispatch: the senders' CTA count, each call's counter step
   void* out = nullptr;                       // combine's sum, [num_tokens][hidden]
   bool fp16 = false;                         // its 16-bit type: fp16, else bf16
 };
@@ -83,6 +87,10 @@ __device__ void wait_for_arrivals(const uint32_t* counter, uint32_t target, int 
 
 __device__ __forceinline__ uint32_t* signal_word(char* workspace, const A2aLayout& l, int word) {
   return reinterpret_cast<uint32_t*>(workspace + signal_word_offset(l, word));
+}
+
+__device__ __forceinline__ uint32_t* combine_step_counter(char* workspace, const A2aLayout& l, int source, int step) {
+  return signal_word(workspace, l, combine_step_word(l, source, step));
 }
 
 // The distinct ranks of a token's valid expert ids, as a bit mask.
@@ -125,17 +133,12 @@ __device__ __forceinline__ char* load_peers(const A2aParams& p, char** peer) {
   return peer[p.rank];
 }
 
-// The send kernels' end: the CTA's stores, released at system scope, count as one arrival from this
-// rank on every rank; the last CTA to take the ticket stores the call's epoch (every CTA read the
-// old one before taking its ticket) and resets the ticket for the next call. True, in every thread,
-// in that last CTA.
-__device__ __forceinline__ bool arrive_and_advance(const A2aParams& p, char* const* peer, char* own, int arrival_word,
-                                                   int ticket_word, int epoch_word, uint32_t epoch) {
+// The send kernels' end: the last CTA to take the ticket stores the call's epoch (every CTA read
+// the old one before taking its ticket) and resets the ticket for the next call. True, in every
+// thread, in that last CTA.
+__device__ __forceinline__ bool advance_epoch(const A2aParams& p, char* own, int ticket_word, int epoch_word,
+                                              uint32_t epoch) {
   __shared__ bool last;
-  __syncthreads();
-  if (threadIdx.x < p.layout.ranks) {
-    add_release_sys(signal_word(peer[threadIdx.x], p.layout, arrival_word + p.rank), 1);
-  }
   if (threadIdx.x == 0) {
     __threadfence();  // the epoch read precedes the ticket
     uint32_t* ticket = signal_word(own, p.layout, ticket_word);
@@ -187,7 +190,10 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(const __grid_co
       }
     }
   }
-  const bool last = arrive_and_advance(p, peer, own, kDispatchArrivalWord, kDispatchTicketWord, kDispatchEpochWord, epoch);
+  // The CTA's stores, released at system scope, count as one arrival from this rank on every rank.
+  __syncthreads();
+  if (threadIdx.x < l.ranks) add_release_sys(signal_word(peer[threadIdx.x], l, kDispatchArrivalWord + p.rank), 1);
+  const bool last = advance_epoch(p, own, kDispatchTicketWord, kDispatchEpochWord, epoch);
   if (kWait && last) wait_for_dispatch(p, own, epoch);
 }
 
@@ -195,41 +201,6 @@ __global__ void __launch_bounds__(kThreads) dispatch_send_kernel(const __grid_co
 __global__ void __launch_bounds__(kMaxRanks) dispatch_wait_kernel(const __grid_constant__ A2aParams p) {
   const char* own = static_cast<const char*>(p.peers[p.rank]);
   wait_for_dispatch(p, own, *reinterpret_cast<const uint32_t*>(own + signal_word_offset(p.layout, kDispatchEpochWord)));
-}
-
-// A CTA per slot (s, t) (grid-stride, sources interleaved): slots stamped with the current dispatch epoch send this rank's
-// combine_in row back to rank s's combine_out[rank][t].
-__global__ void __launch_bounds__(kThreads) combine_send_kernel(const __grid_constant__ A2aParams p) {
-  __shared__ char* peer[kMaxRanks];
-  __shared__ uint32_t dispatch_epoch;
-  __shared__ uint32_t epoch;
-  const A2aLayout& l = p.layout;
-  char* own = load_peers(p, peer);
-  if (threadIdx.x == 0) {
-    dispatch_epoch = *signal_word(own, l, kDispatchEpochWord);
-    epoch = *signal_word(own, l, kCombineEpochWord) + 1;
-  }
-  __syncthreads();
-  const auto* slot_epochs = reinterpret_cast<const uint32_t*>(own + l.slot_epoch_offset);
-  const int slots = l.ranks * l.max_tokens;
-  // Step i visits source (i + rank + 1) % ranks, token i / ranks: every wave of CTAs sends to all
-  // the sources at once, and no two ranks send to the same one in step (slot order by source made
-  // every rank send to rank 0 first, then rank 1, ...: one receiver's links at a time).
-  const auto slot_of = [&](int i) { return ((i + p.rank + 1) % l.ranks) * l.max_tokens + i / l.ranks; };
-  // The next slot's stamp is loaded before this slot's row moves (its latency hides behind the copy).
-  uint32_t stamp = blockIdx.x < slots ? slot_epochs[slot_of(blockIdx.x)] : 0;
-  for (int i = blockIdx.x; i < slots; i += gridDim.x) {
-    const uint32_t next_stamp = i + gridDim.x < slots ? slot_epochs[slot_of(i + gridDim.x)] : 0;
-    const int source = (i + p.rank + 1) % l.ranks;
-    // This rank's own tokens stay where they are: the sum reads them from combine_in.
-    if (stamp == dispatch_epoch && source != p.rank) {
-      const int t = i / l.ranks;
-      copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, source, t), l.hidden / 8, peer,
-                      combine_row_offset(l, l.combine_out_offset, p.rank, t), 1ull << source);
-    }
-    stamp = next_stamp;
-  }
-  (void)arrive_and_advance(p, peer, own, kCombineArrivalWord, kCombineTicketWord, kCombineEpochWord, epoch);
 }
 
 __device__ __forceinline__ void accumulate(float* acc, const uint4& v, bool fp16) {
@@ -240,69 +211,163 @@ __device__ __forceinline__ void accumulate(float* acc, const uint4& v, bool fp16
   }
 }
 
-// A CTA per token (grid-stride): out[t] = the sum over the token's destination ranks d, in increasing
-// d, of combine_out[d][t]. Two ranks' kUnroll vectors are loaded before they are added. With
-// kWait, first waits (every CTA) for every rank's combine arrivals of the current combine epoch.
+// The CTA writes out[t] = the sum over `sources` (token t's destination ranks), in increasing rank,
+// of their results: combine_out[d][t], this rank's own in combine_in[rank][t]. Two ranks' kUnroll
+// vectors are loaded before they are added.
+__device__ __forceinline__ void sum_token(const A2aParams& p, const char* own, int t, uint64_t sources) {
+  const A2aLayout& l = p.layout;
+  const int vectors = l.hidden / 8;
+  const auto results = [&](int d) {
+    return reinterpret_cast<const uint4*>(
+        own + combine_row_offset(l, d == p.rank ? l.combine_in_offset : l.combine_out_offset, d, t));
+  };
+  auto* out = static_cast<uint4*>(p.out) + static_cast<int64_t>(t) * vectors;
+  for (int base = threadIdx.x; base < vectors; base += kThreads * kUnroll) {
+    float acc[kUnroll][8] = {};
+    for (uint64_t m = sources; m != 0;) {
+      const int first = lowest_rank(m);
+      m &= m - 1;
+      const int second = lowest_rank(m);  // -1 where none is left
+      m &= m - 1;
+      uint4 a[kUnroll] = {};
+      uint4 b[kUnroll] = {};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int i = base + u * kThreads;
+        if (i < vectors) {
+          // Cache-global: other GPUs wrote these rows into this GPU's L2.
+          a[u] = __ldcg(results(first) + i);
+          if (second >= 0) b[u] = __ldcg(results(second) + i);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        accumulate(acc[u], a[u], p.fp16);
+        if (second >= 0) accumulate(acc[u], b[u], p.fp16);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = base + u * kThreads;
+      if (i >= vectors) continue;
+      uint32_t words[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        words[w] = moe::float_to_half_bits(acc[u][2 * w], p.fp16) |
+                   static_cast<uint32_t>(moe::float_to_half_bits(acc[u][2 * w + 1], p.fp16)) << 16;
+      }
+      out[i] = make_uint4(words[0], words[1], words[2], words[3]);
+    }
+  }
+}
+
+__device__ __forceinline__ uint64_t token_destinations(const A2aParams& p, int t) {
+  return destination_ranks(p.expert_ids + static_cast<int64_t>(t) * p.top_k, p.top_k, p.experts_per_rank,
+                           p.layout.ranks);
+}
+
+// The combine's slots in send order: step j of CTA c visits slot i = c + j * combine_ctas, token
+// i / ranks of source (i + rank + 1) % ranks. Every wave of CTAs thus sends to all the sources at
+// once, and no two ranks send to the same one in a step (slot order by source made every rank send
+// to rank 0 first, then rank 1, ...: one receiver's links at a time). Token t's slot on rank d for
+// rank s is t * ranks + (s - d - 1 mod ranks): rank s's own slot for t, t * ranks + ranks - 1, comes
+// last, so no other rank sends t to s in a later step.
+struct CombineSlot {
+  int index;   // i; >= ranks * max_tokens past the last slot
+  int source;  // the rank whose token it is
+  int token;
+};
+
+__device__ __forceinline__ CombineSlot combine_slot(const A2aParams& p, int step) {
+  const int i = static_cast<int>(blockIdx.x) + step * p.layout.combine_ctas;
+  return {i, (i + p.rank + 1) % p.layout.ranks, i / p.layout.ranks};
+}
+
+// The CTA's stores of steps 0..step, released at system scope, count as one arrival on step counter
+// (rank, step) of every other rank (all the CTA's threads' stores: the barrier orders them before the
+// release, which is cumulative).
+__device__ __forceinline__ void signal_step(const A2aParams& p, char* const* peer, int step) {
+  __syncthreads();
+  const int d = static_cast<int>(threadIdx.x);
+  if (d < p.layout.ranks && d != p.rank) add_release_sys(combine_step_counter(peer[d], p.layout, p.rank, step), 1);
+}
+
+// Threads d < ranks: waits for every other rank d in `sources` to have signalled `step` (`target`:
+// epoch x combine_ctas); then the whole CTA may read their rows.
+__device__ __forceinline__ void wait_for_step(const A2aParams& p, char* own, int step, uint64_t sources,
+                                              uint32_t target) {
+  const int d = static_cast<int>(threadIdx.x);
+  if (d < p.layout.ranks && d != p.rank && ((sources >> d) & 1) != 0) {
+    wait_for_arrivals(combine_step_counter(own, p.layout, d, step), target, p.rank, d, "combine");
+  }
+  __syncthreads();
+}
+
+// Where the CTA's slot of `step` is one of this rank's own tokens: waits for that step of the
+// token's other ranks, then sums the token.
+__device__ __forceinline__ void sum_own_slot(const A2aParams& p, char* own, int step, uint32_t target) {
+  const CombineSlot slot = combine_slot(p, step);
+  if (slot.source != p.rank || slot.token >= p.num_tokens) return;
+  const uint64_t sources = token_destinations(p, slot.token);
+  wait_for_step(p, own, step, sources, target);
+  sum_token(p, own, slot.token, sources);
+}
+
+// The combine's steps (a2a.hpp): slots of other ranks stamped with the current dispatch epoch send
+// this rank's combine_in row back to rank s's combine_out[rank][t]; every step is signalled. With
+// kSum (the fused combine, launched cooperative), the CTA also sums its own slots kSumLag steps
+// behind; without, combine_receive sums after the whole grid.
+// At least 2 CTAs per SM (kMaxCtas on a 132-SM H100), which the cooperative launch needs.
+template <bool kSum>
+__global__ void __launch_bounds__(kThreads, 2) combine_kernel(const __grid_constant__ A2aParams p) {
+  __shared__ char* peer[kMaxRanks];
+  __shared__ uint32_t dispatch_epoch;
+  __shared__ uint32_t epoch;
+  const A2aLayout& l = p.layout;
+  char* own = load_peers(p, peer);
+  if (threadIdx.x == 0) {
+    dispatch_epoch = *signal_word(own, l, kDispatchEpochWord);
+    epoch = *signal_word(own, l, kCombineEpochWord) + 1;
+  }
+  __syncthreads();
+  const uint32_t target = epoch * static_cast<uint32_t>(l.combine_ctas);
+  const auto* slot_epochs = reinterpret_cast<const uint32_t*>(own + l.slot_epoch_offset);
+  const int slots = l.ranks * l.max_tokens;
+  const auto stamp_of = [&](int step) {
+    const CombineSlot slot = combine_slot(p, step);
+    return step < l.combine_steps && slot.index < slots ? slot_epochs[slot.source * l.max_tokens + slot.token] : 0u;
+  };
+  // The next slot's stamp is loaded before this slot's row moves (its latency hides behind the copy).
+  uint32_t stamp = stamp_of(0);
+  for (int j = 0; j < l.combine_steps; ++j) {
+    const uint32_t next_stamp = stamp_of(j + 1);
+    const CombineSlot slot = combine_slot(p, j);
+    // This rank's own tokens stay where they are: the sum reads them from combine_in.
+    if (slot.index < slots && stamp == dispatch_epoch && slot.source != p.rank) {
+      copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, slot.source, slot.token), l.hidden / 8, peer,
+                      combine_row_offset(l, l.combine_out_offset, p.rank, slot.token), 1ull << slot.source);
+    }
+    signal_step(p, peer, j);
+    if (kSum && j >= kSumLag) sum_own_slot(p, own, j - kSumLag, target);
+    stamp = next_stamp;
+  }
+  if constexpr (kSum) {
+    for (int j = std::max(0, l.combine_steps - kSumLag); j < l.combine_steps; ++j) sum_own_slot(p, own, j, target);
+  }
+  (void)advance_epoch(p, own, kCombineTicketWord, kCombineEpochWord, epoch);
+}
+
+// A CTA per token (grid-stride): out[t] (sum_token). With kWait (combine_receive), first waits
+// (every CTA) for every other rank's last combine step of the current combine epoch.
 template <bool kWait>
 __global__ void __launch_bounds__(kThreads) combine_receive_kernel(const __grid_constant__ A2aParams p) {
   const A2aLayout& l = p.layout;
   char* own = p.peers ? static_cast<char*>(p.peers[p.rank]) : const_cast<char*>(p.own_workspace);
   if constexpr (kWait) {
-    if (threadIdx.x < l.ranks) {
-      const uint32_t epoch = *signal_word(own, l, kCombineEpochWord);
-      wait_for_arrivals(signal_word(own, l, kCombineArrivalWord + threadIdx.x), epoch * p.arrivals_per_call, p.rank,
-                        threadIdx.x, "combine");
-    }
-    __syncthreads();
+    const uint32_t epoch = *signal_word(own, l, kCombineEpochWord);
+    wait_for_step(p, own, l.combine_steps - 1, ~uint64_t{0}, epoch * static_cast<uint32_t>(l.combine_ctas));
   }
-  const int vectors = l.hidden / 8;
-  auto* out = static_cast<uint4*>(p.out);
-  for (int t = blockIdx.x; t < p.num_tokens; t += gridDim.x) {
-    const uint64_t sources =
-        destination_ranks(p.expert_ids + static_cast<int64_t>(t) * p.top_k, p.top_k, p.experts_per_rank, l.ranks);
-    // Rank d's results for token t: received in combine_out[d][t], this rank's own in combine_in[rank][t].
-    const auto results = [&](int d) {
-      return reinterpret_cast<const uint4*>(
-          own + combine_row_offset(l, d == p.rank ? l.combine_in_offset : l.combine_out_offset, d, t));
-    };
-    for (int base = threadIdx.x; base < vectors; base += kThreads * kUnroll) {
-      float acc[kUnroll][8] = {};
-      for (uint64_t m = sources; m != 0;) {
-        const int first = lowest_rank(m);
-        m &= m - 1;
-        const int second = lowest_rank(m);  // -1 where none is left
-        m &= m - 1;
-        uint4 a[kUnroll] = {};
-        uint4 b[kUnroll] = {};
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int i = base + u * kThreads;
-          if (i < vectors) {
-            // Cache-global: other GPUs wrote these rows into this GPU's L2.
-            a[u] = __ldcg(results(first) + i);
-            if (second >= 0) b[u] = __ldcg(results(second) + i);
-          }
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          accumulate(acc[u], a[u], p.fp16);
-          if (second >= 0) accumulate(acc[u], b[u], p.fp16);
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        const int i = base + u * kThreads;
-        if (i >= vectors) continue;
-        uint32_t words[4];
-#pragma unroll
-        for (int w = 0; w < 4; ++w) {
-          words[w] = moe::float_to_half_bits(acc[u][2 * w], p.fp16) |
-                     static_cast<uint32_t>(moe::float_to_half_bits(acc[u][2 * w + 1], p.fp16)) << 16;
-        }
-        out[static_cast<int64_t>(t) * vectors + i] = make_uint4(words[0], words[1], words[2], words[3]);
-      }
-    }
-  }
+  for (int t = blockIdx.x; t < p.num_tokens; t += gridDim.x) sum_token(p, own, t, token_destinations(p, t));
 }
 
 void require(bool condition, const char* what) {
@@ -329,13 +394,16 @@ A2aParams route_params(const A2aLayout& l, const A2aRoute& r, void* const* peers
   return p;
 }
 
-void launch_reduce(A2aParams p, bool wait, void* out, DType dtype, cudaStream_t stream) {
+A2aParams with_output(A2aParams p, void* out, DType dtype) {
   require(dtype == DType::bfloat16 || dtype == DType::float16, "combine's dtype must be bfloat16 or float16");
   require(p.num_tokens == 0 || (out != nullptr && reinterpret_cast<uintptr_t>(out) % 16 == 0),
           "out missing or not 16-byte aligned");
   p.out = out;
   p.fp16 = dtype == DType::float16;
-  p.arrivals_per_call = static_cast<uint32_t>(combine_send_ctas(p.layout));
+  return p;
+}
+
+void launch_reduce(const A2aParams& p, bool wait, cudaStream_t stream) {
   const auto grid = static_cast<unsigned>(receive_ctas(p.num_tokens));
   if (wait) {
     combine_receive_kernel<true><<<grid, kThreads, 0, stream>>>(p);
@@ -371,11 +439,13 @@ void launch_send(const A2aLayout& layout, const A2aRoute& route, std::span<const
 
 }  // namespace
 
-A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> payload_row_bytes, int hidden) {
+A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> payload_row_bytes, int hidden,
+                          int max_combine_ctas) {
   require(ranks >= 1 && ranks <= kMaxRanks, "ranks must be in [1, 64]");
   require(max_tokens >= 1, "max_tokens must be positive");
   require(!payload_row_bytes.empty() && payload_row_bytes.size() <= kMaxPayloads, "1 to 6 payloads");
   require(hidden > 0 && hidden % 8 == 0, "hidden must be a positive multiple of 8");
+  require(max_combine_ctas >= 1 && max_combine_ctas <= kMaxCombineCtas, "max_combine_ctas must be in [1, 264]");
   constexpr int64_t kRegionAlignment = 256;
   const int64_t slots = static_cast<int64_t>(ranks) * max_tokens;
   require(slots <= INT32_MAX, "ranks x max_tokens must fit in int32");
@@ -384,6 +454,8 @@ A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> pa
   l.max_tokens = max_tokens;
   l.num_payloads = static_cast<int>(payload_row_bytes.size());
   l.hidden = hidden;
+  l.combine_ctas = static_cast<int>(std::min<int64_t>(slots, max_combine_ctas));
+  l.combine_steps = static_cast<int>((slots + l.combine_ctas - 1) / l.combine_ctas);
   int64_t offset = 0;
   for (int q = 0; q < l.num_payloads; ++q) {
     const int64_t bytes = payload_row_bytes[static_cast<std::size_t>(q)];
@@ -401,7 +473,7 @@ A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> pa
   l.combine_out_offset = offset;
   offset = round_up(offset + slots * hidden * 2, kRegionAlignment);
   l.signal_offset = offset;
-  l.total_bytes = round_up(offset + kSignalWords * 4, kRegionAlignment);
+  l.total_bytes = round_up(offset + (kSignalWords + int64_t{ranks} * l.combine_steps) * 4, kRegionAlignment);
   return l;
 }
 
@@ -426,26 +498,38 @@ void launch_dispatch(const A2aLayout& layout, const A2aRoute& route, std::span<c
 void launch_combine_send(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream) {
   require(peers != nullptr, "peers missing");
   const A2aParams p = route_params(layout, route, peers, nullptr);
-  combine_send_kernel<<<static_cast<unsigned>(combine_send_ctas(layout)), kThreads, 0, stream>>>(p);
+  combine_kernel<false><<<static_cast<unsigned>(layout.combine_ctas), kThreads, 0, stream>>>(p);
   KBENCH_CUDA_CHECK(cudaGetLastError());
 }
 
 void launch_combine_receive(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out,
                             DType dtype, cudaStream_t stream) {
   require(peers != nullptr, "peers missing");
-  launch_reduce(route_params(layout, route, peers, nullptr), true, out, dtype, stream);
+  launch_reduce(with_output(route_params(layout, route, peers, nullptr), out, dtype), true, stream);
 }
 
 void launch_combine(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out, DType dtype,
                     cudaStream_t stream) {
-  launch_combine_send(layout, route, peers, stream);
-  launch_combine_receive(layout, route, peers, out, dtype, stream);
+  require(peers != nullptr, "peers missing");
+  const A2aParams p = with_output(route_params(layout, route, peers, nullptr), out, dtype);
+  // Cooperative: the grid is resident as a whole (its CTAs wait for peers that wait for them), or the
+  // launch fails; capturable in a CUDA graph.
+  cudaLaunchAttribute cooperative = {};
+  cooperative.id = cudaLaunchAttributeCooperative;
+  cooperative.val.cooperative = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(layout.combine_ctas));
+  config.blockDim = dim3(kThreads);
+  config.stream = stream;
+  config.attrs = &cooperative;
+  config.numAttrs = 1;
+  KBENCH_CUDA_CHECK(cudaLaunchKernelEx(&config, combine_kernel<true>, p));
 }
 
 void launch_combine_reduce(const A2aLayout& layout, const A2aRoute& route, const void* own_workspace, void* out,
                            DType dtype, cudaStream_t stream) {
   require(own_workspace != nullptr, "own_workspace missing");
-  launch_reduce(route_params(layout, route, nullptr, own_workspace), false, out, dtype, stream);
+  launch_reduce(with_output(route_params(layout, route, nullptr, own_workspace), out, dtype), false, stream);
 }
 
 }  // namespace kbench::kernels::moe_comm

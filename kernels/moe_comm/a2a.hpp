@@ -2,9 +2,9 @@
 // token's payload rows to every distinct rank that owns one of its top-k experts (expert e lives on
 // rank e / experts_per_rank; this rank included), `combine` returns to each token the sum of the
 // partial results those ranks computed for it. The kernels store straight into the peers' workspaces
-// (mapped by CUDA IPC outside this code) and count arrivals per source rank in the receiver's signal
-// words (DeepEP's intranode technique). No host synchronisation and no host resets between calls:
-// epochs and monotone counters live in the workspaces, so the launches can be captured in a CUDA graph.
+// (mapped by CUDA IPC outside this code) and count arrivals in the receiver's signal words (DeepEP's
+// intranode technique). No host synchronisation and no host resets between calls: epochs and
+// monotone counters live in the workspaces, so the launches can be captured in a CUDA graph.
 //
 // Order of calls: dispatch, (experts), combine, dispatch, ... keeps every rank's data consistent.
 // Dispatch alone or combine alone may also be repeated (timing): the counters stay consistent, but
@@ -34,15 +34,21 @@ inline constexpr int kMaxRanks = 64;  // destination sets are 64-bit masks
 // missing peer becomes a CUDA error on the host instead of a hang).
 inline constexpr uint64_t kWaitTimeoutNs = 10'000'000'000ull;  // 10 s
 
-// Signal words (uint32) at signal_offset: arrival counters by source rank (each call adds the
-// source's fixed CTA count), then this rank's epochs (calls completed) and the send kernels' tickets.
-inline constexpr int kDispatchArrivalWord = 0;             // [kMaxRanks]
-inline constexpr int kCombineArrivalWord = kMaxRanks;      // [kMaxRanks]
-inline constexpr int kDispatchEpochWord = 2 * kMaxRanks;
+// Signal words (uint32) at signal_offset: dispatch arrival counters by source rank (each call adds
+// the source's fixed CTA count), this rank's epochs (calls completed) and the send kernels' tickets,
+// then the combine's step counters (combine_step_word): [source][step], each call of every other
+// rank s adds combine_ctas to each of its words (this rank's own stay 0), so word (s, j) = epoch x
+// combine_ctas once every CTA of rank s has sent its rows of steps 0..j here (see launch_combine).
+inline constexpr int kDispatchArrivalWord = 0;  // [kMaxRanks]
+inline constexpr int kDispatchEpochWord = kMaxRanks;
 inline constexpr int kDispatchTicketWord = kDispatchEpochWord + 1;
 inline constexpr int kCombineEpochWord = kDispatchEpochWord + 2;
 inline constexpr int kCombineTicketWord = kDispatchEpochWord + 3;
-inline constexpr int kSignalWords = kDispatchEpochWord + 4;
+inline constexpr int kSignalWords = kDispatchEpochWord + 4;  // then the step counters
+
+// The combine's grid: min(ranks x max_tokens, the layout's cap), at most 2 CTAs per SM of a 132-SM
+// H100 (every CTA must be resident at once, see launch_combine).
+inline constexpr int kMaxCombineCtas = 264;
 
 // Byte offsets into one rank's workspace (the same layout on every rank; zero-filled once).
 // Payload p's receive region: [ranks][max_tokens] rows of payload_row_bytes[p] bytes, row stride
@@ -50,7 +56,8 @@ inline constexpr int kSignalWords = kDispatchEpochWord + 4;
 // slot_epoch [ranks][max_tokens] u32: the dispatch epoch that last wrote slot (s, t) (0: never).
 // combine_in [ranks][max_tokens][hidden] (bf16 or fp16): this rank's expert results for source s's
 // token t, to be sent back. combine_out [ranks][max_tokens][hidden]: rank d's results for this rank's
-// token t. Then the signal words.
+// token t. Then the signal words. combine_ctas and combine_steps (= ceil(ranks x max_tokens /
+// combine_ctas)) size the combine: every rank's grid must be the same, so they live in the layout.
 struct A2aLayout {
   int ranks = 0;
   int max_tokens = 0;
@@ -63,14 +70,17 @@ struct A2aLayout {
   int64_t combine_in_offset = 0;
   int64_t combine_out_offset = 0;
   int64_t signal_offset = 0;
+  int combine_ctas = 0;
+  int combine_steps = 0;
   int64_t total_bytes = 0;
 };
 
 // Throws std::invalid_argument unless 1 <= ranks <= kMaxRanks, max_tokens >= 1, 1 to kMaxPayloads
-// payloads whose row bytes are positive multiples of 4, and hidden a positive multiple of 8 (combine
-// moves 16-byte vectors).
+// payloads whose row bytes are positive multiples of 4, hidden a positive multiple of 8 (combine
+// moves 16-byte vectors) and 1 <= max_combine_ctas <= kMaxCombineCtas (less: ranks simulated on one
+// GPU, whose combines must all be resident together).
 [[nodiscard]] A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> payload_row_bytes,
-                                        int hidden);
+                                        int hidden, int max_combine_ctas = kMaxCombineCtas);
 
 KBENCH_A2A_HOST_DEVICE int64_t payload_slot_offset(const A2aLayout& l, int payload, int source, int token) {
   return l.payload_offset[payload] +
@@ -84,6 +94,9 @@ KBENCH_A2A_HOST_DEVICE int64_t combine_row_offset(const A2aLayout& l, int64_t re
   return region_offset + (static_cast<int64_t>(rank) * l.max_tokens + token) * l.hidden * 2;
 }
 KBENCH_A2A_HOST_DEVICE int64_t signal_word_offset(const A2aLayout& l, int word) { return l.signal_offset + word * 4; }
+KBENCH_A2A_HOST_DEVICE int combine_step_word(const A2aLayout& l, int source, int step) {
+  return kSignalWords + source * l.combine_steps + step;
+}
 
 // This rank's tokens and their routing. Expert ids outside [0, ranks * experts_per_rank) (e.g. -1 for
 // a dropped pick) route nowhere.
@@ -111,12 +124,23 @@ void launch_dispatch_send(const A2aLayout& layout, const A2aRoute& route, std::s
                           void* const* peers, cudaStream_t stream);
 void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream);
 
-// combine = combine_send then combine_receive. combine_send sends combine_in[s][t] to rank s for
-// every slot (s, t) of another rank s stamped with the current dispatch epoch; combine_receive waits
-// for every rank's rows, then out[t] (16-bit `dtype`: bfloat16 or float16, [num_tokens][hidden],
-// 16-byte aligned) = the sum over the distinct ranks d of token t's experts, in increasing d, of
-// combine_out[d][t] (this rank's own results read in place: combine_in[rank][t]),
-// accumulated in fp32 and rounded once (a token with no valid expert gets zeros).
+// combine: out[t] (16-bit `dtype`: bfloat16 or float16, [num_tokens][hidden], 16-byte aligned) =
+// the sum over the distinct ranks d of token t's experts, in increasing d, of rank d's results for it
+// (combine_out[d][t], this rank's own read in place: combine_in[rank][t]), accumulated in fp32 and
+// rounded once (a token with no valid expert gets zeros). One cooperative kernel of combine_ctas
+// CTAs, which visit the slots i = cta + j x combine_ctas in steps j = 0, 1, ..., slot i being token
+// i / ranks of source (i + rank + 1) % ranks. In step j a CTA sends combine_in[s][t] to rank s's
+// combine_out[rank][t] if the slot is another rank's and stamped with the current dispatch epoch,
+// then adds 1 (system-scope release) to step counter (rank, j) on every other rank; one step later
+// (the lag lets the peers finish step j meanwhile), where the slot is this rank's own (rank, t) it
+// waits for step j's counter of every other rank d of token t (every rank's slot for token t comes
+// no later than the own one, and a counter's release covers its CTA's earlier steps) and sums token
+// t. So the sums run while later rows are still in flight. A CTA waits for the other ranks' CTAs,
+// which may wait for its own grid's: the launch is cooperative, and fails (a CudaError) instead of
+// hanging where the grid can't be resident. Ranks simulated on one GPU launch every rank's combine on
+// its own stream, with a layout whose grids fit on the GPU together, or use the split path:
+// combine_send (the same sends and counters, nothing waited for) on every rank, then
+// combine_receive (waits for every other rank's last step, then sums) on every rank.
 void launch_combine(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out, DType dtype,
                     cudaStream_t stream);
 void launch_combine_send(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream);

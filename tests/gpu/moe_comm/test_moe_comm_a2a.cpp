@@ -1,13 +1,16 @@
 // The NVLink dispatch / combine kernels (kernels/moe_comm/a2a.hpp), R ranks simulated in one process
 // on one GPU: R zero-filled workspaces and one device array of their bases (every simulated rank's
-// `peers`). All ranks' send kernels run before any rank's wait, since a wait needs every source.
+// `peers`). Dispatch and the split combine: all ranks' send kernels run before any rank's wait, in
+// one stream, since a wait needs every source. The fused combine: every rank's kernel on its own
+// stream at once (each waits for the others' steps mid-kernel), with a layout whose combine grids,
+// R x combine_ctas <= 2 CTAs a SM, are resident together.
 // Three calls in a row with new expert ids each (epochs advance, stale slots stay behind), ranks of
 // different token counts (one with none), dropped picks (id -1), 16-byte and 4-byte payload rows:
 //   dispatch: every routed slot on every destination is bit-exact, its row padding and every
 //             unrouted slot keep the poison written before the call, slot epochs and rank epochs.
 //   combine:  combine_out holds exactly the rows routed to other ranks (the rest keeps its poison: stale slots are
-//             not sent), out[t] is the host's fp32 sum over the token's ranks rounded once, and
-//             combine_reduce alone gives the same out.
+//             not sent), out[t] is the host's fp32 sum over the token's ranks rounded once,
+//             combine_reduce alone gives the same out, every step counter counts every CTA.
 // Then the same calls captured in a CUDA graph and replayed, and the fake expert for each hidden
 // format against a host model (the data quantized with kernels/quantization's host codecs), through
 // combine.
@@ -37,12 +40,40 @@ namespace quant = kernels::quant;
 constexpr int kCalls = 3;
 constexpr int kMaxReportedMismatches = 5;
 
+enum class CombinePath { split, fused };
+
+// The fused combine CTAs resident at once, which the simulated ranks share: 2 a SM (the kernel's
+// launch bounds), at most kMaxCombineCtas.
+int resident_combine_ctas() {
+  int device = 0;
+  int sms = 0;
+  KBENCH_CUDA_CHECK(cudaGetDevice(&device));
+  KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::min(kc::kMaxCombineCtas, 2 * sms);
+}
+
+class CudaEvent {
+ public:
+  CudaEvent() { KBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+  ~CudaEvent() { (void)cudaEventDestroy(event_); }
+  [[nodiscard]] cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
 // R ranks' workspaces (zero-filled once, as the routine does) and the device array of their bases.
 class SimulatedRanks {
  public:
-  SimulatedRanks(int ranks, int max_tokens, const std::vector<int64_t>& row_bytes, int hidden)
-      : layout_(kc::make_a2a_layout(ranks, max_tokens, row_bytes, hidden)),
-        peers_(sizeof(void*) * static_cast<std::size_t>(ranks)) {
+  // The fused combine's layouts: every rank's grid resident at once.
+  SimulatedRanks(int ranks, int max_tokens, const std::vector<int64_t>& row_bytes, int hidden, CombinePath path)
+      : layout_(kc::make_a2a_layout(ranks, max_tokens, row_bytes, hidden,
+                                    path == CombinePath::fused ? resident_combine_ctas() / ranks : kc::kMaxCombineCtas)),
+        peers_(sizeof(void*) * static_cast<std::size_t>(ranks)),
+        rank_streams_(static_cast<std::size_t>(ranks)),
+        rank_done_(static_cast<std::size_t>(ranks)) {
     std::vector<void*> bases;
     for (int r = 0; r < ranks; ++r) {
       workspaces_.emplace_back(static_cast<std::size_t>(layout_.total_bytes));
@@ -60,6 +91,20 @@ class SimulatedRanks {
   [[nodiscard]] void* const* peers() const { return peers_.as<void* const>(); }
   [[nodiscard]] char* workspace(int rank) const { return workspaces_[static_cast<std::size_t>(rank)].as<char>(); }
   [[nodiscard]] cudaStream_t stream() const { return stream_.get(); }
+  [[nodiscard]] cudaStream_t rank_stream(int rank) const { return rank_streams_[static_cast<std::size_t>(rank)].get(); }
+
+  // Runs launch(r, rank_stream(r)) for every rank concurrently, after and before the main stream's work
+  // (an event fork and join, which graph capture records as parallel branches).
+  template <class Launch>
+  void on_rank_streams(Launch&& launch) const {
+    KBENCH_CUDA_CHECK(cudaEventRecord(forked_.get(), stream()));
+    for (int r = 0; r < ranks(); ++r) {
+      KBENCH_CUDA_CHECK(cudaStreamWaitEvent(rank_stream(r), forked_.get(), 0));
+      launch(r, rank_stream(r));
+      KBENCH_CUDA_CHECK(cudaEventRecord(rank_done_[static_cast<std::size_t>(r)].get(), rank_stream(r)));
+      KBENCH_CUDA_CHECK(cudaStreamWaitEvent(stream(), rank_done_[static_cast<std::size_t>(r)].get(), 0));
+    }
+  }
 
   template <class T>
   [[nodiscard]] std::vector<T> read(int rank, int64_t offset, int64_t count) const {
@@ -81,6 +126,9 @@ class SimulatedRanks {
   kc::A2aLayout layout_;
   std::vector<DeviceBuffer> workspaces_;
   DeviceBuffer peers_;
+  std::vector<CudaStream> rank_streams_;
+  CudaEvent forked_;
+  std::vector<CudaEvent> rank_done_;
 };
 
 // One rank's tokens: expert ids and payload rows, on the host and the device.
@@ -159,7 +207,14 @@ void dispatch_all(const SimulatedRanks& sim, const std::vector<RankBatch>& batch
 }
 
 void combine_all(const SimulatedRanks& sim, const std::vector<RankBatch>& batches, const std::vector<DeviceBuffer>& out,
-                 DType dtype) {
+                 DType dtype, CombinePath path) {
+  if (path == CombinePath::fused) {
+    sim.on_rank_streams([&](int r, cudaStream_t stream) {
+      kc::launch_combine(sim.layout(), batches[static_cast<std::size_t>(r)].route(r), sim.peers(),
+                         out[static_cast<std::size_t>(r)].get(), dtype, stream);
+    });
+    return;
+  }
   for (int r = 0; r < sim.ranks(); ++r) {
     kc::launch_combine_send(sim.layout(), batches[static_cast<std::size_t>(r)].route(r), sim.peers(), sim.stream());
   }
@@ -249,16 +304,32 @@ struct RoundTripCase {
   int top_k;
   int experts;
   DType dtype;
+  CombinePath path;
 };
 
+// Every rank's step counters for the other ranks (words (d, j), d != s) after `calls` combines.
+void expect_step_counters(const SimulatedRanks& sim, int s, uint32_t calls) {
+  const kc::A2aLayout& l = sim.layout();
+  const auto words = sim.read<uint32_t>(s, kc::signal_word_offset(l, kc::combine_step_word(l, 0, 0)),
+                                        static_cast<int64_t>(l.ranks) * l.combine_steps);
+  for (int d = 0; d < l.ranks; ++d) {
+    for (int j = 0; j < l.combine_steps; ++j) {
+      const uint32_t expected = d == s ? 0 : calls * static_cast<uint32_t>(l.combine_ctas);
+      EXPECT_EQ(words[static_cast<std::size_t>(kc::combine_step_word(l, d, j) - kc::kSignalWords)], expected)
+          << "rank " << s << " step counter (" << d << ", " << j << ")";
+    }
+  }
+}
+
 void expect_round_trips(const RoundTripCase& c, uint32_t seed) {
-  SCOPED_TRACE("R " + std::to_string(c.ranks) + " T " + std::to_string(c.max_tokens) + " H " +
-               std::to_string(c.hidden) + " k " + std::to_string(c.top_k) + "/" + std::to_string(c.experts));
+  SCOPED_TRACE(std::string(c.path == CombinePath::fused ? "fused" : "split") + " R " + std::to_string(c.ranks) +
+               " T " + std::to_string(c.max_tokens) + " H " + std::to_string(c.hidden) + " k " +
+               std::to_string(c.top_k) + "/" + std::to_string(c.experts));
   const bool fp16 = c.dtype == DType::float16;
   // Hidden row, expert ids, weights, 1x128 block scales, and a 36-byte row (4-byte words).
   const std::vector<int64_t> row_bytes = {c.hidden_row_bytes, 4 * c.top_k, 4 * c.top_k,
                                           4 * ((c.hidden + 127) / 128), 36};
-  const SimulatedRanks sim(c.ranks, c.max_tokens, row_bytes, c.hidden);
+  const SimulatedRanks sim(c.ranks, c.max_tokens, row_bytes, c.hidden, c.path);
   const kc::A2aLayout& l = sim.layout();
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> nonzero_byte(1, 255);
@@ -297,7 +368,7 @@ void expect_round_trips(const RoundTripCase& c, uint32_t seed) {
       sim.fill(d, l.combine_out_offset, sim.slots() * c.hidden * 2, 0xff);
     }
     const auto out = poisoned_outputs(sim, batches);
-    combine_all(sim, batches, out, c.dtype);
+    combine_all(sim, batches, out, c.dtype, c.path);
     const auto reduced = poisoned_outputs(sim, batches);
     for (int s = 0; s < c.ranks; ++s) {
       kc::launch_combine_reduce(l, batches[static_cast<std::size_t>(s)].route(s), sim.workspace(s),
@@ -308,6 +379,7 @@ void expect_round_trips(const RoundTripCase& c, uint32_t seed) {
       const RankBatch& b = batches[static_cast<std::size_t>(s)];
       EXPECT_EQ(sim.signal(s, kc::kCombineEpochWord), static_cast<uint32_t>(call));
       EXPECT_EQ(sim.signal(s, kc::kDispatchEpochWord), static_cast<uint32_t>(call));
+      expect_step_counters(sim, s, static_cast<uint32_t>(call));
       const auto combine_out = sim.read<uint16_t>(s, l.combine_out_offset, sim.slots() * c.hidden);
       int mismatches = 0;
       for (int d = 0; d < c.ranks; ++d) {
@@ -337,22 +409,37 @@ void expect_round_trips(const RoundTripCase& c, uint32_t seed) {
 
 TEST(MoeCommA2a, DispatchAndCombineRoundTrip) {
   KBENCH_REQUIRE_GPU();
-  expect_round_trips({2, 1, 0, 7168, 7168, 8, 256, DType::bfloat16}, 1);
-  expect_round_trips({3, 37, 12, 2880, 2 * 2880, 1, 96, DType::float16}, 2);
-  expect_round_trips({8, 300, 40, 7168, 7168, 8, 256, DType::bfloat16}, 3);
-  expect_round_trips({8, 37, 5, 96, 96, 1, 256, DType::bfloat16}, 4);
-  expect_round_trips({3, 300, 150, 96, 2 * 96, 8, 255, DType::float16}, 5);  // rank 2 has no tokens
+  constexpr CombinePath split = CombinePath::split;
+  expect_round_trips({2, 1, 0, 7168, 7168, 8, 256, DType::bfloat16, split}, 1);
+  expect_round_trips({3, 37, 12, 2880, 2 * 2880, 1, 96, DType::float16, split}, 2);
+  expect_round_trips({8, 300, 40, 7168, 7168, 8, 256, DType::bfloat16, split}, 3);
+  expect_round_trips({8, 37, 5, 96, 96, 1, 256, DType::bfloat16, split}, 4);
+  expect_round_trips({3, 300, 150, 96, 2 * 96, 8, 255, DType::float16, split}, 5);  // rank 2 has no tokens
+}
+
+// The fused combine at 264 / R CTAs a rank (on a 132-SM H100): 132 at 2 ranks (every CTA only sends
+// or only sums), 88 at 3 (88 % 3 != 0: a CTA's slots rotate between sending and summing, and tokens
+// straddle steps), 33 at 8; one step (1 token) to 11 steps.
+TEST(MoeCommA2a, FusedCombineRoundTrip) {
+  KBENCH_REQUIRE_GPU();
+  constexpr CombinePath fused = CombinePath::fused;
+  expect_round_trips({2, 1, 0, 7168, 7168, 8, 256, DType::bfloat16, fused}, 31);
+  expect_round_trips({2, 301, 40, 7168, 7168, 8, 256, DType::bfloat16, fused}, 32);
+  expect_round_trips({2, 301, 301, 96, 2 * 96, 8, 256, DType::float16, fused}, 33);   // rank 1 has no tokens
+  expect_round_trips({3, 37, 12, 2880, 2 * 2880, 1, 96, DType::float16, fused}, 34);
+  expect_round_trips({3, 300, 150, 96, 2 * 96, 8, 255, DType::bfloat16, fused}, 35);  // rank 2 has no tokens
+  expect_round_trips({8, 37, 5, 96, 96, 1, 256, DType::bfloat16, fused}, 36);
 }
 
 // Dispatch and combine of every rank captured once and replayed: no host resets between calls.
-TEST(MoeCommA2a, GraphReplaysAdvanceTheEpochs) {
-  KBENCH_REQUIRE_GPU();
+void expect_graph_replays_advance_the_epochs(CombinePath path) {
+  SCOPED_TRACE(path == CombinePath::fused ? "fused" : "split");
   constexpr int kRanks = 3;
   constexpr int kTokens = 37;
   constexpr int kHidden = 2880;
   constexpr int kReplays = 3;
   const std::vector<int64_t> row_bytes = {kHidden, 32, 4 * ((kHidden + 127) / 128)};
-  const SimulatedRanks sim(kRanks, kTokens, row_bytes, kHidden);
+  const SimulatedRanks sim(kRanks, kTokens, row_bytes, kHidden, path);
   const kc::A2aLayout& l = sim.layout();
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> nonzero_byte(1, 255);
@@ -379,7 +466,7 @@ TEST(MoeCommA2a, GraphReplaysAdvanceTheEpochs) {
   ASSERT_EQ(testing::capture_and_replay(sim.stream(), kReplays,
                                         [&] {
                                           dispatch_all(sim, batches);
-                                          combine_all(sim, batches, out, DType::bfloat16);
+                                          combine_all(sim, batches, out, DType::bfloat16, path);
                                           return cudaSuccess;
                                         }),
             cudaSuccess);
@@ -388,10 +475,17 @@ TEST(MoeCommA2a, GraphReplaysAdvanceTheEpochs) {
     EXPECT_EQ(sim.signal(s, kc::kCombineEpochWord), static_cast<uint32_t>(kReplays));
     EXPECT_EQ(sim.signal(s, kc::kDispatchTicketWord), 0u);
     EXPECT_EQ(sim.signal(s, kc::kCombineTicketWord), 0u);
+    expect_step_counters(sim, s, kReplays);
     EXPECT_TRUE(output_of(sim, out[static_cast<std::size_t>(s)], batches[static_cast<std::size_t>(s)].tokens) ==
                 expected_combine(sim, batches, combine_in, s, false))
         << "source " << s;
   }
+}
+
+TEST(MoeCommA2a, GraphReplaysAdvanceTheEpochs) {
+  KBENCH_REQUIRE_GPU();
+  expect_graph_replays_advance_the_epochs(CombinePath::split);
+  expect_graph_replays_advance_the_epochs(CombinePath::fused);
 }
 
 // ---- Fake expert ------------------------------------------------------------------------------
@@ -484,7 +578,7 @@ void expect_fake_expert_matches(const FakeExpertCase& c, uint32_t seed) {
                                   ? (c.hidden / km::kNvfp4Block + 3) / 4 * 4
                                   : 4 * ((c.hidden + kc::kFp8ScaleBlock - 1) / kc::kFp8ScaleBlock);
   const std::vector<int64_t> row_bytes = {hidden_bytes, 4 * c.top_k, 4 * c.top_k, scale_bytes};
-  const SimulatedRanks sim(c.ranks, c.tokens, row_bytes, c.hidden);
+  const SimulatedRanks sim(c.ranks, c.tokens, row_bytes, c.hidden, CombinePath::split);
   const kc::A2aLayout& l = sim.layout();
   const int experts_per_rank = c.experts / c.ranks;
   std::mt19937 rng(seed);
@@ -559,7 +653,7 @@ void expect_fake_expert_matches(const FakeExpertCase& c, uint32_t seed) {
     EXPECT_EQ(mismatches, 0) << "rank " << d;
   }
   const auto out = poisoned_outputs(sim, batches);
-  combine_all(sim, batches, out, c.dtype);
+  combine_all(sim, batches, out, c.dtype, CombinePath::split);
   for (int s = 0; s < c.ranks; ++s) {
     EXPECT_TRUE(output_of(sim, out[static_cast<std::size_t>(s)], c.tokens) ==
                 expected_combine(sim, batches, combine_in, s, fp16))
@@ -588,12 +682,24 @@ TEST(MoeCommA2a, LayoutRejectsBadShapes) {
   EXPECT_THROW((void)kc::make_a2a_layout(8, 16, std::vector<int64_t>(kc::kMaxPayloads + 1, 16), 7168),
                std::invalid_argument);
   EXPECT_THROW((void)kc::make_a2a_layout(8, 16, rows, 7164), std::invalid_argument);
+  EXPECT_THROW((void)kc::make_a2a_layout(8, 16, rows, 7168, 0), std::invalid_argument);
+  EXPECT_THROW((void)kc::make_a2a_layout(8, 16, rows, 7168, kc::kMaxCombineCtas + 1), std::invalid_argument);
   const kc::A2aLayout l = kc::make_a2a_layout(8, 16, std::vector<int64_t>{7168, 36}, 2880);
   EXPECT_EQ(l.payload_row_stride[1], 48);
   EXPECT_EQ(l.payload_offset[1] % 16, 0);
   EXPECT_GE(l.slot_epoch_offset, l.payload_offset[1] + 8 * 16 * 48);
   EXPECT_GE(l.combine_out_offset, l.combine_in_offset + int64_t{8} * 16 * 2880 * 2);
-  EXPECT_GE(l.total_bytes, l.signal_offset + kc::kSignalWords * 4);
+  EXPECT_EQ(l.combine_ctas, 128);
+  EXPECT_EQ(l.combine_steps, 1);
+  EXPECT_GE(l.total_bytes, l.signal_offset + (kc::kSignalWords + 8 * 1) * 4);
+  const kc::A2aLayout capped = kc::make_a2a_layout(8, 16, rows, 7168, 33);
+  EXPECT_EQ(capped.combine_ctas, 33);
+  EXPECT_EQ(capped.combine_steps, 4);  // ceil(128 / 33)
+  EXPECT_EQ(kc::combine_step_word(capped, 7, 3), kc::kSignalWords + 7 * 4 + 3);
+  EXPECT_GE(capped.total_bytes, capped.signal_offset + (kc::kSignalWords + 8 * 4) * 4);
+  const kc::A2aLayout deepseek = kc::make_a2a_layout(2, 4096, rows, 7168);
+  EXPECT_EQ(deepseek.combine_ctas, kc::kMaxCombineCtas);
+  EXPECT_EQ(deepseek.combine_steps, 32);  // ceil(8192 / 264)
 }
 
 }  // namespace
