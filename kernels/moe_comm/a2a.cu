@@ -30,10 +30,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
 constexpr int kMaxCtas = kMaxCombineCtas;
-// The fused combine sums the own slot of step j after sending step j + kSumLag: meanwhile the other
-// ranks finish step j, so a CTA whose slots rotate between sending and summing (ranks not dividing
-// combine_ctas) rarely waits. Where they don't rotate (2, 3, 4, 8 ranks at 264 CTAs) a CTA only sends
-// or only sums, and the lag just moves the sums of the last kSumLag steps after the loop.
+// The fused combine sums a token kSumLag steps after the step in which the other ranks send it:
+// meanwhile they finish that step, so the CTA rarely waits.
 constexpr int kSumLag = 1;
 
 int dispatch_ctas(const A2aLayout& l) { return std::min(l.max_tokens, kMaxCtas); }
@@ -266,21 +264,33 @@ __device__ __forceinline__ uint64_t token_destinations(const A2aParams& p, int t
                            p.layout.ranks);
 }
 
-// The combine's slots in send order: step j of CTA c visits slot i = c + j * combine_ctas, token
-// i / ranks of source (i + rank + 1) % ranks. Every wave of CTAs thus sends to all the sources at
-// once, and no two ranks send to the same one in a step (slot order by source made every rank send
-// to rank 0 first, then rank 1, ...: one receiver's links at a time). Token t's slot on rank d for
-// rank s is t * ranks + (s - d - 1 mod ranks): rank s's own slot for t, t * ranks + ranks - 1, comes
-// last, so no other rank sends t to s in a later step.
-struct CombineSlot {
-  int index;   // i; >= ranks * max_tokens past the last slot
+// The combine's sends in order: step j of CTA c sends slot i = c + j * combine_ctas of the
+// (ranks - 1) x max_tokens slots of the OTHER ranks, token i / (ranks - 1) of source
+// (rank + 1 + i % (ranks - 1)) % ranks. Every CTA sends in every step (this rank's own slots stay
+// where they are, read in place by the sum), every wave of CTAs sends to all the other ranks at once,
+// and no two ranks send to the same one in a step.
+struct CombineSend {
+  int index;   // i; >= (ranks - 1) * max_tokens past the last slot
   int source;  // the rank whose token it is
   int token;
 };
 
-__device__ __forceinline__ CombineSlot combine_slot(const A2aParams& p, int step) {
+__device__ __forceinline__ CombineSend combine_send(const A2aParams& p, int step) {
+  const int others = p.layout.ranks - 1;
   const int i = static_cast<int>(blockIdx.x) + step * p.layout.combine_ctas;
-  return {i, (i + p.rank + 1) % p.layout.ranks, i / p.layout.ranks};
+  return {i, (p.rank + 1 + i % others) % p.layout.ranks, i / others};
+}
+
+// The step in which rank d sends token t of rank s (d != s) back to s: d's slot index for it is
+// t * (ranks - 1) + (s - d - 1 mod ranks).
+__device__ __forceinline__ int combine_arrival_step(const A2aLayout& l, int t, int d, int s) {
+  const int offset = (s - d - 1 + l.ranks) % l.ranks;
+  return (t * (l.ranks - 1) + offset) / l.combine_ctas;
+}
+
+// No other rank sends token t to this rank after this step.
+__device__ __forceinline__ int combine_ready_step(const A2aLayout& l, int t) {
+  return (t * (l.ranks - 1) + l.ranks - 2) / l.combine_ctas;
 }
 
 // The CTA's stores of steps 0..step, released at system scope, count as one arrival on step counter
@@ -292,31 +302,29 @@ __device__ __forceinline__ void signal_step(const A2aParams& p, char* const* pee
   if (d < p.layout.ranks && d != p.rank) add_release_sys(combine_step_counter(peer[d], p.layout, p.rank, step), 1);
 }
 
-// Threads d < ranks: waits for every other rank d in `sources` to have signalled `step` (`target`:
-// epoch x combine_ctas); then the whole CTA may read their rows.
-__device__ __forceinline__ void wait_for_step(const A2aParams& p, char* own, int step, uint64_t sources,
-                                              uint32_t target) {
+// Threads d < ranks: waits for every other rank d in `sources` to have signalled its step for token
+// `t` (`t` < 0: its last step), `target` being epoch x combine_ctas; then the whole CTA may read their rows.
+__device__ __forceinline__ void wait_for_rows(const A2aParams& p, char* own, int t, uint64_t sources, uint32_t target) {
   const int d = static_cast<int>(threadIdx.x);
   if (d < p.layout.ranks && d != p.rank && ((sources >> d) & 1) != 0) {
+    const int step = t < 0 ? p.layout.combine_steps - 1 : combine_arrival_step(p.layout, t, d, p.rank);
     wait_for_arrivals(combine_step_counter(own, p.layout, d, step), target, p.rank, d, "combine");
   }
   __syncthreads();
 }
 
-// Where the CTA's slot of `step` is one of this rank's own tokens: waits for that step of the
-// token's other ranks, then sums the token.
-__device__ __forceinline__ void sum_own_slot(const A2aParams& p, char* own, int step, uint32_t target) {
-  const CombineSlot slot = combine_slot(p, step);
-  if (slot.source != p.rank || slot.token >= p.num_tokens) return;
-  const uint64_t sources = token_destinations(p, slot.token);
-  wait_for_step(p, own, step, sources, target);
-  sum_token(p, own, slot.token, sources);
+// Waits for token t's rows of its other ranks, then sums it.
+__device__ __forceinline__ void sum_when_arrived(const A2aParams& p, char* own, int t, uint32_t target) {
+  const uint64_t sources = token_destinations(p, t);
+  wait_for_rows(p, own, t, sources, target);
+  sum_token(p, own, t, sources);
 }
 
-// The combine's steps (a2a.hpp): slots of other ranks stamped with the current dispatch epoch send
+// The combine's steps (a2a.hpp): other ranks' slots stamped with the current dispatch epoch send
 // this rank's combine_in row back to rank s's combine_out[rank][t]; every step is signalled. With
-// kSum (the fused combine, launched cooperative), the CTA also sums its own slots kSumLag steps
-// behind; without, combine_receive sums after the whole grid.
+// kSum (the fused combine, launched cooperative), the CTA also sums its tokens t = c + m *
+// combine_ctas, each once the other ranks have sent it kSumLag steps ago (about one token every
+// ranks - 1 steps), the rest after the loop; without, combine_receive sums after the whole grid.
 // At least 2 CTAs per SM (kMaxCtas on a 132-SM H100), which the cooperative launch needs.
 template <bool kSum>
 __global__ void __launch_bounds__(kThreads, 2) combine_kernel(const __grid_constant__ A2aParams p) {
@@ -332,27 +340,32 @@ __global__ void __launch_bounds__(kThreads, 2) combine_kernel(const __grid_const
   __syncthreads();
   const uint32_t target = epoch * static_cast<uint32_t>(l.combine_ctas);
   const auto* slot_epochs = reinterpret_cast<const uint32_t*>(own + l.slot_epoch_offset);
-  const int slots = l.ranks * l.max_tokens;
+  const int sends = (l.ranks - 1) * l.max_tokens;
   const auto stamp_of = [&](int step) {
-    const CombineSlot slot = combine_slot(p, step);
-    return step < l.combine_steps && slot.index < slots ? slot_epochs[slot.source * l.max_tokens + slot.token] : 0u;
+    if (step >= l.combine_steps) return 0u;
+    const CombineSend slot = combine_send(p, step);
+    return slot.index < sends ? slot_epochs[slot.source * l.max_tokens + slot.token] : 0u;
   };
+  int next_sum = static_cast<int>(blockIdx.x);  // this CTA's next token to sum
   // The next slot's stamp is loaded before this slot's row moves (its latency hides behind the copy).
   uint32_t stamp = stamp_of(0);
   for (int j = 0; j < l.combine_steps; ++j) {
     const uint32_t next_stamp = stamp_of(j + 1);
-    const CombineSlot slot = combine_slot(p, j);
-    // This rank's own tokens stay where they are: the sum reads them from combine_in.
-    if (slot.index < slots && stamp == dispatch_epoch && slot.source != p.rank) {
+    const CombineSend slot = combine_send(p, j);
+    if (slot.index < sends && stamp == dispatch_epoch) {
       copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, slot.source, slot.token), l.hidden / 8, peer,
                       combine_row_offset(l, l.combine_out_offset, p.rank, slot.token), 1ull << slot.source);
     }
     signal_step(p, peer, j);
-    if (kSum && j >= kSumLag) sum_own_slot(p, own, j - kSumLag, target);
+    if constexpr (kSum) {
+      for (; next_sum < p.num_tokens && combine_ready_step(l, next_sum) + kSumLag <= j; next_sum += l.combine_ctas) {
+        sum_when_arrived(p, own, next_sum, target);
+      }
+    }
     stamp = next_stamp;
   }
   if constexpr (kSum) {
-    for (int j = std::max(0, l.combine_steps - kSumLag); j < l.combine_steps; ++j) sum_own_slot(p, own, j, target);
+    for (; next_sum < p.num_tokens; next_sum += l.combine_ctas) sum_when_arrived(p, own, next_sum, target);
   }
   (void)advance_epoch(p, own, kCombineTicketWord, kCombineEpochWord, epoch);
 }
@@ -365,7 +378,7 @@ __global__ void __launch_bounds__(kThreads) combine_receive_kernel(const __grid_
   char* own = p.peers ? static_cast<char*>(p.peers[p.rank]) : const_cast<char*>(p.own_workspace);
   if constexpr (kWait) {
     const uint32_t epoch = *signal_word(own, l, kCombineEpochWord);
-    wait_for_step(p, own, l.combine_steps - 1, ~uint64_t{0}, epoch * static_cast<uint32_t>(l.combine_ctas));
+    wait_for_rows(p, own, -1, ~uint64_t{0}, epoch * static_cast<uint32_t>(l.combine_ctas));
   }
   for (int t = blockIdx.x; t < p.num_tokens; t += gridDim.x) sum_token(p, own, t, token_destinations(p, t));
 }
@@ -454,8 +467,10 @@ A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> pa
   l.max_tokens = max_tokens;
   l.num_payloads = static_cast<int>(payload_row_bytes.size());
   l.hidden = hidden;
-  l.combine_ctas = static_cast<int>(std::min<int64_t>(slots, max_combine_ctas));
-  l.combine_steps = static_cast<int>((slots + l.combine_ctas - 1) / l.combine_ctas);
+  // Enough CTAs for every slot of another rank (or every token: one rank sends nothing).
+  const int64_t sends = static_cast<int64_t>(ranks - 1) * max_tokens;
+  l.combine_ctas = static_cast<int>(std::min<int64_t>(std::max<int64_t>(sends, max_tokens), max_combine_ctas));
+  l.combine_steps = static_cast<int>((sends + l.combine_ctas - 1) / l.combine_ctas);
   int64_t offset = 0;
   for (int q = 0; q < l.num_payloads; ++q) {
     const int64_t bytes = payload_row_bytes[static_cast<std::size_t>(q)];

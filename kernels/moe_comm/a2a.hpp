@@ -56,8 +56,9 @@ inline constexpr int kMaxCombineCtas = 264;
 // slot_epoch [ranks][max_tokens] u32: the dispatch epoch that last wrote slot (s, t) (0: never).
 // combine_in [ranks][max_tokens][hidden] (bf16 or fp16): this rank's expert results for source s's
 // token t, to be sent back. combine_out [ranks][max_tokens][hidden]: rank d's results for this rank's
-// token t. Then the signal words. combine_ctas and combine_steps (= ceil(ranks x max_tokens /
-// combine_ctas)) size the combine: every rank's grid must be the same, so they live in the layout.
+// token t. Then the signal words. combine_ctas (min(max((ranks - 1) x max_tokens, max_tokens), the
+// cap)) and combine_steps (= ceil((ranks - 1) x max_tokens / combine_ctas)) size the combine: every
+// rank's grid must be the same, so they live in the layout.
 struct A2aLayout {
   int ranks = 0;
   int max_tokens = 0;
@@ -128,19 +129,20 @@ void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* 
 // the sum over the distinct ranks d of token t's experts, in increasing d, of rank d's results for it
 // (combine_out[d][t], this rank's own read in place: combine_in[rank][t]), accumulated in fp32 and
 // rounded once (a token with no valid expert gets zeros). One cooperative kernel of combine_ctas
-// CTAs, which visit the slots i = cta + j x combine_ctas in steps j = 0, 1, ..., slot i being token
-// i / ranks of source (i + rank + 1) % ranks. In step j a CTA sends combine_in[s][t] to rank s's
-// combine_out[rank][t] if the slot is another rank's and stamped with the current dispatch epoch,
-// then adds 1 (system-scope release) to step counter (rank, j) on every other rank; one step later
-// (the lag lets the peers finish step j meanwhile), where the slot is this rank's own (rank, t) it
-// waits for step j's counter of every other rank d of token t (every rank's slot for token t comes
-// no later than the own one, and a counter's release covers its CTA's earlier steps) and sums token
-// t. So the sums run while later rows are still in flight. A CTA waits for the other ranks' CTAs,
-// which may wait for its own grid's: the launch is cooperative, and fails (a CudaError) instead of
-// hanging where the grid can't be resident. Ranks simulated on one GPU launch every rank's combine on
-// its own stream, with a layout whose grids fit on the GPU together, or use the split path:
-// combine_send (the same sends and counters, nothing waited for) on every rank, then
-// combine_receive (waits for every other rank's last step, then sums) on every rank.
+// CTAs. In step j = 0, 1, ... CTA c sends slot i = c + j x combine_ctas of the (ranks - 1) x
+// max_tokens slots of the other ranks (token i / (ranks - 1) of source (rank + 1 + i % (ranks - 1))
+// % ranks): combine_in[s][t] to rank s's combine_out[rank][t] where the slot is stamped with the
+// current dispatch epoch, then adds 1 (system-scope release) to step counter (rank, j) on every other
+// rank. Each CTA also sums its tokens t = c + m x combine_ctas: once every other rank d of token t
+// has signalled the step in which it sends t here ((t x (ranks - 1) + (rank - d - 1 mod ranks)) /
+// combine_ctas; a counter's release covers its CTA's earlier steps), one step later than that in
+// the loop, the rest after it. So the sums run while later rows are still in flight, and every CTA
+// sends. A CTA waits for the other ranks' CTAs, which may wait for its own grid's: the launch is
+// cooperative, and fails (a CudaError) instead of hanging where the grid can't be resident. Ranks
+// simulated on one GPU launch every rank's combine on its own stream, with a layout whose grids fit
+// on the GPU together, or use the split path: combine_send (the same sends and counters, nothing
+// waited for) on every rank, then combine_receive (waits for every other rank's last step, then
+// sums) on every rank.
 void launch_combine(const A2aLayout& layout, const A2aRoute& route, void* const* peers, void* out, DType dtype,
                     cudaStream_t stream);
 void launch_combine_send(const A2aLayout& layout, const A2aRoute& route, void* const* peers, cudaStream_t stream);

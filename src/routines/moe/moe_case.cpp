@@ -676,6 +676,19 @@ std::vector<float> MoeCase::gathered_fp32_rows(const moe::PermutationIndex& inde
   return rows;
 }
 
+double moe_output_rms_tolerance(MoeFormat format) {
+  switch (format) {
+    case MoeFormat::unquantized:
+    case MoeFormat::mxfp4_bf16:
+    case MoeFormat::nvfp4_w4a16: return kUnquantizedRmsTolerance;
+    case MoeFormat::nvfp4: return kNvfp4RmsTolerance;
+    case MoeFormat::fp8_block_scale:
+    case MoeFormat::fp8_per_tensor:
+    case MoeFormat::mxfp4_mxfp8: return kRmsTolerance;
+  }
+  return kRmsTolerance;
+}
+
 std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outputs,
                                          const std::vector<std::vector<float>>& expected,
                                          const std::vector<std::vector<float>>& got) const {
@@ -706,12 +719,7 @@ std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outpu
   double sum_sq = 0;
   for (const float v : want) sum_sq += static_cast<double>(v) * v;
   const double rms = want.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(want.size()));
-  const double rms_fraction = p_.format == MoeFormat::unquantized ? kUnquantizedRmsTolerance
-                              : p_.format == MoeFormat::mxfp4_bf16 || p_.format == MoeFormat::nvfp4_w4a16
-                                  ? kUnquantizedRmsTolerance
-                              : p_.format == MoeFormat::nvfp4     ? kNvfp4RmsTolerance
-                                                                  : kRmsTolerance;
-  const Tolerance tolerance{outputs.at(0).tolerance.rtol, rms_fraction * rms};
+  const Tolerance tolerance{outputs.at(0).tolerance.rtol, moe_output_rms_tolerance(p_.format) * rms};
   std::vector<Comparison> comparisons = {compare_isclose("output", want, got.at(0), tolerance)};
   for (std::size_t i = 1; i < outputs.size(); ++i) {
     comparisons.push_back(compare_isclose(outputs[i].name, expected.at(i), got.at(i), outputs[i].tolerance));

@@ -51,6 +51,10 @@ inline constexpr double kMoeOutputRelativeTolerance = 2e-2;
 
 enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4, mxfp4_mxfp8, mxfp4_bf16, nvfp4_w4a16 };
 
+// The refcheck's atol of the layer's output as a fraction of its RMS, by format (MoeCase::compare
+// says why).
+[[nodiscard]] double moe_output_rms_tolerance(MoeFormat format);
+
 // Where the routine's inputs come from (moe.md, input construction).
 enum class MoeInputs {
   trtllm,     // logits N(0,1), hidden 2 N(0,1), weights N(0,1); bias 0.1

@@ -24,6 +24,9 @@ namespace quant = kernels::quant;
 namespace a2a = kernels::moe_comm;
 
 // The reference's assert_close tolerances of --validate, per wire format, as {rtol, atol}.
+// --real_math's nvfp4 atol as a fraction of the output's RMS (MoeA2aCase::compare says why).
+constexpr double kRealMathNvfp4RmsTolerance = 0.6;
+
 Tolerance validate_tolerance(A2aQuant quant) {
   switch (quant) {
     case A2aQuant::none: return {1e-2, 1e-2};
@@ -454,12 +457,23 @@ std::vector<Comparison> MoeA2aCase::compare(const std::vector<CheckedOutput>& ou
     out.push_back(std::move(c));
   }
   if (p_.real_math) {
-    // The MoE family's rule (MoeCase::compare): this rank's partial sums round to the 16-bit type
-    // before combine adds them, one rounding more than the single-GPU layer's.
-    const MoeCase layer(a2a_moe_problem(p_, p_.tokens, 0, p_.experts, nvfp4_global_scale_));
-    const std::vector<Comparison> layer_comparison =
-        layer.compare({outputs.back()}, {expected.back()}, {got.back()});
-    out.insert(out.end(), layer_comparison.begin(), layer_comparison.end());
+    // The MoE family's rule (MoeCase::compare: rtol 2e-2, atol a fraction of the output's RMS), with
+    // two differences from the single-GPU layer allowed for: each rank's partial sums round to the
+    // 16-bit type before combine adds them, and (nvfp4) each rank re-quantizes the intermediate of
+    // its rows under its own dynamic global scale, the amax of those rows, where the single-GPU
+    // layer has one for all: their block scales round differently, which moved outputs by up to
+    // 0.43 x the RMS at 2 ranks on the H100 (session 22: 0.38 on DeepSeek-V3 at 128 tokens, 0.43 on
+    // 33 tokens of hidden 256, I 128, top-8 of 32; 0.3 failed 3 to 49 elements a rank), so nvfp4's
+    // fraction is 0.6 here. A lost pick still fails: at k = 8 it moves each of its token's outputs
+    // by about 0.35 x the RMS (a normal spread), about a tenth of them beyond 0.6.
+    const std::vector<float>& want = expected.back();
+    double sum_sq = 0;
+    for (const float v : want) sum_sq += static_cast<double>(v) * v;
+    const double rms = want.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(want.size()));
+    const MoeFormat format = p_.quant == A2aQuant::nvfp4 ? MoeFormat::nvfp4 : MoeFormat::fp8_block_scale;
+    const double fraction = format == MoeFormat::nvfp4 ? kRealMathNvfp4RmsTolerance : moe_output_rms_tolerance(format);
+    out.push_back(compare_isclose(outputs.back().name, want, got.back(),
+                                  Tolerance{kMoeOutputRelativeTolerance, fraction * rms}));
     return out;
   }
   // Exact: the sums are of multiples of 1/16 (combine_pattern).

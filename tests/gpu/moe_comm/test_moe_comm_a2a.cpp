@@ -689,17 +689,19 @@ TEST(MoeCommA2a, LayoutRejectsBadShapes) {
   EXPECT_EQ(l.payload_offset[1] % 16, 0);
   EXPECT_GE(l.slot_epoch_offset, l.payload_offset[1] + 8 * 16 * 48);
   EXPECT_GE(l.combine_out_offset, l.combine_in_offset + int64_t{8} * 16 * 2880 * 2);
-  EXPECT_EQ(l.combine_ctas, 128);
+  EXPECT_EQ(l.combine_ctas, 112);  // a CTA per slot of another rank: 7 x 16
   EXPECT_EQ(l.combine_steps, 1);
   EXPECT_GE(l.total_bytes, l.signal_offset + (kc::kSignalWords + 8 * 1) * 4);
   const kc::A2aLayout capped = kc::make_a2a_layout(8, 16, rows, 7168, 33);
   EXPECT_EQ(capped.combine_ctas, 33);
-  EXPECT_EQ(capped.combine_steps, 4);  // ceil(128 / 33)
+  EXPECT_EQ(capped.combine_steps, 4);  // ceil(112 / 33)
   EXPECT_EQ(kc::combine_step_word(capped, 7, 3), kc::kSignalWords + 7 * 4 + 3);
   EXPECT_GE(capped.total_bytes, capped.signal_offset + (kc::kSignalWords + 8 * 4) * 4);
   const kc::A2aLayout deepseek = kc::make_a2a_layout(2, 4096, rows, 7168);
   EXPECT_EQ(deepseek.combine_ctas, kc::kMaxCombineCtas);
-  EXPECT_EQ(deepseek.combine_steps, 32);  // ceil(8192 / 264)
+  EXPECT_EQ(deepseek.combine_steps, 16);  // ceil(4096 / 264)
+  EXPECT_EQ(kc::make_a2a_layout(1, 100, rows, 7168).combine_ctas, 100);  // one rank: a CTA per token, no sends
+  EXPECT_EQ(kc::make_a2a_layout(1, 100, rows, 7168).combine_steps, 0);
 }
 
 }  // namespace
