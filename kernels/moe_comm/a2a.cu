@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -30,8 +31,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;
 constexpr int kMaxCtas = kMaxCombineCtas;
-// The fused combine sums a token kSumLag steps after the step in which the other ranks send it:
-// meanwhile they finish that step, so the CTA rarely waits.
+// The fused combine sums a token kSumLag signals after the one that covers the step in which the
+// other ranks send it: meanwhile they reach that signal, so the CTA rarely waits.
 constexpr int kSumLag = 1;
 
 int dispatch_ctas(const A2aLayout& l) { return std::min(l.max_tokens, kMaxCtas); }
@@ -87,8 +88,8 @@ __device__ __forceinline__ uint32_t* signal_word(char* workspace, const A2aLayou
   return reinterpret_cast<uint32_t*>(workspace + signal_word_offset(l, word));
 }
 
-__device__ __forceinline__ uint32_t* combine_step_counter(char* workspace, const A2aLayout& l, int source, int step) {
-  return signal_word(workspace, l, combine_step_word(l, source, step));
+__device__ __forceinline__ uint32_t* combine_signal_counter(char* workspace, const A2aLayout& l, int source, int signal) {
+  return signal_word(workspace, l, combine_signal_word(l, source, signal));
 }
 
 // The distinct ranks of a token's valid expert ids, as a bit mask.
@@ -293,22 +294,25 @@ __device__ __forceinline__ int combine_ready_step(const A2aLayout& l, int t) {
   return (t * (l.ranks - 1) + l.ranks - 2) / l.combine_ctas;
 }
 
-// The CTA's stores of steps 0..step, released at system scope, count as one arrival on step counter
-// (rank, step) of every other rank (all the CTA's threads' stores: the barrier orders them before the
-// release, which is cumulative).
-__device__ __forceinline__ void signal_step(const A2aParams& p, char* const* peer, int step) {
+// The CTA's stores of its steps so far, released at system scope, count as one arrival on signal
+// counter (rank, signal) of every other rank (all the CTA's threads' stores: the barrier orders them
+// before the release, which is cumulative).
+__device__ __forceinline__ void signal_steps(const A2aParams& p, char* const* peer, int signal) {
   __syncthreads();
   const int d = static_cast<int>(threadIdx.x);
-  if (d < p.layout.ranks && d != p.rank) add_release_sys(combine_step_counter(peer[d], p.layout, p.rank, step), 1);
+  if (d < p.layout.ranks && d != p.rank) add_release_sys(combine_signal_counter(peer[d], p.layout, p.rank, signal), 1);
 }
 
-// Threads d < ranks: waits for every other rank d in `sources` to have signalled its step for token
-// `t` (`t` < 0: its last step), `target` being epoch x combine_ctas; then the whole CTA may read their rows.
+// Threads d < ranks: waits for every other rank d in `sources` to have signalled the step that sends
+// token `t` here (`t` < 0: its last signal), `target` being epoch x combine_ctas; then the whole CTA
+// may read their rows.
 __device__ __forceinline__ void wait_for_rows(const A2aParams& p, char* own, int t, uint64_t sources, uint32_t target) {
+  const A2aLayout& l = p.layout;
   const int d = static_cast<int>(threadIdx.x);
-  if (d < p.layout.ranks && d != p.rank && ((sources >> d) & 1) != 0) {
-    const int step = t < 0 ? p.layout.combine_steps - 1 : combine_arrival_step(p.layout, t, d, p.rank);
-    wait_for_arrivals(combine_step_counter(own, p.layout, d, step), target, p.rank, d, "combine");
+  if (d < l.ranks && d != p.rank && ((sources >> d) & 1) != 0) {
+    const int signal =
+        t < 0 ? l.combine_signals - 1 : combine_arrival_step(l, t, d, p.rank) / l.combine_steps_per_signal;
+    wait_for_arrivals(combine_signal_counter(own, l, d, signal), target, p.rank, d, "combine");
   }
   __syncthreads();
 }
@@ -321,10 +325,11 @@ __device__ __forceinline__ void sum_when_arrived(const A2aParams& p, char* own, 
 }
 
 // The combine's steps (a2a.hpp): other ranks' slots stamped with the current dispatch epoch send
-// this rank's combine_in row back to rank s's combine_out[rank][t]; every step is signalled. With
+// this rank's combine_in row back to rank s's combine_out[rank][t]. With
 // kSum (the fused combine, launched cooperative), the CTA also sums its tokens t = c + m *
-// combine_ctas, each once the other ranks have sent it kSumLag steps ago (about one token every
-// ranks - 1 steps), the rest after the loop; without, combine_receive sums after the whole grid.
+// combine_ctas, each once the other ranks have signalled its step kSumLag signals ago (about one
+// token every ranks - 1 steps), the rest after the loop; without, combine_receive sums after the
+// whole grid. Every combine_steps_per_signal-th step and the last are signalled.
 // At least 2 CTAs per SM (kMaxCtas on a 132-SM H100), which the cooperative launch needs.
 template <bool kSum>
 __global__ void __launch_bounds__(kThreads, 2) combine_kernel(const __grid_constant__ A2aParams p) {
@@ -356,10 +361,15 @@ __global__ void __launch_bounds__(kThreads, 2) combine_kernel(const __grid_const
       copy_row<uint4>(own + combine_row_offset(l, l.combine_in_offset, slot.source, slot.token), l.hidden / 8, peer,
                       combine_row_offset(l, l.combine_out_offset, p.rank, slot.token), 1ull << slot.source);
     }
-    signal_step(p, peer, j);
-    if constexpr (kSum) {
-      for (; next_sum < p.num_tokens && combine_ready_step(l, next_sum) + kSumLag <= j; next_sum += l.combine_ctas) {
-        sum_when_arrived(p, own, next_sum, target);
+    if ((j + 1) % l.combine_steps_per_signal == 0 || j + 1 == l.combine_steps) {
+      const int signal = j / l.combine_steps_per_signal;
+      signal_steps(p, peer, signal);
+      if constexpr (kSum) {
+        for (; next_sum < p.num_tokens &&
+               combine_ready_step(l, next_sum) / l.combine_steps_per_signal + kSumLag <= signal;
+             next_sum += l.combine_ctas) {
+          sum_when_arrived(p, own, next_sum, target);
+        }
       }
     }
     stamp = next_stamp;
@@ -471,6 +481,13 @@ A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> pa
   const int64_t sends = static_cast<int64_t>(ranks - 1) * max_tokens;
   l.combine_ctas = static_cast<int>(std::min<int64_t>(std::max<int64_t>(sends, max_tokens), max_combine_ctas));
   l.combine_steps = static_cast<int>((sends + l.combine_ctas - 1) / l.combine_ctas);
+  l.combine_steps_per_signal = ranks > 2 ? kCombineStepsPerSignal : 1;
+  if (const char* forced = std::getenv("KBENCH_A2A_STEPS_PER_SIGNAL")) {
+    const int value = std::atoi(forced);
+    require(value >= 1, "KBENCH_A2A_STEPS_PER_SIGNAL must be a positive integer");
+    l.combine_steps_per_signal = value;
+  }
+  l.combine_signals = (l.combine_steps + l.combine_steps_per_signal - 1) / l.combine_steps_per_signal;
   int64_t offset = 0;
   for (int q = 0; q < l.num_payloads; ++q) {
     const int64_t bytes = payload_row_bytes[static_cast<std::size_t>(q)];
@@ -488,7 +505,7 @@ A2aLayout make_a2a_layout(int ranks, int max_tokens, std::span<const int64_t> pa
   l.combine_out_offset = offset;
   offset = round_up(offset + slots * hidden * 2, kRegionAlignment);
   l.signal_offset = offset;
-  l.total_bytes = round_up(offset + (kSignalWords + int64_t{ranks} * l.combine_steps) * 4, kRegionAlignment);
+  l.total_bytes = round_up(offset + (kSignalWords + int64_t{ranks} * l.combine_signals) * 4, kRegionAlignment);
   return l;
 }
 

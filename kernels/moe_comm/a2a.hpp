@@ -36,9 +36,10 @@ inline constexpr uint64_t kWaitTimeoutNs = 10'000'000'000ull;  // 10 s
 
 // Signal words (uint32) at signal_offset: dispatch arrival counters by source rank (each call adds
 // the source's fixed CTA count), this rank's epochs (calls completed) and the send kernels' tickets,
-// then the combine's step counters (combine_step_word): [source][step], each call of every other
-// rank s adds combine_ctas to each of its words (this rank's own stay 0), so word (s, j) = epoch x
-// combine_ctas once every CTA of rank s has sent its rows of steps 0..j here (see launch_combine).
+// then the combine's signal counters (combine_signal_word): [source][signal], each call of every
+// other rank s adds combine_ctas to each of its words (this rank's own stay 0), so word (s, g) =
+// epoch x combine_ctas once every CTA of rank s has sent its rows of steps 0 .. (g + 1) x
+// combine_steps_per_signal - 1 here (see launch_combine).
 inline constexpr int kDispatchArrivalWord = 0;  // [kMaxRanks]
 inline constexpr int kDispatchEpochWord = kMaxRanks;
 inline constexpr int kDispatchTicketWord = kDispatchEpochWord + 1;
@@ -49,6 +50,13 @@ inline constexpr int kSignalWords = kDispatchEpochWord + 4;  // then the step co
 // The combine's grid: min(ranks x max_tokens, the layout's cap), at most 2 CTAs per SM of a 132-SM
 // H100 (every CTA must be resident at once, see launch_combine).
 inline constexpr int kMaxCombineCtas = 264;
+// Beyond 2 ranks a combine CTA signals its progress every this many steps (and after its last): each
+// signal is a system-scope release to every other rank, which waits for the CTA's stores over NVLink
+// to land, so fewer signals keep more stores in flight while the sums lag a little more. Measured on
+// four H100s (DeepSeek-V3, 4096 tokens a rank, session 22): EP 4 829 / 767 / 761 us at 1 / 4 / 8
+// steps a signal, EP 2 318 / 320 / 334 us; so 2 ranks signal every step. KBENCH_A2A_STEPS_PER_SIGNAL
+// =<n> (n >= 1) overrides it when the layout is made, for tuning (every rank must see the same value).
+inline constexpr int kCombineStepsPerSignal = 4;
 
 // Byte offsets into one rank's workspace (the same layout on every rank; zero-filled once).
 // Payload p's receive region: [ranks][max_tokens] rows of payload_row_bytes[p] bytes, row stride
@@ -57,7 +65,7 @@ inline constexpr int kMaxCombineCtas = 264;
 // combine_in [ranks][max_tokens][hidden] (bf16 or fp16): this rank's expert results for source s's
 // token t, to be sent back. combine_out [ranks][max_tokens][hidden]: rank d's results for this rank's
 // token t. Then the signal words. combine_ctas (min(max((ranks - 1) x max_tokens, max_tokens), the
-// cap)) and combine_steps (= ceil((ranks - 1) x max_tokens / combine_ctas)) size the combine: every
+// cap)), combine_steps (= ceil((ranks - 1) x max_tokens / combine_ctas)) and its signals size the combine: every
 // rank's grid must be the same, so they live in the layout.
 struct A2aLayout {
   int ranks = 0;
@@ -73,6 +81,8 @@ struct A2aLayout {
   int64_t signal_offset = 0;
   int combine_ctas = 0;
   int combine_steps = 0;
+  int combine_steps_per_signal = 1;
+  int combine_signals = 0;  // ceil(combine_steps / combine_steps_per_signal)
   int64_t total_bytes = 0;
 };
 
@@ -95,8 +105,8 @@ KBENCH_A2A_HOST_DEVICE int64_t combine_row_offset(const A2aLayout& l, int64_t re
   return region_offset + (static_cast<int64_t>(rank) * l.max_tokens + token) * l.hidden * 2;
 }
 KBENCH_A2A_HOST_DEVICE int64_t signal_word_offset(const A2aLayout& l, int word) { return l.signal_offset + word * 4; }
-KBENCH_A2A_HOST_DEVICE int combine_step_word(const A2aLayout& l, int source, int step) {
-  return kSignalWords + source * l.combine_steps + step;
+KBENCH_A2A_HOST_DEVICE int combine_signal_word(const A2aLayout& l, int source, int signal) {
+  return kSignalWords + source * l.combine_signals + signal;
 }
 
 // This rank's tokens and their routing. Expert ids outside [0, ranks * experts_per_rank) (e.g. -1 for
@@ -132,10 +142,11 @@ void launch_dispatch_wait(const A2aLayout& layout, const A2aRoute& route, void* 
 // CTAs. In step j = 0, 1, ... CTA c sends slot i = c + j x combine_ctas of the (ranks - 1) x
 // max_tokens slots of the other ranks (token i / (ranks - 1) of source (rank + 1 + i % (ranks - 1))
 // % ranks): combine_in[s][t] to rank s's combine_out[rank][t] where the slot is stamped with the
-// current dispatch epoch, then adds 1 (system-scope release) to step counter (rank, j) on every other
-// rank. Each CTA also sums its tokens t = c + m x combine_ctas: once every other rank d of token t
-// has signalled the step in which it sends t here ((t x (ranks - 1) + (rank - d - 1 mod ranks)) /
-// combine_ctas; a counter's release covers its CTA's earlier steps), one step later than that in
+// current dispatch epoch; after every combine_steps_per_signal-th step (and the last) it adds 1
+// (system-scope release) to signal counter (rank, j / combine_steps_per_signal) on every other rank.
+// Each CTA also sums its tokens t = c + m x combine_ctas: once every other rank d of token t has
+// signalled the step in which it sends t here ((t x (ranks - 1) + (rank - d - 1 mod ranks)) /
+// combine_ctas; a counter's release covers its CTA's earlier steps), one signal later than that in
 // the loop, the rest after it. So the sums run while later rows are still in flight, and every CTA
 // sends. A CTA waits for the other ranks' CTAs, which may wait for its own grid's: the launch is
 // cooperative, and fails (a CudaError) instead of hanging where the grid can't be resident. Ranks

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -307,16 +308,16 @@ struct RoundTripCase {
   CombinePath path;
 };
 
-// Every rank's step counters for the other ranks (words (d, j), d != s) after `calls` combines.
-void expect_step_counters(const SimulatedRanks& sim, int s, uint32_t calls) {
+// Every rank's signal counters for the other ranks (words (d, g), d != s) after `calls` combines.
+void expect_signal_counters(const SimulatedRanks& sim, int s, uint32_t calls) {
   const kc::A2aLayout& l = sim.layout();
-  const auto words = sim.read<uint32_t>(s, kc::signal_word_offset(l, kc::combine_step_word(l, 0, 0)),
-                                        static_cast<int64_t>(l.ranks) * l.combine_steps);
+  const auto words = sim.read<uint32_t>(s, kc::signal_word_offset(l, kc::combine_signal_word(l, 0, 0)),
+                                        static_cast<int64_t>(l.ranks) * l.combine_signals);
   for (int d = 0; d < l.ranks; ++d) {
-    for (int j = 0; j < l.combine_steps; ++j) {
+    for (int g = 0; g < l.combine_signals; ++g) {
       const uint32_t expected = d == s ? 0 : calls * static_cast<uint32_t>(l.combine_ctas);
-      EXPECT_EQ(words[static_cast<std::size_t>(kc::combine_step_word(l, d, j) - kc::kSignalWords)], expected)
-          << "rank " << s << " step counter (" << d << ", " << j << ")";
+      EXPECT_EQ(words[static_cast<std::size_t>(kc::combine_signal_word(l, d, g) - kc::kSignalWords)], expected)
+          << "rank " << s << " signal counter (" << d << ", " << g << ")";
     }
   }
 }
@@ -379,7 +380,7 @@ void expect_round_trips(const RoundTripCase& c, uint32_t seed) {
       const RankBatch& b = batches[static_cast<std::size_t>(s)];
       EXPECT_EQ(sim.signal(s, kc::kCombineEpochWord), static_cast<uint32_t>(call));
       EXPECT_EQ(sim.signal(s, kc::kDispatchEpochWord), static_cast<uint32_t>(call));
-      expect_step_counters(sim, s, static_cast<uint32_t>(call));
+      expect_signal_counters(sim, s, static_cast<uint32_t>(call));
       const auto combine_out = sim.read<uint16_t>(s, l.combine_out_offset, sim.slots() * c.hidden);
       int mismatches = 0;
       for (int d = 0; d < c.ranks; ++d) {
@@ -417,18 +418,29 @@ TEST(MoeCommA2a, DispatchAndCombineRoundTrip) {
   expect_round_trips({3, 300, 150, 96, 2 * 96, 8, 255, DType::float16, split}, 5);  // rank 2 has no tokens
 }
 
-// The fused combine at 264 / R CTAs a rank (on a 132-SM H100): 132 at 2 ranks (every CTA only sends
-// or only sums), 88 at 3 (88 % 3 != 0: a CTA's slots rotate between sending and summing, and tokens
-// straddle steps), 33 at 8; one step (1 token) to 11 steps.
+// The fused combine at 264 / R CTAs a rank (on a 132-SM H100): 132 at 2 ranks, 88 at 3, 33 at 8;
+// one step (1 token) to 7 steps (3 ranks x 300 tokens: 600 sends over 88 CTAs). Each case with the
+// default signal spacing, a signal after every step and after every third
+// (KBENCH_A2A_STEPS_PER_SIGNAL): sums between signals, tokens whose steps straddle a signal.
 TEST(MoeCommA2a, FusedCombineRoundTrip) {
   KBENCH_REQUIRE_GPU();
   constexpr CombinePath fused = CombinePath::fused;
-  expect_round_trips({2, 1, 0, 7168, 7168, 8, 256, DType::bfloat16, fused}, 31);
-  expect_round_trips({2, 301, 40, 7168, 7168, 8, 256, DType::bfloat16, fused}, 32);
-  expect_round_trips({2, 301, 301, 96, 2 * 96, 8, 256, DType::float16, fused}, 33);   // rank 1 has no tokens
-  expect_round_trips({3, 37, 12, 2880, 2 * 2880, 1, 96, DType::float16, fused}, 34);
-  expect_round_trips({3, 300, 150, 96, 2 * 96, 8, 255, DType::bfloat16, fused}, 35);  // rank 2 has no tokens
-  expect_round_trips({8, 37, 5, 96, 96, 1, 256, DType::bfloat16, fused}, 36);
+  constexpr const char* kSpacing = "KBENCH_A2A_STEPS_PER_SIGNAL";
+  for (const char* spacing : {static_cast<const char*>(nullptr), "1", "3"}) {
+    SCOPED_TRACE(std::string("steps per signal ") + (spacing ? spacing : "(default)"));
+    if (spacing) {
+      ASSERT_EQ(setenv(kSpacing, spacing, 1), 0);
+    } else {
+      ASSERT_EQ(unsetenv(kSpacing), 0);
+    }
+    expect_round_trips({2, 1, 0, 7168, 7168, 8, 256, DType::bfloat16, fused}, 31);
+    expect_round_trips({2, 301, 40, 7168, 7168, 8, 256, DType::bfloat16, fused}, 32);
+    expect_round_trips({2, 301, 301, 96, 2 * 96, 8, 256, DType::float16, fused}, 33);   // rank 1 has no tokens
+    expect_round_trips({3, 37, 12, 2880, 2 * 2880, 1, 96, DType::float16, fused}, 34);
+    expect_round_trips({3, 300, 150, 96, 2 * 96, 8, 255, DType::bfloat16, fused}, 35);  // rank 2 has no tokens
+    expect_round_trips({8, 37, 5, 96, 96, 1, 256, DType::bfloat16, fused}, 36);
+  }
+  ASSERT_EQ(unsetenv(kSpacing), 0);
 }
 
 // Dispatch and combine of every rank captured once and replayed: no host resets between calls.
@@ -475,7 +487,7 @@ void expect_graph_replays_advance_the_epochs(CombinePath path) {
     EXPECT_EQ(sim.signal(s, kc::kCombineEpochWord), static_cast<uint32_t>(kReplays));
     EXPECT_EQ(sim.signal(s, kc::kDispatchTicketWord), 0u);
     EXPECT_EQ(sim.signal(s, kc::kCombineTicketWord), 0u);
-    expect_step_counters(sim, s, kReplays);
+    expect_signal_counters(sim, s, kReplays);
     EXPECT_TRUE(output_of(sim, out[static_cast<std::size_t>(s)], batches[static_cast<std::size_t>(s)].tokens) ==
                 expected_combine(sim, batches, combine_in, s, false))
         << "source " << s;
@@ -695,11 +707,21 @@ TEST(MoeCommA2a, LayoutRejectsBadShapes) {
   const kc::A2aLayout capped = kc::make_a2a_layout(8, 16, rows, 7168, 33);
   EXPECT_EQ(capped.combine_ctas, 33);
   EXPECT_EQ(capped.combine_steps, 4);  // ceil(112 / 33)
-  EXPECT_EQ(kc::combine_step_word(capped, 7, 3), kc::kSignalWords + 7 * 4 + 3);
-  EXPECT_GE(capped.total_bytes, capped.signal_offset + (kc::kSignalWords + 8 * 4) * 4);
+  EXPECT_EQ(capped.combine_steps_per_signal, kc::kCombineStepsPerSignal);
+  EXPECT_EQ(capped.combine_signals, (4 + kc::kCombineStepsPerSignal - 1) / kc::kCombineStepsPerSignal);
+  EXPECT_EQ(kc::combine_signal_word(capped, 7, capped.combine_signals - 1),
+            kc::kSignalWords + 7 * capped.combine_signals + capped.combine_signals - 1);
+  EXPECT_GE(capped.total_bytes, capped.signal_offset + (kc::kSignalWords + 8 * capped.combine_signals) * 4);
+  ASSERT_EQ(setenv("KBENCH_A2A_STEPS_PER_SIGNAL", "1", 1), 0);
+  EXPECT_EQ(kc::make_a2a_layout(8, 16, rows, 7168, 33).combine_signals, 4);
+  ASSERT_EQ(setenv("KBENCH_A2A_STEPS_PER_SIGNAL", "0", 1), 0);
+  EXPECT_THROW((void)kc::make_a2a_layout(8, 16, rows, 7168, 33), std::invalid_argument);
+  ASSERT_EQ(unsetenv("KBENCH_A2A_STEPS_PER_SIGNAL"), 0);
   const kc::A2aLayout deepseek = kc::make_a2a_layout(2, 4096, rows, 7168);
   EXPECT_EQ(deepseek.combine_ctas, kc::kMaxCombineCtas);
   EXPECT_EQ(deepseek.combine_steps, 16);  // ceil(4096 / 264)
+  EXPECT_EQ(deepseek.combine_steps_per_signal, 1);  // 2 ranks: a signal every step
+  EXPECT_EQ(deepseek.combine_signals, 16);
   EXPECT_EQ(kc::make_a2a_layout(1, 100, rows, 7168).combine_ctas, 100);  // one rank: a CTA per token, no sends
   EXPECT_EQ(kc::make_a2a_layout(1, 100, rows, 7168).combine_steps, 0);
 }
