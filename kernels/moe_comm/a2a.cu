@@ -332,7 +332,7 @@ __device__ __forceinline__ void sum_when_arrived(const A2aParams& p, char* own, 
 // whole grid. Every combine_steps_per_signal-th step and the last are signalled.
 // At least 2 CTAs per SM (kMaxCtas on a 132-SM H100), which the cooperative launch needs.
 template <bool kSum>
-__global__ void __launch_bounds__(kThreads, 2) combine_kernel(const __grid_constant__ A2aParams p) {
+__global__ void __launch_bounds__(kThreads, kCombineCtasPerSm) combine_kernel(const __grid_constant__ A2aParams p) {
   __shared__ char* peer[kMaxRanks];
   __shared__ uint32_t dispatch_epoch;
   __shared__ uint32_t epoch;

@@ -45,11 +45,13 @@ inline constexpr int kDispatchEpochWord = kMaxRanks;
 inline constexpr int kDispatchTicketWord = kDispatchEpochWord + 1;
 inline constexpr int kCombineEpochWord = kDispatchEpochWord + 2;
 inline constexpr int kCombineTicketWord = kDispatchEpochWord + 3;
-inline constexpr int kSignalWords = kDispatchEpochWord + 4;  // then the step counters
+inline constexpr int kSignalWords = kDispatchEpochWord + 4;  // then the signal counters
 
-// The combine's grid: min(ranks x max_tokens, the layout's cap), at most 2 CTAs per SM of a 132-SM
-// H100 (every CTA must be resident at once, see launch_combine).
-inline constexpr int kMaxCombineCtas = 264;
+// The combine's grid: min(max((ranks - 1) x max_tokens, max_tokens), the layout's cap), at most
+// kCombineCtasPerSm CTAs per SM (every CTA must be resident at once, see launch_combine):
+// kMaxCombineCtas on a 132-SM H100; a GPU with fewer SMs needs a smaller cap (max_combine_ctas).
+inline constexpr int kCombineCtasPerSm = 2;
+inline constexpr int kMaxCombineCtas = 132 * kCombineCtasPerSm;
 // Beyond 2 ranks a combine CTA signals its progress every this many steps (and after its last): each
 // signal is a system-scope release to every other rank, which waits for the CTA's stores over NVLink
 // to land, so fewer signals keep more stores in flight while the sums lag a little more. Measured on

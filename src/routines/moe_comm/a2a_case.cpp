@@ -10,6 +10,7 @@
 
 #include "core/compare.hpp"
 #include "core/host_tensor.hpp"
+#include "core/rank_group.hpp"
 #include "core/log.hpp"
 #include "dist/world.hpp"
 #include "kernels/moe/half_bits.hpp"
@@ -316,6 +317,15 @@ void MoeA2aCase::allocate(int copies, uint64_t seed, cudaStream_t stream) {
   for (int c = 0; c < copies; ++c) {
     for (const std::vector<uint8_t>& payload : own.payloads) sources_.push_back(upload(payload, stream));
   }
+  // The combine's cooperative grid must fit on every rank's GPU and be the same on all ranks: the
+  // smallest GPU's resident CTAs (2 x 132 on an H100 SXM, fewer on an H100 PCIe).
+  int combine_ctas = std::min(a2a::kMaxCombineCtas, a2a::kCombineCtasPerSm * current_device_sm_count());
+  if (RankGroup* group = rank_group()) {
+    const double negated = -combine_ctas;  // the minimum over ranks as a maximum
+    combine_ctas = static_cast<int>(-group->max_over_ranks(std::span(&negated, 1)).front());
+  }
+  layout_ = a2a::make_a2a_layout(p_.ranks, static_cast<int>(p_.max_tokens), row_bytes_, static_cast<int>(h),
+                                 combine_ctas);
   workspace_ = DeviceBuffer(static_cast<std::size_t>(layout_.total_bytes));
   KBENCH_CUDA_CHECK(cudaMemsetAsync(workspace_.get(), 0, static_cast<std::size_t>(layout_.total_bytes), stream));
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -50,7 +50,7 @@ int resident_combine_ctas() {
   int sms = 0;
   KBENCH_CUDA_CHECK(cudaGetDevice(&device));
   KBENCH_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::min(kc::kMaxCombineCtas, 2 * sms);
+  return std::min(kc::kMaxCombineCtas, kc::kCombineCtasPerSm * sms);
 }
 
 class CudaEvent {
