@@ -24,9 +24,9 @@ namespace {
 // Launch configuration. Send and receive kernels: kThreads threads, each with kUnroll 16-byte
 // vectors in flight (a CTA covers a 16 KB row in one pass: DeepSeek-V3's 7168-element bf16 rows and
 // its 7168-byte fp8 rows). Send grids are a function of the layout alone, since receivers expect
-// every source's fixed CTA count: one CTA per token (dispatch) or per slot (combine: the layout's
-// combine_ctas), at most kMaxCtas (2 per SM of a 132-SM H100: enough stores in flight to fill
-// NVLink, and the arrival adds, ranks per CTA, stay few). The dispatch wait is one CTA of kMaxRanks
+// every source's fixed CTA count: one CTA per token (dispatch) or per slot of another rank (combine:
+// the layout's combine_ctas), at most kMaxCtas (2 per SM of a 132-SM H100: enough stores in flight
+// to fill NVLink, and the arrival adds, ranks per CTA, stay few). The dispatch wait is one CTA of kMaxRanks
 // threads, one per source.
 constexpr int kThreads = 256;
 constexpr int kUnroll = 4;

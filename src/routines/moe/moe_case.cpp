@@ -689,6 +689,13 @@ double moe_output_rms_tolerance(MoeFormat format) {
   return kRmsTolerance;
 }
 
+Tolerance moe_output_tolerance(double rms_fraction, const std::vector<float>& expected) {
+  double sum_sq = 0;
+  for (const float v : expected) sum_sq += static_cast<double>(v) * v;
+  const double rms = expected.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(expected.size()));
+  return {kMoeOutputRelativeTolerance, rms_fraction * rms};
+}
+
 std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outputs,
                                          const std::vector<std::vector<float>>& expected,
                                          const std::vector<std::vector<float>>& got) const {
@@ -716,10 +723,7 @@ std::vector<Comparison> MoeCase::compare(const std::vector<CheckedOutput>& outpu
   // block scales, 32-blocks instead of 128); mxfp4_bf16: 0.02 x the RMS, as the unquantized layer
   // (x and the weights read exactly by both, the intermediate rounded to bf16 at the same point).
   const std::vector<float>& want = expected.at(0);
-  double sum_sq = 0;
-  for (const float v : want) sum_sq += static_cast<double>(v) * v;
-  const double rms = want.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(want.size()));
-  const Tolerance tolerance{outputs.at(0).tolerance.rtol, moe_output_rms_tolerance(p_.format) * rms};
+  const Tolerance tolerance = moe_output_tolerance(moe_output_rms_tolerance(p_.format), want);
   std::vector<Comparison> comparisons = {compare_isclose("output", want, got.at(0), tolerance)};
   for (std::size_t i = 1; i < outputs.size(); ++i) {
     comparisons.push_back(compare_isclose(outputs[i].name, expected.at(i), got.at(i), outputs[i].tolerance));

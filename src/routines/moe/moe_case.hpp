@@ -52,8 +52,9 @@ inline constexpr double kMoeOutputRelativeTolerance = 2e-2;
 enum class MoeFormat { fp8_block_scale, fp8_per_tensor, unquantized, nvfp4, mxfp4_mxfp8, mxfp4_bf16, nvfp4_w4a16 };
 
 // The refcheck's atol of the layer's output as a fraction of its RMS, by format (MoeCase::compare
-// says why).
+// says why), and the tolerance it makes with kMoeOutputRelativeTolerance for `expected`.
 [[nodiscard]] double moe_output_rms_tolerance(MoeFormat format);
+[[nodiscard]] Tolerance moe_output_tolerance(double rms_fraction, const std::vector<float>& expected);
 
 // Where the routine's inputs come from (moe.md, input construction).
 enum class MoeInputs {
