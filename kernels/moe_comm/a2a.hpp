@@ -54,10 +54,11 @@ inline constexpr int kCombineCtasPerSm = 2;
 inline constexpr int kMaxCombineCtas = 132 * kCombineCtasPerSm;
 // Beyond 2 ranks a combine CTA signals its progress every this many steps (and after its last): each
 // signal is a system-scope release to every other rank, which waits for the CTA's stores over NVLink
-// to land, so fewer signals keep more stores in flight while the sums lag a little more. Measured on
-// four H100s (DeepSeek-V3, 4096 tokens a rank, session 22): EP 4 829 / 767 / 761 us at 1 / 4 / 8
-// steps a signal, EP 2 318 / 320 / 334 us; so 2 ranks signal every step. KBENCH_A2A_STEPS_PER_SIGNAL
-// =<n> (n >= 1) overrides it when the layout is made, for tuning (every rank must see the same value).
+// to land, so fewer signals keep more stores in flight while the sums lag a little more. On four
+// H100s (DeepSeek-V3, 4096 tokens a rank, bench/results/h100x4/moe_comm/session22/): EP 4 829 us
+// at a signal every step, 760 us every 4th. 2 ranks (16 steps a call) keep a signal every step, the
+// path their recorded figures ran. KBENCH_A2A_STEPS_PER_SIGNAL=<n> (n >= 1) overrides it when the
+// layout is made, for tuning (every rank must see the same value).
 inline constexpr int kCombineStepsPerSignal = 4;
 
 // Byte offsets into one rank's workspace (the same layout on every rank; zero-filled once).
