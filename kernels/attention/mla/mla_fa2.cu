@@ -465,7 +465,8 @@ cudaError_t mla_fa2_available() {
   return kernel_image_status(cudaFuncGetAttributes(&attributes, mla_fa2_kernel<1, false>));
 }
 
-MlaPlan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
+MlaPlan plan_mla_fa2(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
+  const int max_kv_len = kv_lens.empty() ? 1 : *std::max_element(kv_lens.begin(), kv_lens.end());
   int rows = rows_per_cta(p.s_qo * p.num_heads);
   // 64-row blocks need 192 KB of shared memory: 32-row blocks where a block may not have it (A100).
   if (rows == 64 && max_smem_per_block() < Layout<4>::bytes) rows = 32;
@@ -475,7 +476,7 @@ MlaPlan plan_mla_fa2(const MlaParams& p, int max_kv_len, int sm_count) {
 cudaError_t launch_mla_fa2(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
                            cudaStream_t stream) {
   if (!mla_fa2_supported(p) || plan.num_splits < 1 || plan.split_keys < kTile || plan.split_keys % kTile != 0 ||
-      (plan.rows_per_cta != 16 && plan.rows_per_cta != 32 && plan.rows_per_cta != 64)) {
+      (plan.rows_per_cta != 16 && plan.rows_per_cta != 32 && plan.rows_per_cta != 64) || plan.balanced()) {
     return cudaErrorInvalidValue;
   }
   if (p.batch == 0) return cudaSuccess;

@@ -19,9 +19,9 @@ namespace kbench::kernels {
 [[nodiscard]] bool mla_fa2_supported(const MlaParams& params);
 // cudaSuccess where this build has the kernel's image for the current device.
 [[nodiscard]] cudaError_t mla_fa2_available();
-// The plan (16, 32 or 64 rows per CTA; splits of whole 32-key tiles): max_kv_len is the longest
-// kv_len of the batch, sm_count the device's SMs.
-[[nodiscard]] MlaPlan plan_mla_fa2(const MlaParams& params, int max_kv_len, int sm_count);
+// The plan (16, 32 or 64 rows per CTA; splits of whole 32-key tiles, from the longest of kv_lens, the
+// batch's kv_len), sm_count the device's SMs.
+[[nodiscard]] MlaPlan plan_mla_fa2(const MlaParams& params, std::span<const int32_t> kv_lens, int sm_count);
 // out: [batch * s_qo][num_heads][512] bfloat16; workspace: plan.workspace_bytes(params) bytes
 // (may be null when that is 0).
 [[nodiscard]] cudaError_t launch_mla_fa2(const MlaParams& params, const MlaPlan& plan, void* out, void* workspace,

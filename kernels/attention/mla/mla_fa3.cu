@@ -1,380 +1,16 @@
-// kbench's MLA decode kernel "fa3" for Hopper (sm_90a): wgmma from shared memory, a producer
-// warpgroup that gathers the paged latent cache with cp.async completing on mbarriers, two consumer
-// warpgroups that share every S tile and split the 512-wide V / output between them. bfloat16 q and
-// caches, head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90 decode is the model.
-//
-// Grid (num_splits, row_blocks, batch), 384 threads. A CTA takes 64 query rows of one request (row
-// j = token i * num_heads + head h: the request's rows in memory order, several tokens may share a
-// CTA; rows past the request's last are computed on zeros and never stored) and the keys
-// [split * split_keys, ...) of that request, visible to the block's last row. The latent cache is
-// read once per row block, every tile serving as K (576 wide) and as V (its first 512 columns).
-//
-// Shared memory (1024-byte aligned, 128-byte swizzle: [64-element column chunk][64 rows][128 B], the
-// layout wgmma descriptors read K-major, and MN-major for V):
-//   Q [9 chunks][64 rows] (q_nope | q_pe, 72 KB), a 2-stage ring of KV tiles [9 chunks][64 keys]
-//   (ckv | kpe, 72 KB each), P [64 rows][64 keys] bf16 (8 KB), per-row maxima and sums of the two
-//   consumer warpgroups, mbarriers: 225 KB, one CTA per SM.
-// Warp roles:
-//  * producer (warpgroup 0, setmaxnreg 56): cp.async of Q (zero-filled past the request's rows,
-//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty), warp w
-//    copies keys [16 w, 16 w + 16) whole (a key's 1024-byte ckv row by two coalesced 512-byte
-//    instructions, its kpe row by 8 lanes; keys past the range zero-filled), each thread's copies
-//    arriving on kv_full as they land. The warp's page-table entries for tile t + 1 (one per lane)
-//    are read while tile t is issued. Any page size.
-//  * consumers (warpgroups 1 and 2, setmaxnreg 224), per tile:
-//      S = Q K^T on wgmma 64 x 32 x 576: warpgroup w takes keys [32 w, 32 w + 32) (both read all of
-//      Q); mask (the row's causal bound kv_len - s_qo + 1 + i and the split end, only on tiles that
-//      reach it); the warpgroups exchange their row maxima through shared memory (named barrier),
-//      so both keep the same running max and rescale factors; P = 2^(s - m) as bf16 into shared
-//      memory (fence.proxy.async, named barrier); O[:, 256 w .. +256] = alpha O + P V on wgmma 64 x
-//      256 x 64 (128 fp32 accumulators per thread); the stage is released when both warpgroups'
-//      GEMMs on it are done. A warpgroup's PV of tile t has completed before it reaches the max
-//      exchange of tile t + 1, which is what lets one P buffer and one max buffer serve every tile.
-// End: the warpgroups add their row sums; o = ckv_scale * O / l as bf16 (one split), or the
-// normalised partial O and the log2-sum-exp for mla_split's merge.
+// kbench's MLA decode kernel "fa3" for Hopper, the host side: what it takes, its plan and launch (the
+// kernel: mla_fa3_kernel.cuh).
 #include "kernels/attention/mla/mla_fa3.hpp"
 
-#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <utility>
 
-#include "kernels/common/hopper.cuh"
+#include "kernels/attention/mla/mla_fa3_kernel.cuh"
 #include "kernels/common/kernel_image.hpp"
-#include "kernels/common/launch.hpp"
-#include "kernels/common/mma_sm80.cuh"
 
 namespace kbench::kernels {
-namespace mla_fa3_detail {
-
-constexpr int kDc = 512;            // latent (ckv) dim = V dim = output dim
-constexpr int kDp = 64;             // rope (kpe) dim
-constexpr int kRows = 64;           // query rows per CTA: one wgmma M
-constexpr int kTile = 64;           // keys per KV tile
-constexpr int kChunks = 9;          // 64-element (128-byte) column chunks of a 576-wide row
-constexpr int kChunkBytes = 64 * 128;  // one column chunk of 64 rows
-constexpr int kBlockBytes = kChunks * kChunkBytes;  // Q, or one KV stage: 72 KB
-constexpr int kStages = 2;
-constexpr int kThreads = 384;
-constexpr int kProducerRegs = 56;
-constexpr int kConsumerRegs = 224;
-static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8), "register pool");
-// Named barriers (0 is __syncthreads), 256 consumer threads each.
-constexpr int kMaxBarrier = 1;     // row maxima (and, at the end, row sums) written
-constexpr int kPReadyBarrier = 2;  // P written
-
-struct Layout {
-  static constexpr int q = 0;
-  static constexpr int kv = q + kBlockBytes;
-  static constexpr int p = kv + kStages * kBlockBytes;
-  static constexpr int row_max = p + kRows * 128;   // [2 warpgroups][64 rows] fp32
-  static constexpr int row_sum = row_max + 2 * kRows * 4;
-  static constexpr int bars = row_sum + 2 * kRows * 4;  // q_full, kv_full[2], kv_empty[2]
-  static constexpr int bytes = bars + 8 * (1 + 2 * kStages);
-};
-static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
-
-using Args = MlaKernelArgs;  // q, ckv and kpe are bfloat16
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-
-using namespace ::kbench::kernels::hopper;
-
-// Byte offset of 16-byte chunk `chunk` (0..71) of row `row` in a swizzled [9][64][128 B] block.
-__device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
-  return (chunk >> 3) * kChunkBytes + row * 128 + (((chunk & 7) ^ (row & 7)) << 4);
-}
-
-struct Barriers {
-  uint32_t base;
-  __device__ uint32_t q_full() const { return base; }
-  __device__ uint32_t kv_full(int s) const { return base + 8 * (1 + s); }
-  __device__ uint32_t kv_empty(int s) const { return base + 8 * (1 + kStages + s); }
-};
-
-// The request's rows [j0, j0 + 64) and keys [k_begin, k_end) of this CTA.
-struct Block {
-  int b;
-  int j0;
-  int kv_len;
-  int k_begin;
-  int k_end;
-  int num_tiles;
-};
-
-__device__ __forceinline__ void run_producer(const Args& a, const Block& blk, uint32_t smem, const Barriers& bars,
-                                             int tid) {
-  const int warp = tid / 32;
-  const int lane = tid % 32;
-  const auto* q_nope = static_cast<const __nv_bfloat16*>(a.q_nope);
-  const auto* q_pe = static_cast<const __nv_bfloat16*>(a.q_pe);
-  const auto* ckv_cache = static_cast<const __nv_bfloat16*>(a.ckv);
-  const auto* kpe_cache = static_cast<const __nv_bfloat16*>(a.kpe);
-  // Q: thread tid copies ckv chunk tid % 64 of rows tid / 64 + 2 i and kpe chunk tid % 8 of rows
-  // tid / 8 + 16 i (consecutive threads, consecutive 16 bytes).
-  {
-    const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
-#pragma unroll 4
-    for (int i = 0; i < kRows / 2; ++i) {
-      const int r = tid / 64 + 2 * i, ch = tid % 64;
-      const bool valid = blk.j0 + r < a.rows;
-      const __nv_bfloat16* src = valid ? q_nope + (row0 + r) * kDc + ch * 8 : q_nope;
-      cp_async_16(smem + Layout::q + swizzled(r, ch), src, valid ? 16u : 0u);
-    }
-#pragma unroll
-    for (int i = 0; i < kRows / 16; ++i) {
-      const int r = tid / 8 + 16 * i, ch = tid % 8;
-      const bool valid = blk.j0 + r < a.rows;
-      const __nv_bfloat16* src = valid ? q_pe + (row0 + r) * kDp + ch * 8 : q_pe;
-      cp_async_16(smem + Layout::q + swizzled(r, 64 + ch), src, valid ? 16u : 0u);
-    }
-    cp_async_arrive_noinc(bars.q_full());
-  }
-  const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
-  // Cache row of key 16 warp + (lane % 16) of tile `tile`; -1 past the range.
-  auto cache_row = [&](int tile) -> int64_t {
-    const int t = blk.k_begin + tile * kTile + warp * 16 + (lane & 15);
-    return t < blk.k_end ? static_cast<int64_t>(__ldg(pages + t / a.page_size)) * a.page_size + t % a.page_size
-                         : int64_t{-1};
-  };
-  int64_t next_row = cache_row(0);
-  for (int tile = 0; tile < blk.num_tiles; ++tile) {
-    const int s = tile % kStages;
-    const int64_t my_row = next_row;
-    if (tile + 1 < blk.num_tiles) next_row = cache_row(tile + 1);  // in flight while this tile is issued
-    mbar_wait(bars.kv_empty(s), ((tile / kStages) & 1) ^ 1);
-    const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
-#pragma unroll 4
-    for (int k = 0; k < 16; ++k) {
-      const int key = warp * 16 + k;
-      const int64_t row = __shfl_sync(0xffffffffu, my_row, k);
-      const bool valid = row >= 0;
-      const uint32_t bytes = valid ? 16u : 0u;
-      const __nv_bfloat16* ckv = valid ? ckv_cache + row * kDc : ckv_cache;
-      cp_async_16(stage + swizzled(key, lane), valid ? ckv + lane * 8 : ckv, bytes);
-      cp_async_16(stage + swizzled(key, 32 + lane), valid ? ckv + 256 + lane * 8 : ckv, bytes);
-      if (lane < 8) {
-        const __nv_bfloat16* kpe = valid ? kpe_cache + row * kDp + lane * 8 : kpe_cache;
-        cp_async_16(stage + swizzled(key, 64 + lane), kpe, bytes);
-      }
-    }
-    cp_async_arrive_noinc(bars.kv_full(s));
-  }
-  cp_async_wait_all();
-}
-
-using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                       cute::Shape<cute::_64, cute::_32, cute::_16>,
-                                                       cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-using PvOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                       cute::Shape<cute::_64, cute::_256, cute::_16>,
-                                                       cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
-
-// Reduces a row's value over the four threads (a quad) that hold it.
-template <class Op>
-__device__ __forceinline__ float quad_reduce(float v, Op op) {
-  v = op(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return op(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-
-__device__ __forceinline__ void run_consumer(const Args& a, const Block& blk, uint32_t smem, float* row_max,
-                                             float* row_sum, const Barriers& bars, int wg, int t) {
-  const int warp = t / 32;
-  const int lane = t % 32;
-  const int quad = lane % 4;
-  const int r0 = warp * 16 + lane / 4;  // block rows of the thread: r0 (accumulators 4 n, 4 n + 1) and r0 + 8
-  // Keys each of the two rows sees (rows past the request's: all, they are never stored).
-  auto row_end = [&](int r) {
-    const int j = blk.j0 + r;
-    return j < a.rows ? min(blk.kv_len - a.s_qo + 1 + j / a.num_heads, blk.k_end) : blk.k_end;
-  };
-  const int end0 = row_end(r0), end1 = row_end(r0 + 8);
-  const int mask_from = row_end(0);  // tiles reaching past the block's first row's bound need masks
-
-  float o[128];
-#pragma unroll
-  for (int i = 0; i < 128; ++i) o[i] = 0.0f;
-  float m0 = -INFINITY, m1 = -INFINITY;  // running maxima, log2 units
-  float l0 = 0.0f, l1 = 0.0f;            // this thread's share of the warpgroup's running sums
-  const uint64_t q_desc = smem_desc(smem + Layout::q, 16, 1024);
-  const uint64_t p_desc = smem_desc(smem + Layout::p, 16, 1024);
-  mbar_wait(bars.q_full(), 0);
-
-  for (int tile = 0; tile < blk.num_tiles; ++tile) {
-    const int s = tile % kStages;
-    const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
-    mbar_wait(bars.kv_full(s), (tile / kStages) & 1);
-
-    // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile: 36 k-steps of 16 (32 bytes of a chunk).
-    float sc[16];
-    const uint64_t k_desc = smem_desc(stage + wg * 32 * 128, 16, 1024);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4 * kChunks; ++kk) {
-      const uint32_t off = (kk / 4) * kChunkBytes + (kk % 4) * 32;
-      gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, kk > 0, std::make_index_sequence<16>{});
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(sc);
-
-    const int tile_key0 = blk.k_begin + tile * kTile;
-    const bool masked = tile_key0 + kTile > mask_from;
-    float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < 4; ++n) {
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int key = tile_key0 + wg * 32 + 8 * n + 2 * quad + c;
-        sc[4 * n + c] = masked && key >= end0 ? -INFINITY : sc[4 * n + c] * a.scale_log2;
-        sc[4 * n + 2 + c] = masked && key >= end1 ? -INFINITY : sc[4 * n + 2 + c] * a.scale_log2;
-        mx0 = fmaxf(mx0, sc[4 * n + c]);
-        mx1 = fmaxf(mx1, sc[4 * n + 2 + c]);
-      }
-    }
-    const auto max_op = [](float x, float y) { return fmaxf(x, y); };
-    mx0 = quad_reduce(mx0, max_op);
-    mx1 = quad_reduce(mx1, max_op);
-    if (quad == 0) {
-      row_max[wg * kRows + r0] = mx0;
-      row_max[wg * kRows + r0 + 8] = mx1;
-    }
-    named_sync(kMaxBarrier, 256);
-    mx0 = fmaxf(fmaxf(mx0, row_max[(wg ^ 1) * kRows + r0]), m0);
-    mx1 = fmaxf(fmaxf(mx1, row_max[(wg ^ 1) * kRows + r0 + 8]), m1);
-    // A row with no key yet keeps max -inf: subtract 0 instead (its P are all 2^-inf = 0).
-    const float base0 = mx0 == -INFINITY ? 0.0f : mx0;
-    const float base1 = mx1 == -INFINITY ? 0.0f : mx1;
-    const float alpha0 = sm80::ex2(m0 - base0), alpha1 = sm80::ex2(m1 - base1);
-    m0 = mx0;
-    m1 = mx1;
-    float sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-    for (int n = 0; n < 4; ++n) {
-      const float p00 = sm80::ex2(sc[4 * n] - base0), p01 = sm80::ex2(sc[4 * n + 1] - base0);
-      const float p10 = sm80::ex2(sc[4 * n + 2] - base1), p11 = sm80::ex2(sc[4 * n + 3] - base1);
-      sum0 += p00 + p01;
-      sum1 += p10 + p11;
-      // P[row][key], key = 32 wg + 8 n + 2 quad: 16-byte chunk 4 wg + n of the row, swizzled.
-      const int chunk = 4 * wg + n;
-      const uint32_t p_row0 = smem + Layout::p + r0 * 128 + quad * 4;
-      const uint32_t p_row1 = p_row0 + 8 * 128;
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + ((chunk ^ (r0 & 7)) << 4)), "r"(pack2<true>(p00, p01))
-                   : "memory");
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row1 + ((chunk ^ (r0 & 7)) << 4)), "r"(pack2<true>(p10, p11))
-                   : "memory");
-    }
-    l0 = fmaf(l0, alpha0, sum0);
-    l1 = fmaf(l1, alpha1, sum1);
-    fence_proxy_async();  // P's generic-proxy stores, read next by wgmma
-    named_sync(kPReadyBarrier, 256);
-
-    // O[:, 256 wg .. +256] = alpha O + P V: V = the tile's chunks 4 wg .. 4 wg + 3, N-major (64-column
-    // chunks kChunkBytes apart), 4 k-steps of 16 keys (2048 bytes).
-#pragma unroll
-    for (int n = 0; n < 32; ++n) {
-      o[4 * n] *= alpha0;
-      o[4 * n + 1] *= alpha0;
-      o[4 * n + 2] *= alpha1;
-      o[4 * n + 3] *= alpha1;
-    }
-    const uint64_t v_desc = smem_desc(stage + 4 * wg * kChunkBytes, kChunkBytes, 1024);
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) {
-      gmma_ss<PvOp>(p_desc + ((kk * 32) >> 4), v_desc + ((kk * 2048) >> 4), o, true,
-                    std::make_index_sequence<128>{});
-    }
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_regs(o);
-    if (t == 0) mbar_arrive(bars.kv_empty(s));
-  }
-
-  // Epilogue: the row sums of both warpgroups (same maxima, so they add).
-  l0 = quad_reduce(l0, [](float x, float y) { return x + y; });
-  l1 = quad_reduce(l1, [](float x, float y) { return x + y; });
-  if (quad == 0) {
-    row_sum[wg * kRows + r0] = l0;
-    row_sum[wg * kRows + r0 + 8] = l1;
-  }
-  named_sync(kMaxBarrier, 256);
-  l0 += row_sum[(wg ^ 1) * kRows + r0];
-  l1 += row_sum[(wg ^ 1) * kRows + r0 + 8];
-  const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blockIdx.x) * a.rows + blk.j0;
-  const int64_t out_row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = r0 + 8 * h;
-    if (blk.j0 + r >= a.rows) continue;
-    const float l = h == 0 ? l0 : l1;
-    const float m = h == 0 ? m0 : m1;
-    const float inv = l > 0.0f ? a.v_scale / l : 0.0f;
-    const int col0 = wg * 256 + 2 * quad;
-    if (a.num_splits == 1) {
-      uint32_t* dst = reinterpret_cast<uint32_t*>(a.out + (out_row0 + r) * kDc + col0);
-#pragma unroll
-      for (int n = 0; n < 32; ++n) dst[4 * n] = pack2<true>(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    } else {
-      float* dst = a.part_o + (part_row0 + r) * kDc + col0;
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        *reinterpret_cast<float2*>(dst + 8 * n) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-      }
-      if (wg == 0 && quad == 0) a.part_lse[part_row0 + r] = l > 0.0f ? m + __log2f(l) : -INFINITY;
-    }
-  }
-}
-
-#endif  // __CUDA_ARCH_FEAT_SM90_ALL
-
-__global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_constant__ Args a) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const uint32_t smem = smem_addr(smem_raw);
-  if ((smem & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
-  const int tid = static_cast<int>(threadIdx.x);
-  Block blk;
-  blk.b = static_cast<int>(blockIdx.z);
-  blk.j0 = static_cast<int>(blockIdx.y) * kRows;
-  blk.kv_len = a.kv_len[blk.b];
-  const int j_last = min(blk.j0 + kRows, a.rows) - 1;
-  blk.k_begin = static_cast<int>(blockIdx.x) * a.split_keys;
-  blk.k_end = min(min(blk.kv_len, blk.kv_len - a.s_qo + 1 + j_last / a.num_heads), blk.k_begin + a.split_keys);
-  if (blk.k_end <= blk.k_begin) {  // an empty split (split 0 never is: every row sees key 0)
-    const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blockIdx.x) * a.rows + blk.j0;
-    if (a.num_splits > 1 && tid < kRows && blk.j0 + tid < a.rows) a.part_lse[part_row0 + tid] = -INFINITY;
-    return;
-  }
-  blk.num_tiles = (blk.k_end - blk.k_begin + kTile - 1) / kTile;
-  const Barriers bars{smem + Layout::bars};
-  if (tid == 0) {
-    mbar_init(bars.q_full(), 128);  // every producer thread, as its copies land
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(bars.kv_full(s), 128);
-      mbar_init(bars.kv_empty(s), 2);  // one thread per consumer warpgroup
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  __syncthreads();
-  if (tid < 128) {
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    run_producer(a, blk, smem, bars, tid);
-  } else {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
-    run_consumer(a, blk, smem, reinterpret_cast<float*>(smem_raw + Layout::row_max),
-                 reinterpret_cast<float*>(smem_raw + Layout::row_sum), bars, tid / 128 - 1, tid % 128);
-  }
-#else
-  (void)a;
-  __trap();  // fa3 needs sm_90a (wgmma, setmaxnreg); mla_fa3_available refuses other devices
-#endif
-}
-
-}  // namespace mla_fa3_detail
 
 using namespace mla_fa3_detail;
 
@@ -396,14 +32,16 @@ cudaError_t mla_fa3_available() {
   if (major != 9 || minor != 0) return cudaErrorNoKernelImageForDevice;  // wgmma and setmaxnreg: sm_90a only
 #if defined(KBENCH_MLA_FA3_BUILT_FOR_SM90A)
   cudaFuncAttributes attributes{};
-  return kernel_image_status(cudaFuncGetAttributes(&attributes, mla_fa3_kernel));
+  cudaError_t probe = mla_fa3_kernel_attributes<false>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true>(&attributes);
+  return kernel_image_status(probe);
 #else
   return cudaErrorNoKernelImageForDevice;  // built without sm_90a (sources.cmake): the body would trap
 #endif
 }
 
-MlaPlan plan_mla_fa3(const MlaParams& p, int max_kv_len, int sm_count) {
-  return plan_mla_split(p, kRows, 1, kTile, max_kv_len, sm_count);
+MlaPlan plan_mla_fa3(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
+  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count);
 }
 
 cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
@@ -415,16 +53,15 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   if (p.batch == 0) return cudaSuccess;
   Args a{};
   if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
-  static std::atomic<uint64_t> smem_done{0};
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  status = ensure_smem_limit(mla_fa3_kernel, Layout::bytes, device, smem_done);
-  if (status != cudaSuccess) return status;
   const int row_blocks = (a.rows + kRows - 1) / kRows;
-  const dim3 grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
-                  static_cast<unsigned>(p.batch));
-  status = launch_kernel(mla_fa3_kernel, grid, dim3(kThreads), Layout::bytes, stream, false, a);
+  if (plan.row_blocks != row_blocks) return cudaErrorInvalidValue;
+  const cudaError_t status =
+      plan.balanced()
+          ? launch_mla_fa3_grid<true>(a, dim3(static_cast<unsigned>(plan.part_begin.size() - 1)), stream)
+          : launch_mla_fa3_grid<false>(a,
+                                       dim3(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
+                                            static_cast<unsigned>(p.batch)),
+                                       stream);
   if (status != cudaSuccess || plan.num_splits == 1) return status;
   return launch_mla_merge(p, plan, workspace, out, stream);
 }

@@ -17,11 +17,11 @@ namespace kbench::kernels {
 [[nodiscard]] bool mla_fa3_supported(const MlaParams& params);
 // cudaSuccess where the current device is sm_90 and this build has the kernel's sm_90a image.
 [[nodiscard]] cudaError_t mla_fa3_available();
-// The plan (64 rows per CTA; splits of whole 64-key tiles): max_kv_len is the longest kv_len of the
-// batch, sm_count the device's SMs.
-[[nodiscard]] MlaPlan plan_mla_fa3(const MlaParams& params, int max_kv_len, int sm_count);
+// The plan (64 rows per CTA; splits of whole 64-key tiles, or a balanced schedule where the lengths
+// differ: plan_mla_balanced): kv_lens the batch's kv_len, sm_count the device's SMs.
+[[nodiscard]] MlaPlan plan_mla_fa3(const MlaParams& params, std::span<const int32_t> kv_lens, int sm_count);
 // out: [batch * s_qo][num_heads][512] bfloat16; workspace: plan.workspace_bytes(params) bytes
-// (may be null when that is 0).
+// (may be null when that is 0), holding the plan's schedule (upload_mla_schedule) if balanced.
 [[nodiscard]] cudaError_t launch_mla_fa3(const MlaParams& params, const MlaPlan& plan, void* out, void* workspace,
                                          cudaStream_t stream);
 

@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
 
 namespace kbench::kernels {
 namespace {
@@ -14,18 +17,26 @@ namespace {
 constexpr int kDc = 512;  // the output row: the latent (ckv) dim
 
 // One 128-thread block per (request, row): out = sum_s w_s o_s / sum_s w_s, w_s = 2^(lse_s - max).
+// A balanced plan (unit_splits): the row's unit has unit_splits[unit] partials, or wrote out itself.
 __global__ void __launch_bounds__(128) mla_merge_kernel(const float* part_o, const float* part_lse,
-                                                        __nv_bfloat16* out, int rows, int num_splits) {
+                                                        __nv_bfloat16* out, int rows, int num_splits,
+                                                        const int32_t* unit_splits, int row_blocks,
+                                                        int rows_per_cta) {
   const int64_t flat = blockIdx.x;  // b * rows + j
   const int b = static_cast<int>(flat / rows);
   const int j = static_cast<int>(flat % rows);
+  int count = num_splits;
+  if (unit_splits != nullptr) {
+    count = unit_splits[b * row_blocks + j / rows_per_cta];
+    if (count <= 1) return;
+  }
   const int64_t base = static_cast<int64_t>(b) * num_splits * rows + j;
   float mx = -INFINITY;
-  for (int s = 0; s < num_splits; ++s) mx = fmaxf(mx, part_lse[base + static_cast<int64_t>(s) * rows]);
+  for (int s = 0; s < count; ++s) mx = fmaxf(mx, part_lse[base + static_cast<int64_t>(s) * rows]);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   float wsum = 0.0f;
   const int col = static_cast<int>(threadIdx.x) * 4;
-  for (int s = 0; s < num_splits; ++s) {
+  for (int s = 0; s < count; ++s) {
     const int64_t idx = base + static_cast<int64_t>(s) * rows;
     const float lse = part_lse[idx];
     if (lse == -INFINITY) continue;
@@ -46,13 +57,44 @@ __global__ void __launch_bounds__(128) mla_merge_kernel(const float* part_o, con
   *reinterpret_cast<uint2*>(out + flat * kDc + col) = packed;
 }
 
+// Bytes of the partial outputs and log2-sum-exps (none without splits), rounded up to 16: where a
+// balanced plan's schedule starts.
+std::size_t partials_bytes(const MlaParams& p, const MlaPlan& plan) {
+  if (plan.num_splits <= 1) return 0;
+  const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * p.s_qo * p.num_heads;
+  return (slots * (kDc + 1) * sizeof(float) + 15) / 16 * 16;
+}
+
+struct ScheduleOffsets {
+  std::size_t segments, part_begin, unit_splits, end;
+};
+
+ScheduleOffsets schedule_offsets(const MlaParams& p, const MlaPlan& plan) {
+  ScheduleOffsets o{};
+  o.segments = partials_bytes(p, plan);
+  o.part_begin = o.segments + plan.segments.size() * sizeof(MlaSegment);
+  o.unit_splits = o.part_begin + plan.part_begin.size() * sizeof(int32_t);
+  o.end = o.unit_splits + plan.unit_splits.size() * sizeof(int32_t);
+  return o;
+}
+
+// The cost model of plan_mla_balanced, in the time one CTA takes for one KV tile.
+constexpr double kMlaSegmentOverheadTiles = 2.0;  // a CTA's or segment's Q load, start and output
+constexpr double kEmptyCtaTiles = 0.05;           // a CTA with no key of its split
+constexpr int kMinSegmentTiles = 4;               // a shorter segment costs more in merge than it gains
+constexpr int kLatentRowBytes = (kDc + 64) * 2;   // a bf16 key: ckv and kpe
+
+// The merge: every partial row read once (512 fp32 and its lse) at the bandwidth of all SMs loading
+// tiles, plus its launch (about a tile).
+double merge_cost(int64_t partial_rows, int tile_keys, int sm_count) {
+  if (partial_rows == 0) return 0.0;
+  const double tile_bytes = static_cast<double>(tile_keys) * kLatentRowBytes * sm_count;
+  return static_cast<double>(partial_rows) * (kDc + 1) * sizeof(float) / tile_bytes + 1.0;
+}
+
 }  // namespace
 
-std::size_t MlaPlan::workspace_bytes(const MlaParams& p) const {
-  if (num_splits <= 1) return 0;
-  const std::size_t slots = static_cast<std::size_t>(p.batch) * num_splits * p.s_qo * p.num_heads;
-  return slots * (kDc + 1) * sizeof(float);
-}
+std::size_t MlaPlan::workspace_bytes(const MlaParams& p) const { return schedule_offsets(p, *this).end; }
 
 MlaPlan plan_mla_split(const MlaParams& p, int rows_per_cta, int ctas_per_sm, int tile_keys, int max_kv_len,
                        int sm_count) {
@@ -78,11 +120,140 @@ MlaPlan plan_mla_split(const MlaParams& p, int rows_per_cta, int ctas_per_sm, in
   return plan;
 }
 
+namespace {
+
+// The balanced schedule of make_mla_balanced_schedule and its cost by the model: units in order, each
+// part filled to the mean load, a unit split where a part fills (no segment under kMinSegmentTiles
+// but a unit's whole; the last part takes the rest).
+MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, const MlaPlan& uniform, int tile_keys,
+                          int sm_count, double* cost) {
+  const int rows = p.s_qo * p.num_heads;
+  const int row_blocks = uniform.row_blocks;
+  const int units = p.batch * row_blocks;
+  const auto unit_tiles = [&](int u) { return std::max((kv_lens[u / row_blocks] + tile_keys - 1) / tile_keys, 1); };
+  const auto unit_rows = [&](int u) { return std::min(uniform.rows_per_cta, rows - (u % row_blocks) * uniform.rows_per_cta); };
+  MlaPlan plan = uniform;
+  plan.num_splits = 1;
+  plan.split_keys = tile_keys;
+  plan.part_begin.push_back(0);
+  plan.unit_splits.assign(units, 0);
+  // The work not placed yet (a unit's tiles and one overhead), shared out anew as each part opens
+  // (plus the overhead of the unit a part typically continues), so that what a part leaves unfilled or
+  // overfills moves to the later ones instead of piling into the last.
+  double unplaced = 0.0;
+  for (int u = 0; u < units; ++u) unplaced += kMlaSegmentOverheadTiles + unit_tiles(u);
+  int parts = 1;
+  double target = unplaced / sm_count + kMlaSegmentOverheadTiles;
+  double load = 0.0, most = 0.0;
+  int64_t partial_rows = 0;
+  for (int u = 0; u < units; ++u) {
+    const int len = kv_lens[u / row_blocks];
+    const int first = static_cast<int>(plan.segments.size());
+    int left = unit_tiles(u), tile = 0;
+    while (left > 0) {
+      const bool more_parts = parts < sm_count;
+      const double room = target - load - kMlaSegmentOverheadTiles;
+      if (load > 0.0 && more_parts && room < std::min(left, kMinSegmentTiles)) {
+        plan.part_begin.push_back(static_cast<int32_t>(plan.segments.size()));
+        load = 0.0;
+        target = unplaced / (sm_count - parts) + kMlaSegmentOverheadTiles;
+        ++parts;
+        continue;
+      }
+      int take = left;
+      if (more_parts && room < left) {
+        take = std::max(static_cast<int>(room), kMinSegmentTiles);
+        if (left - take < kMinSegmentTiles) take = left;
+      }
+      const int slot = static_cast<int>(plan.segments.size()) - first;
+      plan.segments.push_back({u, tile * tile_keys, std::min((tile + take) * tile_keys, len), slot});
+      load += kMlaSegmentOverheadTiles + take;
+      unplaced -= take + (tile == 0 ? kMlaSegmentOverheadTiles : 0.0);
+      most = std::max(most, load);
+      left -= take;
+      tile += take;
+    }
+    const int pieces = static_cast<int>(plan.segments.size()) - first;
+    plan.unit_splits[u] = pieces;
+    if (pieces == 1) plan.segments.back().slot = -1;
+    else partial_rows += static_cast<int64_t>(pieces) * unit_rows(u);
+    plan.num_splits = std::max(plan.num_splits, pieces);
+  }
+  plan.part_begin.push_back(static_cast<int32_t>(plan.segments.size()));
+  *cost = most + merge_cost(partial_rows, tile_keys, sm_count);
+  return plan;
+}
+
+// The uniform plan's cost by the model: CTAs in launch order (split fastest, then row block, then
+// request), each taken by the SM that frees first, then the merge.
+double uniform_cost(const MlaParams& p, std::span<const int32_t> kv_lens, const MlaPlan& uniform, int tile_keys,
+                    int sm_count) {
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int i = 0; i < sm_count; ++i) free_at.push(0.0);
+  double cost = 0.0;
+  const int split_tiles = uniform.split_keys / tile_keys;
+  for (int b = 0; b < p.batch; ++b) {
+    const int tiles = std::max((kv_lens[b] + tile_keys - 1) / tile_keys, 1);
+    for (int block = 0; block < uniform.row_blocks; ++block) {
+      for (int split = 0; split < uniform.num_splits; ++split) {
+        const int split_tiles_here = std::min(split_tiles, tiles - split * split_tiles);
+        const double done =
+            free_at.top() + (split_tiles_here > 0 ? kMlaSegmentOverheadTiles + split_tiles_here : kEmptyCtaTiles);
+        free_at.pop();
+        free_at.push(done);
+        cost = std::max(cost, done);
+      }
+    }
+  }
+  if (uniform.num_splits == 1) return cost;
+  return cost + merge_cost(static_cast<int64_t>(p.batch) * uniform.num_splits * p.s_qo * p.num_heads, tile_keys,
+                           sm_count);
+}
+
+}  // namespace
+
+MlaPlan make_mla_balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta,
+                                   int tile_keys, int sm_count) {
+  const int max_len = kv_lens.empty() ? 1 : *std::max_element(kv_lens.begin(), kv_lens.end());
+  const MlaPlan uniform = plan_mla_split(p, rows_per_cta, 1, tile_keys, max_len, sm_count);
+  if (p.batch <= 0 || static_cast<int>(kv_lens.size()) != p.batch || sm_count <= 0) return uniform;
+  double cost = 0.0;
+  return balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
+}
+
+MlaPlan plan_mla_balanced(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta, int tile_keys,
+                          int sm_count) {
+  const int max_len = kv_lens.empty() ? 1 : *std::max_element(kv_lens.begin(), kv_lens.end());
+  MlaPlan uniform = plan_mla_split(p, rows_per_cta, 1, tile_keys, max_len, sm_count);
+  if (p.batch <= 0 || static_cast<int>(kv_lens.size()) != p.batch || sm_count <= 0) return uniform;
+  double cost = 0.0;
+  MlaPlan balanced = balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
+  return cost < 0.97 * uniform_cost(p, kv_lens, uniform, tile_keys, sm_count) ? balanced : uniform;
+}
+
+cudaError_t upload_mla_schedule(const MlaParams& p, const MlaPlan& plan, void* workspace) {
+  if (!plan.balanced()) return cudaSuccess;
+  if (workspace == nullptr) return cudaErrorInvalidValue;
+  const ScheduleOffsets o = schedule_offsets(p, plan);
+  auto* base = static_cast<uint8_t*>(workspace);
+  cudaError_t status = cudaMemcpy(base + o.segments, plan.segments.data(), plan.segments.size() * sizeof(MlaSegment),
+                                  cudaMemcpyHostToDevice);
+  if (status == cudaSuccess) {
+    status = cudaMemcpy(base + o.part_begin, plan.part_begin.data(), plan.part_begin.size() * sizeof(int32_t),
+                        cudaMemcpyHostToDevice);
+  }
+  if (status == cudaSuccess) {
+    status = cudaMemcpy(base + o.unit_splits, plan.unit_splits.data(), plan.unit_splits.size() * sizeof(int32_t),
+                        cudaMemcpyHostToDevice);
+  }
+  return status;
+}
+
 cudaError_t make_mla_kernel_args(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
                                  MlaKernelArgs* args) {
   if (p.q_nope == nullptr || p.q_pe == nullptr || p.ckv == nullptr || p.kpe == nullptr || p.kv_indptr == nullptr ||
       p.kv_indices == nullptr || p.kv_len == nullptr || out == nullptr ||
-      (plan.num_splits > 1 && workspace == nullptr)) {
+      ((plan.num_splits > 1 || plan.balanced()) && workspace == nullptr)) {
     return cudaErrorInvalidValue;
   }
   constexpr float kLog2e = 1.4426950408889634f;
@@ -103,10 +274,18 @@ cudaError_t make_mla_kernel_args(const MlaParams& p, const MlaPlan& plan, void* 
   a.split_keys = plan.split_keys;
   a.scale_log2 = p.sm_scale * p.q_scale * p.ckv_scale * kLog2e;
   a.v_scale = p.ckv_scale;
+  a.row_blocks = plan.row_blocks;
   if (plan.num_splits > 1) {
     const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * a.rows;
     a.part_o = static_cast<float*>(workspace);
     a.part_lse = a.part_o + slots * kDc;
+  }
+  if (plan.balanced()) {
+    const ScheduleOffsets o = schedule_offsets(p, plan);
+    const auto* base = static_cast<const uint8_t*>(workspace);
+    a.segments = reinterpret_cast<const MlaSegment*>(base + o.segments);
+    a.part_begin = reinterpret_cast<const int32_t*>(base + o.part_begin);
+    a.unit_splits = reinterpret_cast<const int32_t*>(base + o.unit_splits);
   }
   *args = a;
   return cudaSuccess;
@@ -119,8 +298,13 @@ cudaError_t launch_mla_merge(const MlaParams& p, const MlaPlan& plan, const void
   if (merge_blocks > 0x7fffffff || workspace == nullptr || out == nullptr) return cudaErrorInvalidValue;
   const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * rows;
   const float* part_o = static_cast<const float*>(workspace);
+  const int32_t* unit_splits =
+      plan.balanced() ? reinterpret_cast<const int32_t*>(static_cast<const uint8_t*>(workspace) +
+                                                         schedule_offsets(p, plan).unit_splits)
+                      : nullptr;
   mla_merge_kernel<<<static_cast<unsigned>(merge_blocks), 128, 0, stream>>>(
-      part_o, part_o + slots * kDc, static_cast<__nv_bfloat16*>(out), rows, plan.num_splits);
+      part_o, part_o + slots * kDc, static_cast<__nv_bfloat16*>(out), rows, plan.num_splits, unit_splits,
+      plan.row_blocks, plan.rows_per_cta);
   return cudaGetLastError();
 }
 

@@ -10,18 +10,38 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "kernels/attention/mla/mla.hpp"
 
 namespace kbench::kernels {
 
+// One segment of a balanced schedule: keys [k_begin, k_end) of one unit (a request's row block: unit
+// = b * row_blocks + block), written to out directly (slot -1: the unit's only segment) or as the
+// unit's partial `slot` for the merge.
+struct MlaSegment {
+  int32_t unit;
+  int32_t k_begin;
+  int32_t k_end;
+  int32_t slot;
+};
+
 struct MlaPlan {
   int rows_per_cta = 64;  // query rows (token x head pairs of one request) per CTA
   int row_blocks = 1;     // ceil(s_qo * num_heads / rows_per_cta)
-  int num_splits = 1;     // KV splits per request (1: no workspace, no merge)
+  int num_splits = 1;     // KV splits per request (1: no workspace, no merge); balanced: the most of a unit
   int split_keys = 0;     // keys per split (a multiple of the kernel's KV tile)
+  // Balanced schedule (fa3, lengths that leave a uniform split's CTAs unequal; empty: the uniform
+  // grid above): CTA p of part_begin.size() - 1 takes segments [part_begin[p], part_begin[p + 1]) in
+  // turn, each part about the same number of KV tiles, so no CTA waits on the longest request.
+  // unit_splits[u]: the unit's segments (the merge skips units of one, written directly).
+  std::vector<MlaSegment> segments;
+  std::vector<int32_t> part_begin;
+  std::vector<int32_t> unit_splits;
+  [[nodiscard]] bool balanced() const { return !segments.empty(); }
   // Workspace: [batch][num_splits][rows][512] fp32 partial outputs, then [batch][num_splits][rows]
-  // fp32 log2-sum-exps.
+  // fp32 log2-sum-exps, then a balanced plan's segments, part_begin and unit_splits.
   [[nodiscard]] std::size_t workspace_bytes(const MlaParams& p) const;
 };
 
@@ -30,6 +50,22 @@ struct MlaPlan {
 // no split shorter than four tiles of tile_keys keys.
 [[nodiscard]] MlaPlan plan_mla_split(const MlaParams& params, int rows_per_cta, int ctas_per_sm, int tile_keys,
                                      int max_kv_len, int sm_count);
+
+// The uniform plan above, or a balanced schedule over sm_count CTAs (one a SM) where the cost model
+// (a CTA's time: its KV tiles plus kMlaSegmentOverheadTiles a segment, CTAs taken in launch order
+// by the free SMs; the merge's partials read at the same bandwidth) predicts it 3% faster or more:
+// random lengths, where the uniform grid's CTAs wait on the longest request.
+[[nodiscard]] MlaPlan plan_mla_balanced(const MlaParams& params, std::span<const int32_t> kv_lens, int rows_per_cta,
+                                        int tile_keys, int sm_count);
+
+// The balanced schedule whatever the model predicts (tests: many segments a CTA over few SMs); the
+// uniform plan where there is nothing to schedule.
+[[nodiscard]] MlaPlan make_mla_balanced_schedule(const MlaParams& params, std::span<const int32_t> kv_lens,
+                                                 int rows_per_cta, int tile_keys, int sm_count);
+
+// A balanced plan's schedule into its workspace (synchronous copy: once, outside timing); nothing for
+// a uniform plan.
+[[nodiscard]] cudaError_t upload_mla_schedule(const MlaParams& params, const MlaPlan& plan, void* workspace);
 
 // What both MLA kernels take for a launch (fa2 adds its fp8 fields): the operands (the kernel reads
 // them as its dtypes), the paged cache's tables, the output, the plan's partials, shape and split, and
@@ -45,6 +81,11 @@ struct MlaKernelArgs {
   __nv_bfloat16* out;
   float* part_o;    // [batch][num_splits][rows][512] (num_splits > 1)
   float* part_lse;  // [batch][num_splits][rows], log2 units
+  // A balanced plan's schedule in the workspace (null: the uniform grid).
+  const MlaSegment* segments;
+  const int32_t* part_begin;
+  const int32_t* unit_splits;
+  int row_blocks;
   int s_qo;
   int num_heads;
   int rows;  // s_qo * num_heads

@@ -291,7 +291,7 @@ struct MlaKernelEntry {
   bool (*dtypes_supported)(DType, DType);
   bool (*supported)(const kernels::MlaParams&);
   cudaError_t (*available)();
-  kernels::MlaPlan (*plan)(const kernels::MlaParams&, int, int);
+  kernels::MlaPlan (*plan)(const kernels::MlaParams&, std::span<const int32_t>, int);
   cudaError_t (*launch)(const kernels::MlaParams&, const kernels::MlaPlan&, void*, void*, cudaStream_t);
 };
 
@@ -317,21 +317,21 @@ const MlaKernelEntry& mla_kernel_entry(kernels::MlaKernel kernel) {
   return kernel == kernels::MlaKernel::fa3 ? fa3 : fa2;
 }
 
-// A kbench MLA kernel with its plan (rows per CTA, KV splits from the longest request, the
-// partial-output workspace), made here, outside timing.
+// A kbench MLA kernel with its plan (rows per CTA, KV splits or fa3's balanced schedule from the
+// requests' lengths, the partial-output workspace holding the schedule), made here, outside timing.
 class MlaKernelOperation final : public Operation {
  public:
   MlaKernelOperation(const MlaKernelEntry& kernel, const MlaCase& problem) : kernel_(kernel), problem_(problem) {
     const MlaProblem& p = problem.problem();
     const kernels::MlaParams params = problem.params(MlaCase::kNoCopy);
-    const int max_len = p.pages.seq_lens.empty() ? 1 : *std::max_element(p.pages.seq_lens.begin(), p.pages.seq_lens.end());
-    plan_ = kernel.plan(params, max_len, current_device_sm_count());
+    plan_ = kernel.plan(params, p.pages.seq_lens, current_device_sm_count());
     const std::size_t bytes = plan_.workspace_bytes(params);
     if (bytes > 0) workspace_ = DeviceBuffer(bytes);
+    KBENCH_CUDA_CHECK(kernels::upload_mla_schedule(params, plan_, workspace_.get()));
   }
   void launch(cudaStream_t stream, int copy) override {
     KBENCH_CUDA_CHECK(kernel_.launch(problem_.params(copy), plan_, problem_.out(copy),
-                                     plan_.num_splits > 1 ? workspace_.get() : nullptr, stream));
+                                     workspace_.bytes() > 0 ? workspace_.get() : nullptr, stream));
   }
 
  private:

@@ -44,6 +44,9 @@ struct KernelCase {
   DType q_dtype = DType::bfloat16;
   DType kv_dtype = DType::bfloat16;
   float kpe_scale_factor = 1.0f;         // fp8: kpe_scale = kpe_scale_factor * ckv_scale
+  std::optional<bool> expect_balanced{}; // fa3's plan a balanced schedule (or not); unset: either
+  std::optional<int> plan_sm_count{};    // plan for this many SMs instead of the device's
+  bool force_balanced = false;           // fa3: the balanced schedule whatever the plan's model says
 };
 
 KernelCase fp8(KernelCase c, bool fp8_q, float kpe_scale_factor = 1.0f) {
@@ -126,9 +129,11 @@ void expect_matches_reference(kernels::MlaKernel kernel, const KernelCase& c) {
   const double rtol = fp8_inputs ? 0.5 : 0.2, atol = fp8_inputs ? 0.1 : 0.01;
   ASSERT_TRUE(fa3 ? kernels::mla_fa3_supported(p) : kernels::mla_fa2_supported(p));
 
-  kernels::MlaPlan plan = fa3 ? kernels::plan_mla_fa3(p, max_len, testing::device_sm_count())
-                              : kernels::plan_mla_fa2(p, max_len, testing::device_sm_count());
+  const int sm_count = c.plan_sm_count.value_or(testing::device_sm_count());
+  kernels::MlaPlan plan = fa3 ? kernels::plan_mla_fa3(p, c.lens, sm_count) : kernels::plan_mla_fa2(p, c.lens, sm_count);
+  if (c.force_balanced) plan = kernels::make_mla_balanced_schedule(p, c.lens, plan.rows_per_cta, 64, sm_count);
   if (c.forced_split_keys) {
+    plan = kernels::plan_mla_split(p, plan.rows_per_cta, 1, *c.forced_split_keys, max_len, sm_count);
     plan.split_keys = *c.forced_split_keys;
     plan.num_splits = (max_len + plan.split_keys - 1) / plan.split_keys;
   }
@@ -137,6 +142,9 @@ void expect_matches_reference(kernels::MlaKernel kernel, const KernelCase& c) {
   } else if (c.expect_splits == 2) {
     EXPECT_GT(plan.num_splits, 1);
   }
+  if (c.expect_balanced) {
+    EXPECT_EQ(plan.balanced(), *c.expect_balanced);
+  }
   const std::size_t out_count = rows * c.num_heads * 512;
   DeviceBuffer ref(out_count * sizeof(float));
   DeviceBuffer out(out_count * 2);
@@ -144,6 +152,8 @@ void expect_matches_reference(kernels::MlaKernel kernel, const KernelCase& c) {
   DeviceBuffer workspace(std::max<std::size_t>(ws_bytes, 16));
   KBENCH_CUDA_CHECK(kernels::poison(out.get(), static_cast<int64_t>(out.bytes()), stream.get()));
   KBENCH_CUDA_CHECK(kernels::poison(workspace.get(), static_cast<int64_t>(workspace.bytes()), stream.get()));
+  KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  KBENCH_CUDA_CHECK(kernels::upload_mla_schedule(p, plan, workspace.get()));
   ASSERT_EQ(kernels::launch_mla_reference(p, ref.as<float>(), stream.get()), cudaSuccess);
   void* ws = ws_bytes > 0 ? workspace.get() : nullptr;
   ASSERT_EQ(fa3 ? kernels::launch_mla_fa3(p, plan, out.get(), ws, stream.get())
@@ -165,8 +175,9 @@ void expect_matches_reference(kernels::MlaKernel kernel, const KernelCase& c) {
     }
     if (std::isfinite(got[e])) worst_abs = std::max(worst_abs, d);
   }
-  std::cout << "[mla " << kernel_name(kernel) << "] " << describe(c) << ": " << plan.rows_per_cta << " rows per CTA, " << plan.num_splits
-            << " splits of " << plan.split_keys << " keys, worst abs error " << worst_abs << "\n";
+  std::cout << "[mla " << kernel_name(kernel) << "] " << describe(c) << ": " << plan.rows_per_cta << " rows per CTA, "
+            << (plan.balanced() ? "balanced over " + std::to_string(plan.part_begin.size() - 1) + " CTAs, " : "")
+            << plan.num_splits << " splits of " << plan.split_keys << " keys, worst abs error " << worst_abs << "\n";
   if (bad > 0) {
     const std::size_t row = first_bad / 512 / c.num_heads;
     ADD_FAILURE() << bad << " of " << out_count << " elements differ; first: query row " << row << " head "
@@ -205,11 +216,15 @@ void expect_batch_one_splits_the_kv(kernels::MlaKernel kernel) {
   expect_matches_reference(kernel, {{3}, 3, 48, 1, std::nullopt, 0});  // 144 rows: three 64-row blocks, the last one partial
 }
 
+// (fa3 balances the first batch's unequal lengths over the SMs instead, splitting a few requests.)
 void expect_large_batch_needs_no_split(kernels::MlaKernel kernel) {
+  const bool fa3 = kernel == kernels::MlaKernel::fa3;
   std::mt19937 rng(5);
   std::vector<int32_t> lens(300);
   for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
-  expect_matches_reference(kernel, {lens, 1, 16, 64, std::nullopt, 1});
+  KernelCase first{lens, 1, 16, 64, std::nullopt, fa3 ? 0 : 1};
+  first.expect_balanced = fa3;
+  expect_matches_reference(kernel, first);
   lens.resize(140);
   for (auto& len : lens) len = std::max(len, 2);
   expect_matches_reference(kernel, {lens, 2, 128, 32, std::nullopt, 1});
@@ -276,6 +291,32 @@ TEST(MlaFa3, LargeBatchNeedsNoSplit) {
 TEST(MlaFa3, ManySmallSplitsWithEmptyOnes) {
   KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
   expect_many_small_splits(kernels::MlaKernel::fa3);
+}
+
+// fa3's balanced schedule: random lengths over the device's SMs (a CTA's segments from up to three
+// requests, some split and merged, others written directly), and forced over 3 and 7 SMs, so that
+// each CTA works through many segments, reloading Q for each (16 and 128 heads, 1 to 4 query tokens,
+// pages of 1 to 64, several row blocks a request).
+TEST(MlaFa3, BalancedScheduleMatchesTheReference) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  std::mt19937 rng(11);
+  std::vector<int32_t> lens(128);
+  for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 2048);
+  KernelCase random{lens, 1, 16, 64, std::nullopt, 2};
+  random.expect_balanced = true;
+  expect_matches_reference(kernels::MlaKernel::fa3, random);
+  KernelCase few{{2, 700, 4099, 130, 64, 65, 2000, 3, 1500}, 2, 128, 16, std::nullopt, 2};
+  few.force_balanced = true;
+  few.expect_balanced = true;
+  few.plan_sm_count = 3;
+  expect_matches_reference(kernels::MlaKernel::fa3, few);
+  lens.resize(50);
+  for (auto& len : lens) len = 4 + static_cast<int32_t>(rng() % 900);
+  KernelCase tokens{lens, 4, 16, 1, std::nullopt, 0};
+  tokens.force_balanced = true;
+  tokens.expect_balanced = true;
+  tokens.plan_sm_count = 7;
+  expect_matches_reference(kernels::MlaKernel::fa3, tokens);
 }
 
 // The two headline shapes at a reduced batch: 16 heads x 1 token (a quarter of the 64-row block
@@ -351,7 +392,8 @@ TEST(MlaFa2, RejectsWhatItCannotTake) {
   p.head_dim_ckv = 256;
   EXPECT_FALSE(kernels::mla_fa2_supported(p));
   p.head_dim_ckv = 512;
-  const kernels::MlaPlan plan = kernels::plan_mla_fa2(p, 100, 132);
+  const std::vector<int32_t> lens{100};
+  const kernels::MlaPlan plan = kernels::plan_mla_fa2(p, lens, 132);
   EXPECT_EQ(kernels::launch_mla_fa2(p, plan, nullptr, nullptr, nullptr), cudaErrorInvalidValue);  // no tensors
   p.batch = 0;
   EXPECT_EQ(kernels::launch_mla_fa2(p, plan, nullptr, nullptr, nullptr), cudaSuccess);  // nothing to do
@@ -375,7 +417,8 @@ TEST(MlaFa3, RejectsWhatItCannotTake) {
   p.head_dim_kpe = 128;
   EXPECT_FALSE(kernels::mla_fa3_supported(p));
   p.head_dim_kpe = 64;
-  kernels::MlaPlan plan = kernels::plan_mla_fa3(p, 100, 132);
+  const std::vector<int32_t> lens{100};
+  kernels::MlaPlan plan = kernels::plan_mla_fa3(p, lens, 132);
   EXPECT_EQ(plan.rows_per_cta, 64);
   EXPECT_EQ(plan.split_keys % 64, 0);
   EXPECT_EQ(kernels::launch_mla_fa3(p, plan, nullptr, nullptr, nullptr), cudaErrorInvalidValue);  // no tensors

@@ -1,0 +1,119 @@
+// The MLA kernels' plans on the host (kernels/attention/mla/mla_split.hpp): fa3's balanced schedule
+// for unequal lengths (every unit's keys covered once, in order, by segments no part overfills;
+// slots and split counts as the kernel and the merge read them), and the uniform plan kept where the
+// lengths are equal.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/attention/mla/mla_fa2.hpp"
+#include "kernels/attention/mla/mla_fa3.hpp"
+#include "kernels/attention/mla/mla_split.hpp"
+
+namespace kbench {
+namespace {
+
+constexpr int kSms = 132;  // an H100 SXM
+constexpr int kTile = 64;  // fa3's KV tile
+
+kernels::MlaParams mla_params(int batch, int s_qo, int heads) {
+  kernels::MlaParams p;
+  p.batch = batch;
+  p.s_qo = s_qo;
+  p.num_heads = heads;
+  p.sm_scale = 0.1f;
+  return p;
+}
+
+std::vector<int32_t> random_lengths(int batch, int max_len, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> lens(batch);
+  for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % max_len);
+  return lens;
+}
+
+// Every unit's segments cover [0, kv_len) in order, with slots 0.. (or -1 alone), unit_splits their
+// count; parts are consecutive, none empty, at most sm_count; num_splits the most of a unit.
+void expect_schedule_covers(const kernels::MlaParams& p, const kernels::MlaPlan& plan, std::span<const int32_t> lens,
+                            int sm_count) {
+  ASSERT_TRUE(plan.balanced());
+  const int units = p.batch * plan.row_blocks;
+  ASSERT_EQ(static_cast<int>(plan.unit_splits.size()), units);
+  ASSERT_GE(plan.part_begin.size(), 2u);
+  EXPECT_LE(static_cast<int>(plan.part_begin.size()) - 1, sm_count);
+  EXPECT_EQ(plan.part_begin.front(), 0);
+  EXPECT_EQ(plan.part_begin.back(), static_cast<int32_t>(plan.segments.size()));
+  for (std::size_t i = 1; i < plan.part_begin.size(); ++i) EXPECT_LT(plan.part_begin[i - 1], plan.part_begin[i]);
+  std::vector<int32_t> next_key(units, 0), next_slot(units, 0);
+  int most = 1;
+  for (const kernels::MlaSegment& s : plan.segments) {
+    ASSERT_GE(s.unit, 0);
+    ASSERT_LT(s.unit, units);
+    const int32_t len = lens[s.unit / plan.row_blocks];
+    EXPECT_EQ(s.k_begin, next_key[s.unit]) << "unit " << s.unit;
+    EXPECT_EQ(s.k_begin % kTile, 0);
+    EXPECT_GT(s.k_end, s.k_begin);
+    EXPECT_LE(s.k_end, len);
+    next_key[s.unit] = s.k_end;
+    if (plan.unit_splits[s.unit] == 1) {
+      EXPECT_EQ(s.slot, -1);
+    } else {
+      EXPECT_EQ(s.slot, next_slot[s.unit]++);
+    }
+    most = std::max(most, plan.unit_splits[s.unit]);
+  }
+  for (int u = 0; u < units; ++u) EXPECT_EQ(next_key[u], lens[u / plan.row_blocks]) << "unit " << u;
+  EXPECT_EQ(plan.num_splits, most);
+  EXPECT_EQ(plan.split_keys, kTile);
+}
+
+TEST(MlaFa3Plan, EqualLengthsKeepTheUniformGrid) {
+  const std::vector<int32_t> lens(128, 8192);
+  const kernels::MlaPlan plan = kernels::plan_mla_fa3(mla_params(128, 1, 16), lens, kSms);
+  EXPECT_FALSE(plan.balanced());
+  EXPECT_EQ(plan.num_splits, 1);
+  const kernels::MlaPlan one = kernels::plan_mla_fa3(mla_params(1, 1, 16), std::vector<int32_t>{5000}, kSms);
+  EXPECT_FALSE(one.balanced());
+  EXPECT_GT(one.num_splits, 1);
+}
+
+TEST(MlaFa3Plan, RandomLengthsGetABalancedSchedule) {
+  const kernels::MlaParams p = mla_params(128, 1, 16);
+  const std::vector<int32_t> lens = random_lengths(128, 8192, 3);
+  const kernels::MlaPlan plan = kernels::plan_mla_fa3(p, lens, kSms);
+  expect_schedule_covers(p, plan, lens, kSms);
+  // Each part about the mean: its tiles plus 2 a segment, within a minimum segment of the mean.
+  double total = 0;
+  for (const int32_t len : lens) total += (len + kTile - 1) / kTile + 2;
+  const double mean = total / kSms;
+  for (std::size_t part = 0; part + 1 < plan.part_begin.size(); ++part) {
+    double load = 0;
+    for (int i = plan.part_begin[part]; i < plan.part_begin[part + 1]; ++i) {
+      const kernels::MlaSegment& s = plan.segments[i];
+      load += (s.k_end - s.k_begin + kTile - 1) / kTile + 2;
+    }
+    EXPECT_LE(load, mean + 1 + 4 + 2) << "part " << part;
+  }
+  // The workspace holds the partials and the schedule after them.
+  EXPECT_GE(plan.workspace_bytes(p), plan.segments.size() * sizeof(kernels::MlaSegment));
+}
+
+TEST(MlaFa3Plan, SeveralRowBlocksAndFewSms) {
+  const kernels::MlaParams p = mla_params(9, 2, 128);  // 256 rows: 4 row blocks of 64
+  const std::vector<int32_t> lens{2, 700, 4099, 130, 64, 65, 2000, 3, 1500};
+  const kernels::MlaPlan plan = kernels::make_mla_balanced_schedule(p, lens, 64, kTile, 5);
+  EXPECT_EQ(plan.row_blocks, 4);
+  expect_schedule_covers(p, plan, lens, 5);
+  EXPECT_GT(plan.num_splits, 1);
+}
+
+TEST(MlaFa2Plan, NeverBalanced) {
+  const std::vector<int32_t> lens = random_lengths(128, 8192, 3);
+  EXPECT_FALSE(kernels::plan_mla_fa2(mla_params(128, 1, 16), lens, kSms).balanced());
+}
+
+}  // namespace
+}  // namespace kbench
