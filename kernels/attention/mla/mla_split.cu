@@ -81,7 +81,7 @@ ScheduleOffsets schedule_offsets(const MlaParams& p, const MlaPlan& plan) {
 // The cost model of plan_mla_balanced, in the time one CTA takes for one KV tile.
 constexpr double kMlaSegmentOverheadTiles = 2.0;  // a CTA's or segment's Q load, start and output
 constexpr double kEmptyCtaTiles = 0.05;           // a CTA with no key of its split
-constexpr int kMinSegmentTiles = 4;               // a shorter segment costs more in merge than it gains
+constexpr int kMinSegmentTiles = 4;               // a shorter split or segment costs more in merge than it gains
 constexpr int kLatentRowBytes = (kDc + 64) * 2;   // a bf16 key: ckv and kpe
 
 // The merge: every partial row read once (512 fp32 and its lse) at the bandwidth of all SMs loading
@@ -107,8 +107,7 @@ MlaPlan plan_mla_split(const MlaParams& p, int rows_per_cta, int ctas_per_sm, in
   const int tiles = std::max((std::max(max_kv_len, 1) + tile_keys - 1) / tile_keys, 1);
   int splits = 1;
   if (base < target) {
-    constexpr int kMinTilesPerSplit = 4;  // a split shorter than that costs more in merge than it gains
-    splits = static_cast<int>(std::min<int64_t>((target + base - 1) / base, std::max(tiles / kMinTilesPerSplit, 1)));
+    splits = static_cast<int>(std::min<int64_t>((target + base - 1) / base, std::max(tiles / kMinSegmentTiles, 1)));
     // Waves of CTAs per unit of a request's work: splitting must save a tenth of the time at least
     // (128 one-block requests on 132 SMs: two splits make two waves of half the work, no gain).
     const double split_waves = static_cast<double>((base * splits + target - 1) / target) / splits;
