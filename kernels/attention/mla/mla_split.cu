@@ -84,6 +84,9 @@ constexpr double kEmptyCtaTiles = 0.05;           // a CTA with no key of its sp
 constexpr int kMinSegmentTiles = 4;               // a shorter split or segment costs more in merge than it gains
 constexpr int kLatentRowBytes = (kDc + 64) * 2;   // a bf16 key: ckv and kpe
 
+// A request's KV tiles (at least one: every row sees key 0).
+int kv_tiles(int32_t kv_len, int tile_keys) { return std::max((kv_len + tile_keys - 1) / tile_keys, 1); }
+
 // The merge: every partial row read once (512 fp32 and its lse) at the bandwidth of all SMs loading
 // tiles, plus its launch (about a tile).
 double merge_cost(int64_t partial_rows, int tile_keys, int sm_count) {
@@ -129,7 +132,7 @@ MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, 
   const int rows = p.s_qo * p.num_heads;
   const int row_blocks = uniform.row_blocks;
   const int units = p.batch * row_blocks;
-  const auto unit_tiles = [&](int u) { return std::max((kv_lens[u / row_blocks] + tile_keys - 1) / tile_keys, 1); };
+  const auto unit_tiles = [&](int u) { return kv_tiles(kv_lens[u / row_blocks], tile_keys); };
   const auto unit_rows = [&](int u) { return std::min(uniform.rows_per_cta, rows - (u % row_blocks) * uniform.rows_per_cta); };
   MlaPlan plan = uniform;
   plan.num_splits = 1;
@@ -192,7 +195,7 @@ double uniform_cost(const MlaParams& p, std::span<const int32_t> kv_lens, const 
   double cost = 0.0;
   const int split_tiles = uniform.split_keys / tile_keys;
   for (int b = 0; b < p.batch; ++b) {
-    const int tiles = std::max((kv_lens[b] + tile_keys - 1) / tile_keys, 1);
+    const int tiles = kv_tiles(kv_lens[b], tile_keys);
     for (int block = 0; block < uniform.row_blocks; ++block) {
       for (int split = 0; split < uniform.num_splits; ++split) {
         const int split_tiles_here = std::min(split_tiles, tiles - split * split_tiles);
@@ -209,22 +212,32 @@ double uniform_cost(const MlaParams& p, std::span<const int32_t> kv_lens, const 
                            sm_count);
 }
 
+// The uniform plan (one CTA an SM) from the longest of kv_lens.
+MlaPlan uniform_plan(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta, int tile_keys,
+                     int sm_count) {
+  const int max_len = kv_lens.empty() ? 1 : *std::max_element(kv_lens.begin(), kv_lens.end());
+  return plan_mla_split(p, rows_per_cta, 1, tile_keys, max_len, sm_count);
+}
+
+// Whether there is a schedule to make: requests, a length each, SMs.
+bool schedulable(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
+  return p.batch > 0 && static_cast<int>(kv_lens.size()) == p.batch && sm_count > 0;
+}
+
 }  // namespace
 
 MlaPlan make_mla_balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta,
                                    int tile_keys, int sm_count) {
-  const int max_len = kv_lens.empty() ? 1 : *std::max_element(kv_lens.begin(), kv_lens.end());
-  const MlaPlan uniform = plan_mla_split(p, rows_per_cta, 1, tile_keys, max_len, sm_count);
-  if (p.batch <= 0 || static_cast<int>(kv_lens.size()) != p.batch || sm_count <= 0) return uniform;
+  const MlaPlan uniform = uniform_plan(p, kv_lens, rows_per_cta, tile_keys, sm_count);
+  if (!schedulable(p, kv_lens, sm_count)) return uniform;
   double cost = 0.0;
   return balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
 }
 
 MlaPlan plan_mla_balanced(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta, int tile_keys,
                           int sm_count) {
-  const int max_len = kv_lens.empty() ? 1 : *std::max_element(kv_lens.begin(), kv_lens.end());
-  MlaPlan uniform = plan_mla_split(p, rows_per_cta, 1, tile_keys, max_len, sm_count);
-  if (p.batch <= 0 || static_cast<int>(kv_lens.size()) != p.batch || sm_count <= 0) return uniform;
+  MlaPlan uniform = uniform_plan(p, kv_lens, rows_per_cta, tile_keys, sm_count);
+  if (!schedulable(p, kv_lens, sm_count)) return uniform;
   double cost = 0.0;
   MlaPlan balanced = balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
   return cost < 0.97 * uniform_cost(p, kv_lens, uniform, tile_keys, sm_count) ? balanced : uniform;
