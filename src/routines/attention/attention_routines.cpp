@@ -178,22 +178,20 @@ class PrefillRoutine final : public Routine {
   }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return attention_flags(); }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-  // The attention grid (bench/results/h100/attention_grid/session16/): fa3 1.4-1.9x fa2 on ragged
-  // K/V and on pages of 16 and 64, but 13-15% slower on pages of 1, 12 and 48 (its paged gather
-  // takes whole power-of-two pages of 16+ keys in stride). One query token per request: the decode
-  // kernel (fa2_tc), which reads each kv head's keys once for its whole query group (session 18's
-  // grid: 0.98x cuDNN where fa3 ran 0.40x).
+  // The attention grid (bench/results/h100/attention_grid/session24/): fa3 first, ragged and on
+  // every page size (1.5-1.7x fa2 on pages of 16 and 64; on pages of 1, 12 and 48, since its per-row
+  // gather copies whole rows an instruction, 1.15-1.26x fa2, where session 16 measured it 13-15%
+  // slower). One query token per request: the decode kernel (fa2_tc), which reads each kv head's
+  // keys once for its whole query group (session 18's grid: 0.98x cuDNN where fa3 ran 0.40x).
   [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
     const PrefillProblem& p = static_cast<const PrefillCase&>(problem).problem();
-    const bool fa3_pages = !p.paged || (p.page_size >= 16 && (p.page_size & (p.page_size - 1)) == 0);
-    std::vector<std::string> order = fa3_pages ? std::vector<std::string>{"fa3", "fa2"}
-                                               : std::vector<std::string>{"fa2", "fa3"};
+    std::vector<std::string> order{"fa3", "fa2"};
     if (p.one_query_token_each()) order.insert(order.begin(), "fa2_tc");
     return order;
   }
   [[nodiscard]] std::string_view auto_rule() const override {
     return "fa2_tc (the decode kernel) where every request has one query token; else fa3 where it takes the "
-           "case (pages: powers of two from 16), else fa2";
+           "case, else fa2";
   }
 
   [[nodiscard]] std::unique_ptr<Case> make_case(const CaseArgs& args) const override {

@@ -414,22 +414,23 @@ TEST_F(PrefillValidation, BackendsAndTheirNames) {
   EXPECT_EQ(r.find_backend("cutlass"), nullptr);
   const auto c = make(ragged(""));
   EXPECT_EQ(r.auto_candidates(*c), (std::vector<std::string>{"fa3", "fa2"}));
-  // Paged: fa3 first on pages of a power of two from 16, fa2 first on the others (the grid's rule).
+  // Paged: fa3 first on every page size (the grid's rule since session 24).
   const Routine& paged_routine = *registry.find(kPaged);
   const auto with_page = [&](int page) {
     std::string line = paged("");
     line.replace(line.find("--page_size 16"), 14, "--page_size " + std::to_string(page));
     return paged_routine.auto_candidates(*make(line));
   };
-  for (const int page : {16, 64}) EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa3", "fa2"})) << page;
-  for (const int page : {1, 12, 48}) EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa2", "fa3"})) << page;
+  for (const int page : {1, 12, 16, 48, 64}) {
+    EXPECT_EQ(with_page(page), (std::vector<std::string>{"fa3", "fa2"})) << page;
+  }
   // One query token a request: the decode kernel first, ragged or paged; it refuses longer queries.
   const std::string one_query = ragged("").replace(ragged("").find("--s_qo 100"), 10, "--s_qo 1");
   EXPECT_EQ(r.auto_candidates(*make(one_query)), (std::vector<std::string>{"fa2_tc", "fa3", "fa2"}));
   std::string one_query_paged = paged("--page_size 12");
   one_query_paged.replace(one_query_paged.find("--s_qo 100"), 10, "--s_qo 1");
   one_query_paged.replace(one_query_paged.find("--page_size 16"), 14, "");
-  EXPECT_EQ(paged_routine.auto_candidates(*make(one_query_paged)), (std::vector<std::string>{"fa2_tc", "fa2", "fa3"}));
+  EXPECT_EQ(paged_routine.auto_candidates(*make(one_query_paged)), (std::vector<std::string>{"fa2_tc", "fa3", "fa2"}));
   const Support longer = r.find_backend("fa2_tc")->can_implement(*c);
   EXPECT_FALSE(longer.supported);
   EXPECT_NE(longer.reason.find("one query token per request"), std::string::npos) << longer.reason;

@@ -1,8 +1,9 @@
 // GPU tests of kbench's prefill attention: the fp32 reference against a double-precision CPU
 // computation, then fa2 and fa3 (through plan_prefill + launch_prefill) against the reference over
 // head dims (64, 128, 256, 192/128), GQA groups (1, 4, 5, 8), causal or not, ragged lengths (1, odd
-// sizes, q < kv, q > kv under the causal mask, kv 0), paged caches (page 1 / 16 / 64, NHD and HND),
-// bf16 / fp16 and fa3's fp8_e4m3; CUDA-graph capture; the parameter checks.
+// sizes, q < kv, q > kv under the causal mask, kv 0), paged caches (pages of 1 to 128 rows, powers
+// of two or not, NHD and HND), bf16 / fp16 and fa3's fp8_e4m3; CUDA-graph capture; the parameter
+// checks.
 //
 // Inputs are random (never zeros). Ragged K/V carry NaN rows after the last request; paged caches
 // carry NaN in their spare pages and in the unused slots of last pages, so a kernel reading past a
@@ -529,7 +530,7 @@ TEST(PrefillKernels, PagedPageSizesAndLayouts) {
   uint64_t seed = 200;
   int i = 0;
   for (int head_dim : {64, 128, 256}) {
-    for (int page_size : {1, 8, 16, 64, 128}) {
+    for (int page_size : {1, 8, 12, 16, 48, 64, 128}) {
       for (KvLayout layout : {KvLayout::NHD, KvLayout::HND}) {
         Case c;
         c.paged = true;

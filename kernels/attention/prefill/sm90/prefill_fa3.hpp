@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/attention/prefill/prefill.hpp"
+#include "kernels/common/fast_divisor.hpp"
 
 namespace kbench::kernels::prefill_fa3 {
 
@@ -47,6 +48,7 @@ struct Fa3Args {
   int32_t num_qo_heads;
   int32_t group;  // num_qo_heads / num_kv_heads
   int32_t page_size;
+  FastDivisor page_div;  // page_size (per-row page lookups of the gathers)
   int32_t paged;      // 1: K/V through the page table (TMA per page or cp.async gather)
   int32_t page_maps;  // paged: tma_k / tma_v are page maps (page_size a multiple of 8, <= 256)
   // Paged, page-aligned 16-bit tiles with pages of >= 16 rows: V stages are page-major ([page][chunk]

@@ -15,9 +15,10 @@
 //    of >= 16 rows) one box per page in a page-major stage (Fa3Args::v_page_major); the partial
 //    last tile is gathered by the warp with coalesced 16-byte cp.async. Other page sizes are
 //    gathered by all 128 threads into the same swizzled layout, each thread owning a row (its
-//    page-table lookup one tile ahead, its cache offset). Gathers zero-fill keys outside [0,
-//    kv_len). fp8: V is widened to fp16 in shared memory by the whole warpgroup (PV runs in fp16; Q
-//    K^T in e4m3).
+//    page-table lookup one tile ahead, its cache offset) and each warp copying its rows whole
+//    (gather_tile). Gathers zero-fill keys outside [0, kv_len). Each of these paths is a loader of
+//    its own (RaggedLoader, PageLoader, RowLoader) under one loop (produce). fp8: V is widened to
+//    fp16 in shared memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
 //  * consumers (warpgroups 1 and 2, setmaxnreg 224; 240 with wider tiles): 64 query rows each. Each
 //    item's geometry comes from the work item in its Q stage (no global read between items). Per KV
 //    tile: S = Q K^T (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P
@@ -273,41 +274,61 @@ __device__ __forceinline__ PrefillWorkItem read_item(uint32_t slot, int lane) {
   return PrefillWorkItem{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
 }
 
-// Paged gather: producer thread p copies tile row p / (128 / N) (its share of the row's 16-byte
-// chunks). It looks up the row's page one tile ahead and keeps the row's byte offset in the cache
-// (-1: key outside [0, kv_len), zero-filled), so each copy is one cp.async with an immediate offset.
+// Paged gather: producer thread p owns tile row p / (128 / N). It looks up the row's page one tile
+// ahead and keeps the row's cache offset as a code: the offset in 128-byte units plus one (0: key
+// outside [0, kv_len), zero-filled). Every paged offset is a multiple of a row (head_dim x element
+// size >= 128 bytes), so 32 bits cover 512 GB of cache and one shuffle hands a row to its copiers.
 template <int kN>
 struct PagedRow {
   static constexpr int kThreadsPerRow = 128 % kN == 0 ? 128 / kN : 1;  // (used where kPagedCapable)
   int row;       // tile row of this thread
   int32_t page;  // page-table entry of the row's key in the tile looked up last (-1: none)
+  int32_t slot;  // the key's slot in that page
 
   __device__ __forceinline__ void lookup(const Fa3Args& a, int key, int32_t page_begin, int kv_len) {
-    page = key >= 0 && key < kv_len ? a.page_indices[page_begin + key / a.page_size] : -1;
+    page = -1;
+    if (key >= 0 && key < kv_len) {
+      const int entry = static_cast<int>(a.page_div.divide(static_cast<uint32_t>(key)));
+      slot = key - entry * a.page_size;
+      page = a.page_indices[page_begin + entry];
+    }
   }
-  __device__ __forceinline__ int64_t offset(const Fa3Args& a, int key, int64_t head_offset) const {
-    return page < 0 ? int64_t{-1}
-                    : static_cast<int64_t>(page) * a.page_stride +
-                          static_cast<int64_t>(key % a.page_size) * a.slot_stride + head_offset;
+  __device__ __forceinline__ uint32_t code(const Fa3Args& a, int64_t head_offset) const {
+    if (page < 0) return 0u;
+    const int64_t offset =
+        static_cast<int64_t>(page) * a.page_stride + static_cast<int64_t>(slot) * a.slot_stride + head_offset;
+    return static_cast<uint32_t>(offset >> 7) + 1u;
   }
 };
 
+// Per-row gather, coalesced: the lanes of a warp copy the warp's rows whole, one to four rows an
+// instruction (a row's 16-byte chunks on consecutive lanes), each row's code shuffled from its
+// owner. Whole rows an instruction matter more than instructions here (measured on pages of 12,
+// per row of 256 bytes: a thread a row, 16 instructions apart, 1.00x; 128-byte halves of 4 rows an
+// instruction, half the instructions, 1.15x; whole rows 1.42x): the row's lines reach the memory
+// together.
 template <int kN, int kRowBytes>
-__device__ __forceinline__ void gather_tile(const uint8_t* cache, int64_t row_offset, uint32_t stage, int ptid) {
-  static_assert(128 % kN == 0, "whole rows per producer thread");
-  constexpr int kThreadsPerRow = PagedRow<kN>::kThreadsPerRow;
-  constexpr int kChunks = kRowBytes / 16 / kThreadsPerRow;  // per thread
-  static_assert(kRowBytes / 16 % kThreadsPerRow == 0, "whole chunks per thread");
-  const int row = ptid / kThreadsPerRow;
-  const int first = (ptid % kThreadsPerRow) * kChunks;
-  const uint32_t dst_row = stage + row * kSwizzleBytes;
-  const uint8_t* src = row_offset >= 0 ? cache + row_offset + first * 16 : cache;
-  const uint32_t src_bytes = row_offset >= 0 ? 16u : 0u;
-#pragma unroll(kThreadsPerRow == 1 ? kChunks : 8)  // (register fit of the 40-register producer)
-  for (int c = 0; c < kChunks; ++c) {
-    const int chunk = first + c;
-    const uint32_t dst = dst_row + (chunk / 8) * (kN * kSwizzleBytes) + (((chunk % 8) ^ (row % 8)) * 16);
-    dev::cp_async_16(dst, src + (row_offset >= 0 ? c * 16 : 0), src_bytes);
+__device__ __forceinline__ void gather_tile(const uint8_t* cache, uint32_t row_code, uint32_t stage, int ptid) {
+  static_assert(128 % kN == 0 && kRowBytes % 128 == 0 && kRowBytes <= 512, "whole rows per producer thread");
+  constexpr int kThreadsPerRow = PagedRow<kN>::kThreadsPerRow;  // owners of one row's code
+  constexpr int kRowsPerWarp = 32 / kThreadsPerRow;
+  constexpr int kLanesPerRow = kRowBytes / 16;  // an instruction copies kRowsPerPass whole rows
+  constexpr int kRowsPerPass = 32 / kLanesPerRow;
+  const int lane = ptid % 32;
+  const int chunk = lane % kLanesPerRow;
+  const int pass_row = lane / kLanesPerRow;
+  const int first_row = ptid / 32 * kRowsPerWarp + pass_row;  // a multiple of 8 plus pass_row
+  const uint8_t* const src_base = cache + chunk * 16;
+  // Swizzle: chunk c of row r sits at 16 ((c % 8) ^ (r % 8)); r % 8 = (pass rows % 8) ^ pass_row.
+  const uint32_t swizzle = static_cast<uint32_t>((chunk % 8) ^ pass_row);
+  const uint32_t dst_base = stage + first_row * kSwizzleBytes + (chunk / 8) * (kN * kSwizzleBytes);
+#pragma unroll
+  for (int pass = 0; pass < kRowsPerWarp / kRowsPerPass; ++pass) {
+    const uint32_t code = __shfl_sync(0xffffffffu, row_code, (pass * kRowsPerPass + pass_row) * kThreadsPerRow);
+    const uint8_t* const src = src_base + static_cast<uint64_t>(max(code, 1u) - 1u) * 128u;
+    const uint32_t dst = dst_base + pass * kRowsPerPass * kSwizzleBytes +
+                         ((swizzle ^ static_cast<uint32_t>(pass * kRowsPerPass % 8)) * 16);
+    dev::cp_async_16(dst, src, code != 0u ? 16u : 0u);
   }
 }
 
@@ -407,31 +428,168 @@ __device__ __forceinline__ void widen_v(uint32_t raw, uint32_t wide, int ptid) {
   }
 }
 
-// The producer warpgroup. Thread 0 hands each item over (work item + Q) and issues the TMA loads;
-// the whole warpgroup gathers paged K/V and widens fp8 V. Ragged 16-bit: thread 0 alone.
+// The producer's loaders: how the K and V tiles of an item reach their stages, one per path, each
+// holding only its own state. The producer runs on 56 registers: one loop carrying every path's
+// state spilled in its per-tile loop, and under the per-row gathers' traffic those local loads
+// missed L1 and held each tile back (fa3 on pages of 12: half the speed of page TMA). Each loader
+// has: k_loader / v_loader (this thread loads K / V); begin(info) (an item's first tile looked up);
+// advance(i) (tile i's state, tile i + 1 looked up; before K of tile i); load_k(i, dst, full) and
+// load_v(i, previous, dst, full) (V of tile i, or of tile i - 1 while tile i is current), each once
+// the stage is free.
+
+// Ragged K/V: thread 0, one TMA per tile.
+template <class Cfg>
+struct RaggedLoader {
+  static constexpr bool kCopies = false;  // no cp.async
+  const Fa3Args& a;
+  bool k_loader;
+  bool v_loader;
+  int row0;  // K/V row of tile 0's first key
+  int kv_head;
+
+  __device__ RaggedLoader(const Fa3Args& args, int ptid) : a(args), k_loader(ptid == 0), v_loader(ptid == 0) {}
+  __device__ void begin(const ItemInfo& info) {
+    row0 = info.kv_row0 + info.key0;
+    kv_head = info.qo_head / a.group;
+  }
+  __device__ void advance(int) {}
+  __device__ void load_k(int i, uint32_t dst, uint32_t full) const {
+    dev::mbar_arrive_expect_tx(full, Cfg::kKBytes);
+    dev::tma_load_4d(dst, &a.tma_k, full, 0, row0 - i * Cfg::kBlockN, kv_head, 0);
+  }
+  __device__ void load_v(int i, bool, uint32_t dst, uint32_t full) const {
+    dev::mbar_arrive_expect_tx(full, Cfg::kVLoadBytes);
+    dev::tma_load_4d(dst, &a.tma_v, full, 0, row0 - i * Cfg::kBlockN, kv_head, 0);
+  }
+};
+
+// Paged, pages that tile block_n: warp 0 loads K and warp 1 V (TMA boxes of their lanes' pages,
+// issued one lane after the other: two warps halve that serial issue, and more warps cost the
+// consumers more than they save). Lane j holds page j of tiles i + 1, i and i - 1; the tile that
+// holds keys >= kv_len (only the first one visited) is gathered, zero-filled (gather_pages).
+template <class Cfg>
+struct PageLoader {
+  static constexpr bool kCopies = true;
+  static constexpr int kN = Cfg::kBlockN;
+  const Fa3Args& a;
+  bool k_loader;
+  bool v_loader;
+  int lane;
+  bool page_lane;  // lane < pages per tile
+  int key0;        // tile i: keys [key0 - i kN, + kN)
+  int kv_len;
+  int page_begin;
+  int num_tiles;
+  int kv_head;
+  int64_t head_offset;
+  int32_t page_next = -1;
+  int32_t page = -1;
+  int32_t prev_page = -1;
+
+  __device__ PageLoader(const Fa3Args& args, int ptid)
+      : a(args), k_loader(ptid / 32 == 0), v_loader(ptid / 32 == 1), lane(ptid % 32),
+        page_lane(ptid % 32 < kN / args.page_size) {}
+  __device__ int tile_key0(int i) const { return key0 - i * kN; }
+  __device__ bool by_tma(int i) const { return tile_key0(i) + kN <= kv_len; }
+  __device__ void lookup(int i) {  // (tile_key0(i) is a multiple of the page size, a power of two)
+    page_next = page_lane && tile_key0(i) + lane * a.page_size < kv_len
+                    ? a.page_indices[page_begin + (tile_key0(i) >> (__ffs(a.page_size) - 1)) + lane]
+                    : -1;
+  }
+  __device__ void begin(const ItemInfo& info) {
+    key0 = info.key0;
+    kv_len = info.kv_len;
+    page_begin = info.kv_row0;
+    num_tiles = info.num_tiles;
+    kv_head = info.qo_head / a.group;
+    head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
+    lookup(0);
+  }
+  __device__ void advance(int i) {
+    prev_page = page;
+    page = page_next;
+    if (i + 1 < num_tiles) lookup(i + 1);
+  }
+  __device__ void load_k(int i, uint32_t dst, uint32_t full) const {
+    if (by_tma(i)) {
+      load_pages<Cfg::kQkRowBytes / kSwizzleBytes>(&a.tma_k, dst, full, Cfg::kKBytes, kN * kSwizzleBytes,
+                                                   a.page_size * kSwizzleBytes, page, kv_head, lane);
+    } else {
+      gather_pages<kN, Cfg::kQkRowBytes>(a, head_offset, page, kv_len - tile_key0(i), dst, __ffs(kN) - 1, full, lane);
+    }
+  }
+  __device__ void load_v(int i, bool previous, uint32_t dst, uint32_t full) const {
+    constexpr int kChunks = Cfg::kVLoadRowBytes / kSwizzleBytes;
+    const int32_t row_page = previous ? prev_page : page;
+    if (by_tma(i) && a.v_page_major) {
+      load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.page_size * Cfg::kVLoadRowBytes, row_page, kv_head,
+                    lane);
+    } else if (by_tma(i)) {
+      load_pages<kChunks>(&a.tma_v, dst, full, Cfg::kVLoadBytes, kN * kSwizzleBytes, a.page_size * kSwizzleBytes,
+                          row_page, kv_head, lane);
+    } else {
+      gather_pages<kN, Cfg::kVLoadRowBytes>(a, head_offset + a.v_offset, row_page, kv_len - tile_key0(i), dst,
+                                            v_block_shift<kN>(a), full, lane);
+    }
+  }
+};
+
+// Paged, other page sizes: the whole warpgroup, a row a thread (PagedRow, gather_tile).
+template <class Cfg>
+struct RowLoader {
+  static constexpr bool kCopies = true;
+  static constexpr int kN = Cfg::kBlockN;
+  const Fa3Args& a;
+  bool k_loader = true;
+  bool v_loader = true;
+  int ptid;
+  PagedRow<kN> rows;
+  int key0;
+  int kv_len;
+  int page_begin;
+  int num_tiles;
+  int64_t head_offset;
+  uint32_t code = 0;       // this thread's row in tile i and i - 1 (PagedRow::code)
+  uint32_t prev_code = 0;
+
+  __device__ RowLoader(const Fa3Args& args, int thread) : a(args), ptid(thread), rows{thread / PagedRow<kN>::kThreadsPerRow, -1, 0} {}
+  __device__ int row_key(int i) const { return key0 - i * kN + rows.row; }
+  __device__ void begin(const ItemInfo& info) {
+    key0 = info.key0;
+    kv_len = info.kv_len;
+    page_begin = info.kv_row0;
+    num_tiles = info.num_tiles;
+    head_offset = static_cast<int64_t>(info.qo_head / a.group) * a.head_stride;
+    rows.lookup(a, row_key(0), page_begin, kv_len);
+  }
+  __device__ void advance(int i) {
+    prev_code = code;
+    code = rows.code(a, head_offset);
+    if (i + 1 < num_tiles) rows.lookup(a, row_key(i + 1), page_begin, kv_len);
+  }
+  __device__ void load_k(int, uint32_t dst, uint32_t full) const {
+    gather_tile<kN, Cfg::kQkRowBytes>(a.cache, code, dst, ptid);
+    dev::cp_async_arrive_noinc(full);
+  }
+  __device__ void load_v(int, bool previous, uint32_t dst, uint32_t full) const {
+    const uint32_t row_code = previous ? prev_code : code;  // V row = K row + v_offset (a multiple of 128 bytes)
+    gather_tile<kN, Cfg::kVLoadRowBytes>(a.cache, row_code != 0u ? row_code + static_cast<uint32_t>(a.v_offset >> 7) : 0u,
+                                         dst, ptid);
+    dev::cp_async_arrive_noinc(full);
+  }
+};
+
+// The producer warpgroup with one loader. Thread 0 hands each item over (work item + Q); the
+// loader's threads load K and V; fp8 V is widened by the whole warpgroup.
 // Order per item (the consumers' order): K0, [K1, V0], [K2, V1], ..., V(n-1); fp8: K0, V0, [K1, V1,
 // widen V0], ..., widen V(n-1) (the raw V of a tile lands while the previous one is widened).
-template <class Cfg>
-__device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg>& sm, int ptid) {
+template <class Cfg, class Loader>
+__device__ __forceinline__ void produce(const Fa3Args& a, const SmemMap<Cfg>& sm, int ptid, Loader loader) {
   constexpr int kN = Cfg::kBlockN;
   constexpr bool kWiden = Cfg::kFp8;
-  // Paged KV has head_dim_qk == head_dim_vo (fa3_supported) and never takes the wide tiles: other
-  // instantiations have no gather.
-  constexpr bool kPaged = Cfg::kPagedCapable;
-  const bool gather = a.paged != 0;
-  if (!kPaged && gather) __trap();
-  const bool page_tiles = page_aligned<kN>(a);
-  // Who loads K and V: thread 0 (ragged: one TMA per tile); paged page-aligned tiles, warp 0 K and
-  // warp 1 V (TMA boxes of their lanes' pages, issued one lane after the other: two warps halve
-  // that serial issue, and more warps cost the consumers more than they save); other page sizes,
-  // the whole warpgroup (per-row gathers). fp8 widening takes the whole warpgroup too.
-  const int warp = ptid / 32;
-  const bool k_loader = gather ? !page_tiles || warp == 0 : ptid == 0;
-  const bool v_loader = gather ? !page_tiles || warp == 1 : ptid == 0;
-  if (!k_loader && !v_loader && !kWiden) return;
+  const bool loads = loader.k_loader || loader.v_loader;
+  if (!loads && !kWiden) return;
   const bool issuer = ptid == 0;
-  const int lane = ptid % 32;
-  const int v_shift = v_block_shift<kN>(a);
   uint32_t item = 0;  // running item count (Q stage / parity)
   uint32_t tile = 0;  // running KV tile count (stage / parity)
   for (int index = blockIdx.x; index < a.num_items; index += gridDim.x) {
@@ -455,102 +613,22 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
       hand_over();
       continue;
     }
-    const int kv_row0 = info.kv_row0;
-    const int kv_head = info.qo_head / a.group;
-    // Request key of tile i's first row.
-    auto tile_key0 = [&](int i) { return info.key0 - i * kN; };
-
-    // Paged, page-aligned tiles: lane j of the K and V warps holds page j of tiles i + 1, i and
-    // i - 1 (load_pages; gather_pages shuffles from it); the tile that holds keys >=
-    // kv_len (only the first one visited) is gathered, zero-filled. Other page sizes: this thread's
-    // gather row (see PagedRow) and its cache offsets in tiles i and i - 1.
-    PagedRow<kN> rows{ptid / PagedRow<kN>::kThreadsPerRow, -1};
-    const int64_t head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
-    int64_t offset = -1;
-    int64_t prev_offset = -1;
-    const bool page_lane = page_tiles && lane < kN / a.page_size;
-    int32_t page_next = -1;
-    int32_t page = -1;
-    int32_t prev_page = -1;
-    const int page_shift = __ffs(a.page_size) - 1;  // page-aligned: page_size is a power of two
-    auto lookup_page = [&](int i) {  // (tile_key0(i) is a multiple of the page size)
-      page_next = page_lane && tile_key0(i) + lane * a.page_size < info.kv_len
-                      ? a.page_indices[kv_row0 + (tile_key0(i) >> page_shift) + lane]
-                      : -1;
-    };
-    auto by_tma = [&](int i) { return page_tiles && tile_key0(i) + kN <= info.kv_len; };
-    if (gather && (k_loader || v_loader)) {
-      if (!page_tiles) rows.lookup(a, tile_key0(0) + rows.row, kv_row0, info.kv_len);
-      lookup_page(0);
-    }
-
+    if (loads) loader.begin(info);
     auto load_k = [&](int i) {
       const uint32_t g = tile + i;
-      if (kPaged && gather && (k_loader || v_loader)) {  // the V warp follows the pages too
-        prev_page = page;
-        page = page_next;
-        if (!page_tiles) {
-          prev_offset = offset;
-          offset = rows.offset(a, tile_key0(i) + rows.row, head_offset);
-        }
-        if (i + 1 < n) {  // used next tile
-          if (!page_tiles) rows.lookup(a, tile_key0(i + 1) + rows.row, kv_row0, info.kv_len);
-          lookup_page(i + 1);
-        }
-      }
-      if (!k_loader) return;
-      if (kPaged && gather) {
-        dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
-        if constexpr (kPaged) {
-          if (by_tma(i)) {
-            load_pages<Cfg::kQkRowBytes / kSwizzleBytes>(&a.tma_k, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)),
-                                                         Cfg::kKBytes, kN * kSwizzleBytes,
-                                                         a.page_size * kSwizzleBytes, page, kv_head, lane);
-          } else if (page_tiles) {
-            gather_pages<kN, Cfg::kQkRowBytes>(a, head_offset, page, info.kv_len - tile_key0(i), sm.k(sm.stage(g)),
-                                               __ffs(kN) - 1, sm.k_full(sm.stage(g)), lane);
-          } else {
-            gather_tile<kN, Cfg::kQkRowBytes>(a.cache, offset, sm.k(sm.stage(g)), ptid);
-            dev::cp_async_arrive_noinc(sm.k_full(sm.stage(g)));
-          }
-        }
-      } else if (issuer) {
-        dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
-        dev::mbar_arrive_expect_tx(sm.k_full(sm.stage(g)), Cfg::kKBytes);
-        dev::tma_load_4d(sm.k(sm.stage(g)), &a.tma_k, sm.k_full(sm.stage(g)), 0, kv_row0 + tile_key0(i), kv_head, 0);
-      }
+      if (loads) loader.advance(i);
+      if (!loader.k_loader) return;
+      dev::mbar_wait(sm.k_empty(sm.stage(g)), sm.parity(g) ^ 1);
+      loader.load_k(i, sm.k(sm.stage(g)), sm.k_full(sm.stage(g)));
     };
     // V of tile i as stored: 16-bit into the consumers' V stage; fp8 into the raw stage (free: the
     // widening that read it ended with a producer barrier).
-    auto load_v = [&](int i, int64_t row_offset, int32_t row_page) {
+    auto load_v = [&](int i, bool previous) {
       const uint32_t g = tile + i;
-      const uint32_t dst = kWiden ? sm.v_raw(sm.stage(g)) : sm.v(sm.stage(g));
-      const uint32_t full = kWiden ? sm.v_raw_full(sm.stage(g)) : sm.v_full(sm.stage(g));
-      if (!v_loader) return;
-      if (kPaged && gather) {
-        if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
-        if constexpr (kPaged) {
-          constexpr int kChunks = Cfg::kVLoadRowBytes / kSwizzleBytes;
-          if (by_tma(i) && a.v_page_major) {
-            load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.page_size * Cfg::kVLoadRowBytes, row_page,
-                          kv_head, lane);
-          } else if (by_tma(i)) {
-            load_pages<kChunks>(&a.tma_v, dst, full, Cfg::kVLoadBytes, kN * kSwizzleBytes,
-                                a.page_size * kSwizzleBytes, row_page, kv_head, lane);
-          } else if (page_tiles) {
-            gather_pages<kN, Cfg::kVLoadRowBytes>(a, head_offset + a.v_offset, row_page, info.kv_len - tile_key0(i),
-                                                  dst, v_shift, full, lane);
-          } else {
-            gather_tile<kN, Cfg::kVLoadRowBytes>(a.cache, row_offset < 0 ? row_offset : row_offset + a.v_offset, dst,
-                                                 ptid);
-            dev::cp_async_arrive_noinc(full);
-          }
-        }
-      } else if (issuer) {
-        if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
-        dev::mbar_arrive_expect_tx(full, Cfg::kVLoadBytes);
-        dev::tma_load_4d(dst, &a.tma_v, full, 0, kv_row0 + tile_key0(i), kv_head, 0);
-      }
+      if (!loader.v_loader) return;
+      if (!kWiden) dev::mbar_wait(sm.v_empty(sm.stage(g)), sm.parity(g) ^ 1);
+      loader.load_v(i, previous, kWiden ? sm.v_raw(sm.stage(g)) : sm.v(sm.stage(g)),
+                    kWiden ? sm.v_raw_full(sm.stage(g)) : sm.v_full(sm.stage(g)));
     };
     // fp8: widen the raw V of tile i into the consumers' V stage.
     auto widen = [&](int i) {
@@ -570,23 +648,40 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
     load_k(0);
     hand_over();
     if constexpr (kWiden) {
-      load_v(0, offset, page);
+      load_v(0, false);
       for (int i = 1; i < n; ++i) {
         load_k(i);
-        load_v(i, offset, page);
+        load_v(i, false);
         widen(i - 1);
       }
       widen(n - 1);
     } else {
       for (int i = 1; i < n; ++i) {
         load_k(i);
-        load_v(i - 1, prev_offset, prev_page);
+        load_v(i - 1, true);
       }
-      load_v(n - 1, offset, page);
+      load_v(n - 1, false);
     }
     tile += n;
   }
-  if (gather) dev::cp_async_wait_all();
+  if constexpr (Loader::kCopies) dev::cp_async_wait_all();
+}
+
+// The producer warpgroup: the loader of the K/V source (paged K/V has head_dim_qk == head_dim_vo,
+// fa3_supported, and never takes the wide tiles: other instantiations have no paged loaders).
+template <class Cfg>
+__device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg>& sm, int ptid) {
+  if (!a.paged) {
+    produce<Cfg>(a, sm, ptid, RaggedLoader<Cfg>(a, ptid));
+  } else if constexpr (Cfg::kPagedCapable) {
+    if (page_aligned<Cfg::kBlockN>(a)) {
+      produce<Cfg>(a, sm, ptid, PageLoader<Cfg>(a, ptid));
+    } else {
+      produce<Cfg>(a, sm, ptid, RowLoader<Cfg>(a, ptid));
+    }
+  } else {
+    __trap();
+  }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -166,6 +166,7 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
     args.cache = static_cast<const uint8_t*>(kv.data);
     args.page_indices = kv.indices;
     args.page_size = kv.page_size;
+    args.page_div = FastDivisor::make(static_cast<uint32_t>(kv.page_size));
     args.page_stride = 2 * ps * h * d * es;
     args.v_offset = ps * h * d * es;
     if (kv.layout == KvLayout::NHD) {  // [page][k|v][slot][head][dim]
