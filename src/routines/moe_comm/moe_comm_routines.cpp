@@ -122,7 +122,9 @@ class MoeA2aRoutine final : public Routine {
       throw CaseError("--quant_dtype nvfp4 needs --hidden_size a multiple of 64 (16-element blocks, 4-byte scale rows), got " +
                       std::to_string(p.hidden));
     }
-    if (p.hidden % 2 != 0) throw CaseError("--hidden_size must be even, got " + std::to_string(p.hidden));
+    if (p.hidden % 8 != 0) {  // the all-to-all's layout (make_a2a_layout): rows of whole 16-byte bf16 vectors
+      throw CaseError("--hidden_size must be a multiple of 8, got " + std::to_string(p.hidden));
+    }
     if (p.real_math) check_real_math(p);
     return std::make_unique<MoeA2aCase>(p);
   }
