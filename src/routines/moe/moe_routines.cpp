@@ -242,8 +242,9 @@ class FusedMoeRoutine final : public Routine {
       throw CaseError("the intermediate size of a rank, " + std::to_string(p.intermediate) +
                       ", is not a multiple of 8 (the GEMMs' rows are whole 16-byte vectors)");
     }
-    const double rows = static_cast<double>(std::max<int64_t>(p.picks(), r.local_num_experts));
-    if (rows * static_cast<double>(std::max(p.hidden, 2 * p.intermediate)) > kMaxElements) {
+    // (in doubles: the sizes are not bounded yet)
+    const double rows = std::max(static_cast<double>(p.tokens) * r.top_k, static_cast<double>(r.local_num_experts));
+    if (rows * std::max(static_cast<double>(p.hidden), 2.0 * static_cast<double>(p.intermediate)) > kMaxElements) {
       throw CaseError("--num_tokens x --top_k x --hidden_size / 2 --intermediate_size is over 2^40 elements");
     }
     const std::string& dtype = args.text("input_dtype");

@@ -1,6 +1,7 @@
 #include "routines/moe_comm/moe_comm_routines.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "core/rank_group.hpp"
@@ -24,6 +25,11 @@ A2aQuant quant_flag(const std::string& text) {
 // --real_math's layer: the reference's formats, and what the expert stage and kbench's MoE take.
 void check_real_math(const A2aProblem& p) {
   if (p.intermediate <= 0) throw CaseError("--real_math needs --intermediate_size (the MoE layer's I)");
+  constexpr int64_t kLargestIntermediate = int64_t{1} << 20;  // (keeps the layer's sizes far from overflow)
+  if (p.intermediate % kMoeScaleBlock != 0 || p.intermediate > kLargestIntermediate) {
+    throw CaseError("--real_math needs --intermediate_size a multiple of 128 up to 2^20 (the layer's FP8 / FP4 "
+                    "blocks), got " + std::to_string(p.intermediate));
+  }
   if (p.quant != A2aQuant::fp8_block_scale && p.quant != A2aQuant::nvfp4) {
     throw CaseError("--real_math needs --quant_dtype fp8_block_scale or nvfp4 (the MoE layer's formats), got " +
                     std::string(a2a_quant_name(p.quant)));
@@ -114,6 +120,17 @@ class MoeA2aRoutine final : public Routine {
     if (p.max_tokens < p.tokens) {
       throw CaseError("--max_num_tokens " + std::to_string(p.max_tokens) + " is below --num_tokens " +
                       std::to_string(p.tokens));
+    }
+    // The workspace's slots (ranks x max tokens) and a slot's row are int32 in the kernels; the
+    // element counts stay far from int64 overflow.
+    if (p.max_tokens > std::numeric_limits<int32_t>::max() / p.ranks || p.hidden > std::numeric_limits<int32_t>::max()) {
+      throw CaseError("--max_num_tokens " + std::to_string(p.max_tokens) + " x " + std::to_string(p.ranks) +
+                      " ranks or --hidden_size " + std::to_string(p.hidden) + " is over 2^31 - 1");
+    }
+    constexpr double kMaxElements = 1099511627776.0;  // 2^40
+    if (static_cast<double>(p.max_tokens) * p.ranks * static_cast<double>(p.top_k) * static_cast<double>(p.hidden) >
+        kMaxElements) {
+      throw CaseError("--max_num_tokens x ranks x --top_k x --hidden_size is over 2^40 elements");
     }
     if (p.quant == A2aQuant::fp8_block_scale && p.hidden % 128 != 0) {
       throw CaseError("--quant_dtype fp8_block_scale needs --hidden_size a multiple of 128, got " + std::to_string(p.hidden));

@@ -143,6 +143,9 @@ class SamplingRoutine final : public Routine {
       throw CaseError(std::string(length_flag) + " " + std::to_string(p.vocab_size) + " is over 2^31 - 1");
     }
     p.num_speculate_tokens = positive_integer(args, "num_speculate_tokens");
+    if (p.num_speculate_tokens > std::numeric_limits<int32_t>::max()) {
+      throw CaseError("--num_speculate_tokens " + std::to_string(p.num_speculate_tokens) + " is over 2^31 - 1");
+    }
     const double rows = static_cast<double>(p.rows()) * (p.op == SamplingOp::chain_speculative_sampling
                                                              ? static_cast<double>(p.num_speculate_tokens + 1)
                                                              : 1.0);
