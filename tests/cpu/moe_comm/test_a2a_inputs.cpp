@@ -183,9 +183,28 @@ TEST(A2aRoutine, RealMathRefusesWhatTheLayerCannotTake) {
   expect_refused("--hidden_size 384 --intermediate_size 256 --quant_dtype fp8_block_scale",
                  "--hidden_size a multiple of 512");
   expect_refused("--hidden_size 320 --intermediate_size 256 --quant_dtype nvfp4", "--hidden_size a multiple of 256");
-  expect_refused("--hidden_size 512 --intermediate_size 200 --quant_dtype fp8_block_scale", "--real_math: ");
+  expect_refused("--hidden_size 512 --intermediate_size 200 --quant_dtype fp8_block_scale",
+                 "--intermediate_size a multiple of 128 up to 2^20");
+  expect_refused("--hidden_size 512 --intermediate_size 9223372036854775807 --quant_dtype fp8_block_scale",
+                 "--intermediate_size a multiple of 128 up to 2^20");
   EXPECT_NO_THROW((void)make("--hidden_size 512 --intermediate_size 256 --quant_dtype fp8_block_scale"));
   EXPECT_NO_THROW((void)make("--hidden_size 256 --intermediate_size 256 --quant_dtype nvfp4"));
+}
+
+// Sizes past the kernels' int32 slots are case errors (the testlist fuzzer's lines), not internal ones.
+TEST(A2aRoutine, RefusesSizesPastTheWorkspacesInt32Slots) {
+  const RoutineRegistry registry = make_builtin_registry();
+  const Routine& routine = *registry.find("moe_a2a_dispatch_combine");
+  for (const std::string tokens : {"2147483648", "9223372036854775807"}) {
+    const std::vector<std::string> line = {"--routine", "moe_a2a_dispatch_combine", "--num_tokens", tokens,
+                                           "--hidden_size", "7168", "--num_experts", "256", "--top_k", "8"};
+    try {
+      (void)routine.make_case(parse_case(line, registry));
+      ADD_FAILURE() << tokens << " tokens: accepted";
+    } catch (const CaseError& e) {
+      EXPECT_NE(std::string(e.what()).find("over 2^31 - 1"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
