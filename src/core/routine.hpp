@@ -39,6 +39,10 @@ class CaseError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most elements a case's largest tensor may have (2^40): the routines refuse larger sizes with a
+// CaseError before any size arithmetic can overflow.
+inline constexpr double kMaxElements = 1099511627776.0;
+
 // The value of an integer flag, which must be positive: else a CaseError naming the flag.
 [[nodiscard]] int64_t positive_integer(const CaseArgs& args, const char* flag);
 

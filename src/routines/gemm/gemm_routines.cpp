@@ -13,7 +13,6 @@ namespace {
 using kernels::gemm::ScaleMajor;
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
-constexpr double kMaxElements = 1099511627776.0;
 
 struct VariantInfo {
   GemmVariant variant;

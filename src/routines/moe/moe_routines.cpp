@@ -16,7 +16,6 @@ namespace {
 namespace moe = kernels::moe;
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
-constexpr double kMaxElements = 1099511627776.0;
 
 constexpr std::array<std::pair<std::string_view, moe::RoutingMethod>, 5> kRoutingMethods = {{
     {"renormalize", moe::RoutingMethod::renormalize},

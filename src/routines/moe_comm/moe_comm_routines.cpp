@@ -127,7 +127,6 @@ class MoeA2aRoutine final : public Routine {
       throw CaseError("--max_num_tokens " + std::to_string(p.max_tokens) + " x " + std::to_string(p.ranks) +
                       " ranks or --hidden_size " + std::to_string(p.hidden) + " is over 2^31 - 1");
     }
-    constexpr double kMaxElements = 1099511627776.0;  // 2^40
     if (static_cast<double>(p.max_tokens) * p.ranks * static_cast<double>(p.top_k) * static_cast<double>(p.hidden) >
         kMaxElements) {
       throw CaseError("--max_num_tokens x ranks x --top_k x --hidden_size is over 2^40 elements");

@@ -12,7 +12,6 @@ namespace kbench {
 namespace {
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 struct VariantInfo {
   NormVariant variant;
@@ -98,7 +97,7 @@ class NormRoutine final : public Routine {
     p.hidden_size = positive_integer(args, "hidden_size");
     if (args.has("num_heads")) p.num_heads = positive_integer(args, "num_heads");
     const double rows = static_cast<double>(p.batch_size) * static_cast<double>(std::max<int64_t>(p.num_heads, 1));
-    if (rows * static_cast<double>(p.hidden_size) > static_cast<double>(kMaxElements)) {
+    if (rows * static_cast<double>(p.hidden_size) > kMaxElements) {
       throw CaseError("--batch_size " + std::to_string(p.batch_size) +
                       (p.num_heads ? " x --num_heads " + std::to_string(p.num_heads) : std::string()) +
                       " x --hidden_size " + std::to_string(p.hidden_size) + " is over 2^40 elements");

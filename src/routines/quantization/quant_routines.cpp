@@ -12,7 +12,6 @@ namespace {
 using kernels::quant::SfLayout;
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 struct VariantInfo {
   QuantVariant variant;
@@ -80,7 +79,7 @@ class QuantRoutine final : public Routine {
       p.ignored_flags.emplace_back("batch_size");
     }
     if (static_cast<double>(p.batch_size) * static_cast<double>(p.m) * static_cast<double>(p.k) >
-        static_cast<double>(kMaxElements)) {
+        kMaxElements) {
       throw CaseError("--m " + std::to_string(p.m) + " x --k " + std::to_string(p.k) +
                       (batched ? " x --batch_size " + std::to_string(p.batch_size) : std::string()) +
                       " is over 2^40 elements");

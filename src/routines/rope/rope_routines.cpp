@@ -12,7 +12,6 @@ namespace kbench {
 namespace {
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 const BackendInfo kFlashinferRope{"flashinfer", "FlashInfer", "sm_90a (as built; KBENCH_WITH_FLASHINFER=ON)"};
 
@@ -173,7 +172,7 @@ class RopeRoutine final : public Routine {
       }
     }
     if (static_cast<double>(p.batch_size) * static_cast<double>(p.seq_len) * (static_cast<double>(p.q_heads) + p.k_heads) * p.head_dim >
-        static_cast<double>(kMaxElements)) {
+        kMaxElements) {
       throw CaseError("--batch_size x --seq_len x heads x --head_dim is over 2^40 elements");
     }
     // int32 positions and indptr.

@@ -12,7 +12,6 @@ namespace kbench {
 namespace {
 
 // Tensors beyond 2^40 elements are a typo, not a benchmark.
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 struct RoutineInfo {
   SamplingOp op;
@@ -149,7 +148,7 @@ class SamplingRoutine final : public Routine {
     const double rows = static_cast<double>(p.rows()) * (p.op == SamplingOp::chain_speculative_sampling
                                                              ? static_cast<double>(p.num_speculate_tokens + 1)
                                                              : 1.0);
-    if (rows * static_cast<double>(p.vocab_size) > static_cast<double>(kMaxElements)) {
+    if (rows * static_cast<double>(p.vocab_size) > kMaxElements) {
       throw CaseError("--batch_size " + std::to_string(p.batch_size) + " x " + length_flag + " " +
                       std::to_string(p.vocab_size) + " is over 2^40 elements");
     }

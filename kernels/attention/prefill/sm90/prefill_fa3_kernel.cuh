@@ -463,12 +463,31 @@ struct RaggedLoader {
   }
 };
 
+// What the paged loaders take from an item.
+struct PagedItem {
+  int key0;             // tile i: keys [key0 - i N, + N)
+  int kv_len;
+  int page_begin;       // the request's first page-table entry
+  int num_tiles;
+  int kv_head;
+  int64_t head_offset;  // the kv head's first byte in a K row
+
+  __device__ void set(const Fa3Args& a, const ItemInfo& info) {
+    key0 = info.key0;
+    kv_len = info.kv_len;
+    page_begin = info.kv_row0;
+    num_tiles = info.num_tiles;
+    kv_head = info.qo_head / a.group;
+    head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
+  }
+};
+
 // Paged, pages that tile block_n: warp 0 loads K and warp 1 V (TMA boxes of their lanes' pages,
 // issued one lane after the other: two warps halve that serial issue, and more warps cost the
 // consumers more than they save). Lane j holds page j of tiles i + 1, i and i - 1; the tile that
 // holds keys >= kv_len (only the first one visited) is gathered, zero-filled (gather_pages).
 template <class Cfg>
-struct PageLoader {
+struct PageLoader : PagedItem {
   static constexpr bool kCopies = true;
   static constexpr int kN = Cfg::kBlockN;
   const Fa3Args& a;
@@ -476,12 +495,6 @@ struct PageLoader {
   bool v_loader;
   int lane;
   bool page_lane;  // lane < pages per tile
-  int key0;        // tile i: keys [key0 - i kN, + kN)
-  int kv_len;
-  int page_begin;
-  int num_tiles;
-  int kv_head;
-  int64_t head_offset;
   int32_t page_next = -1;
   int32_t page = -1;
   int32_t prev_page = -1;
@@ -497,12 +510,7 @@ struct PageLoader {
                     : -1;
   }
   __device__ void begin(const ItemInfo& info) {
-    key0 = info.key0;
-    kv_len = info.kv_len;
-    page_begin = info.kv_row0;
-    num_tiles = info.num_tiles;
-    kv_head = info.qo_head / a.group;
-    head_offset = static_cast<int64_t>(kv_head) * a.head_stride;
+    set(a, info);
     lookup(0);
   }
   __device__ void advance(int i) {
@@ -536,7 +544,7 @@ struct PageLoader {
 
 // Paged, other page sizes: the whole warpgroup, a row a thread (PagedRow, gather_tile).
 template <class Cfg>
-struct RowLoader {
+struct RowLoader : PagedItem {
   static constexpr bool kCopies = true;
   static constexpr int kN = Cfg::kBlockN;
   const Fa3Args& a;
@@ -544,22 +552,13 @@ struct RowLoader {
   bool v_loader = true;
   int ptid;
   PagedRow<kN> rows;
-  int key0;
-  int kv_len;
-  int page_begin;
-  int num_tiles;
-  int64_t head_offset;
   uint32_t code = 0;       // this thread's row in tile i and i - 1 (PagedRow::code)
   uint32_t prev_code = 0;
 
   __device__ RowLoader(const Fa3Args& args, int thread) : a(args), ptid(thread), rows{thread / PagedRow<kN>::kThreadsPerRow, -1, 0} {}
   __device__ int row_key(int i) const { return key0 - i * kN + rows.row; }
   __device__ void begin(const ItemInfo& info) {
-    key0 = info.key0;
-    kv_len = info.kv_len;
-    page_begin = info.kv_row0;
-    num_tiles = info.num_tiles;
-    head_offset = static_cast<int64_t>(info.qo_head / a.group) * a.head_stride;
+    set(a, info);
     rows.lookup(a, row_key(0), page_begin, kv_len);
   }
   __device__ void advance(int i) {
