@@ -53,6 +53,14 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   if (p.batch == 0) return cudaSuccess;
   Args a{};
   if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
+  // Pages of whole tiles go by TMA (a tile is 64 consecutive rows of one page).
+  const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
+  if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
+    cudaError_t status = encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, 1, kDc, kTile);
+    if (status == cudaSuccess) status = encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile);
+    if (status != cudaSuccess) return status;
+    a.page_tma = 1;
+  }
   const int row_blocks = (a.rows + kRows - 1) / kRows;
   if (plan.row_blocks != row_blocks) return cudaErrorInvalidValue;
   const cudaError_t status =

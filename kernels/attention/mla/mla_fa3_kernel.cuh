@@ -11,7 +11,8 @@
 //  * uniform: grid (num_splits, row_blocks, batch), one segment a CTA, keys [split * split_keys, ...);
 //  * balanced: one CTA a part of the schedule (an SM), its segments in turn (some requests split
 //    over two parts, their partials merged): Q is reloaded for each segment once both consumer
-//    warpgroups have released the previous one's (q_empty), the KV ring runs on across segments.
+//    warpgroups have released the previous one's (q_empty, after its last S GEMM), the KV ring runs
+//    on across segments.
 //
 // Shared memory (1024-byte aligned, 128-byte swizzle: [64-element column chunk][64 rows][128 B], the
 // layout wgmma descriptors read K-major, and MN-major for V):
@@ -20,11 +21,14 @@
 //   consumer warpgroups, mbarriers: 225 KB, one CTA per SM.
 // Warp roles:
 //  * producer (warpgroup 0, setmaxnreg 56): cp.async of Q (zero-filled past the request's rows,
-//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty), warp w
-//    copies keys [16 w, 16 w + 16) whole (a key's 1024-byte ckv row by two coalesced 512-byte
-//    instructions, its kpe row by 8 lanes; keys past the range zero-filled), each thread's copies
-//    arriving on kv_full as they land. The warp's page-table entries for tile t + 1 (one per lane)
-//    are read while tile t is issued. Any page size.
+//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty). On pages
+//    of whole tiles (page_size a multiple of 64) a tile inside the request's keys is one page's 64
+//    rows: thread 0 loads it by two TMA boxes (ckv [8 chunks][64 rows], kpe [64 rows]) with the
+//    stage's bytes expected on kv_full, the other threads arrive. Other tiles (other page sizes,
+//    the tile holding the request's last key): warp w copies keys [16 w, 16 w + 16) whole (a key's
+//    1024-byte ckv row by two coalesced 512-byte instructions, its kpe row by 8 lanes; keys past
+//    the range zero-filled), each thread's copies arriving on kv_full as they land. The warp's
+//    page-table entries for tile t + 1 (one per lane) are read while tile t is issued.
 //  * consumers (warpgroups 1 and 2, setmaxnreg 224), per tile:
 //      S = Q K^T on wgmma 64 x 32 x 576: warpgroup w takes keys [32 w, 32 w + 32) (both read all of
 //      Q); mask (the row's causal bound kv_len - s_qo + 1 + i and the split end, only on tiles that
@@ -41,6 +45,7 @@
 // side.
 #pragma once
 
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -53,6 +58,7 @@
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
+#include "kernels/common/tensor_map.hpp"
 
 namespace kbench::kernels {
 namespace mla_fa3_detail {
@@ -84,7 +90,12 @@ struct Layout {
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
-using Args = MlaKernelArgs;  // q, ckv and kpe are bfloat16
+// The launch arguments: mla_split's, and the latent cache's tensor maps where pages hold whole tiles.
+struct Args : MlaKernelArgs {  // q, ckv and kpe are bfloat16
+  CUtensorMap ckv_map;  // (page_tma) ckv [rows][512]: box [8 chunks][64 rows][128 B]
+  CUtensorMap kpe_map;  // (page_tma) kpe [rows][64]: box [64 rows][128 B]
+  int page_tma;         // 1: page_size is a multiple of kTile and the maps are set
+};
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -204,6 +215,19 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     if (tile + 1 < blk.num_tiles) next_row = cache_row(tile + 1);  // in flight while this tile is issued
     mbar_wait(bars.kv_empty(s), ((it / kStages) & 1) ^ 1);
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
+    // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
+    // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64.
+    if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
+      if (tid == 0) {
+        mbar_arrive_expect_tx(bars.kv_full(s), kBlockBytes);
+        tma_load_4d(stage, &a.ckv_map, bars.kv_full(s), 0, static_cast<int>(my_row), 0, 0);
+        tma_load_4d(stage + (kChunks - 1) * kChunkBytes, &a.kpe_map, bars.kv_full(s), 0, static_cast<int>(my_row), 0,
+                    0);
+      } else {
+        mbar_arrive(bars.kv_full(s));
+      }
+      continue;
+    }
 #pragma unroll 4
     for (int k = 0; k < 16; ++k) {
       const int key = warp * 16 + k;
@@ -292,6 +316,11 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(sc);
+    if constexpr (kBalanced) {
+      // The segment's last S GEMM has read Q: the next segment's Q (and then its tiles) may load
+      // under this tile's softmax, PV and the epilogue.
+      if (tile == blk.num_tiles - 1 && t == 0) mbar_arrive(bars.q_empty());
+    }
 
     const int tile_key0 = blk.k_begin + tile * kTile;
     const bool masked = tile_key0 + kTile > mask_from;
@@ -365,10 +394,6 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     fence_regs(o);
     if (t == 0) mbar_arrive(bars.kv_empty(s));
   }
-  if constexpr (kBalanced) {
-    if (t == 0) mbar_arrive(bars.q_empty());  // every wgmma reading Q is done: the next segment's may load
-  }
-
   // Epilogue: the row sums of both warpgroups (same maxima, so they add).
   l0 = quad_reduce(l0, [](float x, float y) { return x + y; });
   l1 = quad_reduce(l1, [](float x, float y) { return x + y; });

@@ -27,6 +27,11 @@ inline constexpr int kBlockM = 128;
 // 128 (page-aligned tiles).
 inline constexpr int kWideBlockN = 192;
 
+// Ragged head 256 with 16-bit inputs, causal or not: 80-key tiles (FlashAttention-3's choice for
+// this head size): two K/V stages of 80 keys fit beside Q (224 KB), and the consumers take S of 80
+// keys beside O's 128 registers with the wide tiles' 240.
+inline constexpr int kHead256WideBlockN = 80;
+
 // Output element types (runtime: converted once per element in the epilogue).
 enum class OutType : int32_t { bf16 = 0, fp16 = 1 };
 
@@ -68,13 +73,6 @@ struct Fa3Launch {
   cudaStream_t stream;
 };
 
-// Encodes the 4-D tensor map of a token-major tensor [rows][heads][head_dim]: dims (128-byte chunk
-// of E elements, rows, heads, chunks), box (E, box_rows, 1, head_dim / E), 128-byte swizzle, so a
-// box lands in shared memory as [chunk][box_rows][128 bytes]. rows is unbounded (the kernel never
-// reads past its request's last row; negative rows read as zeros).
-[[nodiscard]] cudaError_t encode_token_major_map(CUtensorMap* map, const void* base, DType dtype, int heads,
-                                                 int head_dim, int box_rows);
-
 // Encodes the 5-D tensor map of one K or V half of a paged cache: dims (128-byte chunk of E
 // elements, slot, kv head, chunk, page), box (E, page_size, 1, box_chunks, 1): a box lands as
 // box_chunks blocks of page_size swizzled 128-byte rows. Strides in bytes; pages unbounded
@@ -91,6 +89,7 @@ struct Fa3Launch {
 [[nodiscard]] cudaError_t launch_d128(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 [[nodiscard]] cudaError_t launch_d128_wide(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 [[nodiscard]] cudaError_t launch_d256(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
+[[nodiscard]] cudaError_t launch_d256_wide(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 [[nodiscard]] cudaError_t launch_d192_128(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch);
 
 // cudaFuncGetAttributes of one fa3 kernel (whether this build has machine code for the device).

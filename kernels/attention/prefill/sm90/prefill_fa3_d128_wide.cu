@@ -5,12 +5,7 @@
 namespace kbench::kernels::prefill_fa3 {
 
 cudaError_t launch_d128_wide(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch) {
-  switch (params.q_dtype) {
-    case DType::bfloat16:
-      return launch_config<Fa3Config<cute::bfloat16_t, 128, 128, kWideBlockN>>(args, params, launch);
-    case DType::float16: return launch_config<Fa3Config<cute::half_t, 128, 128, kWideBlockN>>(args, params, launch);
-    default: return cudaErrorInvalidValue;
-  }
+  return launch_wide<128, 128, kWideBlockN>(args, params, launch);
 }
 
 }  // namespace kbench::kernels::prefill_fa3

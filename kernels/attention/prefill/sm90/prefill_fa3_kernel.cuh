@@ -5,7 +5,7 @@
 // the head dims are 128 or 256).
 //
 // CTA = 3 warpgroups, persistent (CTA i runs work items i, i + gridDim.x, ...):
-//  * producer (warpgroup 0, setmaxnreg 56; 24 with tiles wider than 128 keys): thread 0 walks the
+//  * producer (warpgroup 0, setmaxnreg 56; 24 with the wide tiles): thread 0 walks the
 //    item list and hands each item over to the consumers with its 128-row Q tile: the 32-byte work
 //    item (one bulk copy) and the Q tile (one TMA) land in a Q stage; then the K and V tiles of the
 //    item go into a 2- or 3-stage ring, in the order the consumers use them (K0, K1, V0, K2, V1,
@@ -19,7 +19,7 @@
 //    (gather_tile). Gathers zero-fill keys outside [0, kv_len). Each of these paths is a loader of
 //    its own (RaggedLoader, PageLoader, RowLoader) under one loop (produce). fp8: V is widened to
 //    fp16 in shared memory by the whole warpgroup (PV runs in fp16; Q K^T in e4m3).
-//  * consumers (warpgroups 1 and 2, setmaxnreg 224; 240 with wider tiles): 64 query rows each. Each
+//  * consumers (warpgroups 1 and 2, setmaxnreg 224; 240 with the wide tiles): 64 query rows each. Each
 //    item's geometry comes from the work item in its Q stage (no global read between items). Per KV
 //    tile: S = Q K^T (wgmma SS, fp32), mask, online softmax (exp2, scale folded into log2 space), P
 //    to 16 bits in registers, O += P V (wgmma RS). The QK^T of tile i is issued before the softmax
@@ -79,6 +79,7 @@
 #include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
+#include "kernels/common/tensor_map.hpp"
 
 namespace kbench::kernels::prefill_fa3 {
 
@@ -151,9 +152,10 @@ struct Fa3Config {
   // setmaxnreg moves registers inside the CTA's own allocation (168 x 384 at launch): the consumers'
   // increase must be covered by what the producer releases, or their setmaxnreg.inc never returns.
   // The paged producer spilled in its per-tile loop at 40 (page 16 ran 12% slower) and the
-  // consumers fit in 224; tiles wider than 128 keys (ragged only: one producer thread) need 240.
-  static constexpr int kProducerRegs = kN > 128 ? 24 : 56;
-  static constexpr int kConsumerRegs = kN > 128 ? 240 : 224;
+  // consumers fit in 224; the wide tiles (ragged only: one producer thread) need 240.
+  static constexpr bool kWide = !kPagedCapable && kN != 128;  // ragged-only wide tiles (192 or 80 keys)
+  static constexpr int kProducerRegs = kWide ? 24 : 56;
+  static constexpr int kConsumerRegs = kWide ? 240 : 224;
   static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * kLaunchRegs, "register pool");
   static_assert(kQkRowBytes % kSwizzleBytes == 0 && kVLoadRowBytes % kSwizzleBytes == 0, "whole chunks");
   static_assert(kN % 16 == 0 && kN <= 256, "wgmma N and the PV k-steps");
@@ -1037,6 +1039,16 @@ cudaError_t launch_dims(Fa3Args& args, const PrefillParams& params, const Fa3Lau
         return launch_config<Fa3Config<cute::float_e4m3_t, kDqk, kDvo, kN>>(args, params, launch);
       }
       return cudaErrorInvalidValue;
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+// Ragged 16-bit inputs on the wide tiles of kN keys (prefill_fa3.hpp: kWideBlockN, kHead256WideBlockN).
+template <int kDqk, int kDvo, int kN>
+cudaError_t launch_wide(Fa3Args& args, const PrefillParams& params, const Fa3Launch& launch) {
+  switch (params.q_dtype) {
+    case DType::bfloat16: return launch_config<Fa3Config<cute::bfloat16_t, kDqk, kDvo, kN>>(args, params, launch);
+    case DType::float16: return launch_config<Fa3Config<cute::half_t, kDqk, kDvo, kN>>(args, params, launch);
     default: return cudaErrorInvalidValue;
   }
 }

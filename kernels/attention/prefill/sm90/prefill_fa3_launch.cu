@@ -46,36 +46,6 @@ bool input_dtype(DType t) { return t == DType::bfloat16 || t == DType::float16 |
 
 }  // namespace
 
-namespace {
-
-CUtensorMapDataType map_type(DType dtype) {
-  return dtype == DType::bfloat16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-         : dtype == DType::float16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                   : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-}
-
-}  // namespace
-
-cudaError_t encode_token_major_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim,
-                                   int box_rows) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr) return cudaErrorNotSupported;
-  const cuuint64_t elem = dtype_size(dtype);
-  const cuuint64_t chunk = 128 / elem;  // elements per 128-byte swizzled row
-  // Rows: any count (the kernel stays inside its requests); 2^31 - 1 keeps int32 coordinates.
-  const cuuint64_t dims[4] = {chunk, 0x7fffffffull, static_cast<cuuint64_t>(heads),
-                              static_cast<cuuint64_t>(head_dim) / chunk};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(heads) * head_dim * elem,
-                                 static_cast<cuuint64_t>(head_dim) * elem, 128};
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(box_rows), 1,
-                             static_cast<cuuint32_t>(head_dim / chunk)};
-  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUresult result = encode(map, map_type(dtype), 4, const_cast<void*>(base), dims, strides, box,
-                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
-}
-
 cudaError_t encode_page_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim, int page_size,
                             int box_chunks, int64_t slot_stride, int64_t head_stride, int64_t page_stride) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
@@ -88,7 +58,7 @@ cudaError_t encode_page_map(CUtensorMap* map, const void* base, DType dtype, int
   const cuuint32_t box[5] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(page_size), 1,
                              static_cast<cuuint32_t>(box_chunks), 1};
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
-  const CUresult result = encode(map, map_type(dtype), 5, const_cast<void*>(base), dims, strides, box,
+  const CUresult result = encode(map, tensor_map_type(dtype), 5, const_cast<void*>(base), dims, strides, box,
                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
@@ -143,7 +113,7 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
   if (workspace.num_items == 0) return cudaSuccess;
 
   fa3::Fa3Args args{};
-  cudaError_t status = fa3::encode_token_major_map(&args.tma_q, params.q, params.q_dtype, params.num_qo_heads,
+  cudaError_t status = encode_token_major_map(&args.tma_q, params.q, params.q_dtype, params.num_qo_heads,
                                                    params.head_dim_qk, fa3::kBlockM);
   if (status != cudaSuccess) return status;
   args.items = workspace.items;
@@ -206,7 +176,10 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
       const bool wide = !params.paged && !params.causal && params.q_dtype != DType::fp8_e4m3;
       return wide ? fa3::launch_d128_wide(args, params, launch) : fa3::launch_d128(args, params, launch);
     }
-    case 256: return fa3::launch_d256(args, params, launch);
+    case 256: {
+      const bool wide = !params.paged && params.q_dtype != DType::fp8_e4m3;
+      return wide ? fa3::launch_d256_wide(args, params, launch) : fa3::launch_d256(args, params, launch);
+    }
     case 192: return fa3::launch_d192_128(args, params, launch);
     default: return cudaErrorInvalidValue;
   }
