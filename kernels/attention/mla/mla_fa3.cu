@@ -32,8 +32,10 @@ cudaError_t mla_fa3_available() {
   if (major != 9 || minor != 0) return cudaErrorNoKernelImageForDevice;  // wgmma and setmaxnreg: sm_90a only
 #if defined(KBENCH_MLA_FA3_BUILT_FOR_SM90A)
   cudaFuncAttributes attributes{};
-  cudaError_t probe = mla_fa3_kernel_attributes<false>(&attributes);
-  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true>(&attributes);
+  cudaError_t probe = mla_fa3_kernel_attributes<false, Schedule::lockstep>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::lockstep>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<false, Schedule::seesaw>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::seesaw>(&attributes);
   return kernel_image_status(probe);
 #else
   return cudaErrorNoKernelImageForDevice;  // built without sm_90a (sources.cmake): the body would trap
@@ -56,20 +58,25 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   // Pages of whole tiles go by TMA (a tile is 64 consecutive rows of one page).
   const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
-    cudaError_t status = encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, 1, kDc, kTile);
+    // ckv as [rows][8 chunks][64]: a box is one 64-column chunk of the tile, landing on its own barrier.
+    cudaError_t status = encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile);
     if (status == cudaSuccess) status = encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile);
     if (status != cudaSuccess) return status;
     a.page_tma = 1;
   }
   const int row_blocks = (a.rows + kRows - 1) / kRows;
   if (plan.row_blocks != row_blocks) return cudaErrorInvalidValue;
+  // A request's rows fill a 64-row block (compute-bound): seesaw consumers; fewer (memory-bound, one
+  // block a request): lockstep, whose KV stages free sooner.
+  const bool seesaw = a.rows >= kRows;
+  const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
+  const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
+                          static_cast<unsigned>(p.batch));
   const cudaError_t status =
-      plan.balanced()
-          ? launch_mla_fa3_grid<true>(a, dim3(static_cast<unsigned>(plan.part_begin.size() - 1)), stream)
-          : launch_mla_fa3_grid<false>(a,
-                                       dim3(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
-                                            static_cast<unsigned>(p.batch)),
-                                       stream);
+      plan.balanced() ? (seesaw ? launch_mla_fa3_grid<true, Schedule::seesaw>(a, balanced_grid, stream)
+                                : launch_mla_fa3_grid<true, Schedule::lockstep>(a, balanced_grid, stream))
+                      : (seesaw ? launch_mla_fa3_grid<false, Schedule::seesaw>(a, uniform_grid, stream)
+                                : launch_mla_fa3_grid<false, Schedule::lockstep>(a, uniform_grid, stream));
   if (status != cudaSuccess || plan.num_splits == 1) return status;
   return launch_mla_merge(p, plan, workspace, out, stream);
 }

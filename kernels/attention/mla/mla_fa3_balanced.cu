@@ -1,9 +1,8 @@
-// fa3's balanced variant (a balanced schedule's segments a CTA): its translation unit.
+// fa3's variant on the balanced schedule (a CTA's segments in turn), lockstep consumers: its translation unit.
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
 
 namespace kbench::kernels::mla_fa3_detail {
 
-template cudaError_t launch_mla_fa3_grid<true>(const Args&, dim3, cudaStream_t);
-template cudaError_t mla_fa3_kernel_attributes<true>(cudaFuncAttributes*);
+KBENCH_MLA_FA3_VARIANT(, true, lockstep)
 
 }  // namespace kbench::kernels::mla_fa3_detail

@@ -1,7 +1,8 @@
 // kbench's MLA decode kernel "fa3" for Hopper (sm_90a): wgmma from shared memory, a producer
-// warpgroup that gathers the paged latent cache with cp.async completing on mbarriers, two consumer
-// warpgroups that share every S tile and split the 512-wide V / output between them. bfloat16 q and
-// caches, head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90 decode is the model.
+// warpgroup that loads the paged latent cache (TMA boxes, or cp.async gathers) completing on
+// mbarriers, two consumer warpgroups that each own half of the 512-wide V / output and share every
+// tile (lockstep) or score alternate tiles (FlashMLA's "seesaw" schedule). bfloat16 q and caches,
+// head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90 decode is the model.
 //
 // 384 threads a CTA, which works on segments: 64 query rows of one request (row j = token i *
 // num_heads + head h: the request's rows in memory order, several tokens may share a CTA; rows past
@@ -11,37 +12,59 @@
 //  * uniform: grid (num_splits, row_blocks, batch), one segment a CTA, keys [split * split_keys, ...);
 //  * balanced: one CTA a part of the schedule (an SM), its segments in turn (some requests split
 //    over two parts, their partials merged): Q is reloaded for each segment once both consumer
-//    warpgroups have released the previous one's (q_empty, after its last S GEMM), the KV ring runs
-//    on across segments.
+//    warpgroups have released the previous one's (q_empty, after each one's last S GEMM), the KV
+//    ring runs on across segments.
 //
 // Shared memory (1024-byte aligned, 128-byte swizzle: [64-element column chunk][64 rows][128 B], the
 // layout wgmma descriptors read K-major, and MN-major for V):
 //   Q [9 chunks][64 rows] (q_nope | q_pe, 72 KB), a 2-stage ring of KV tiles [9 chunks][64 keys]
-//   (ckv | kpe, 72 KB each), P [64 rows][64 keys] bf16 (8 KB), per-row maxima and sums of the two
-//   consumer warpgroups, mbarriers: 225 KB, one CTA per SM.
+//   (ckv | kpe, 72 KB each), one P tile [64 rows][64 keys] bf16 (8 KB), each warpgroup's latest tile's
+//   row maxima and rescale factors, the row sums of the two warpgroups (two segments' worth),
+//   mbarriers (a kv_full per chunk of a stage): 226 KB, one CTA per SM.
 // Warp roles:
 //  * producer (warpgroup 0, setmaxnreg 56): cp.async of Q (zero-filled past the request's rows,
 //    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty). On pages
 //    of whole tiles (page_size a multiple of 64) a tile inside the request's keys is one page's 64
-//    rows: thread 0 loads it by two TMA boxes (ckv [8 chunks][64 rows], kpe [64 rows]) with the
-//    stage's bytes expected on kv_full, the other threads arrive. Other tiles (other page sizes,
-//    the tile holding the request's last key): warp w copies keys [16 w, 16 w + 16) whole (a key's
-//    1024-byte ckv row by two coalesced 512-byte instructions, its kpe row by 8 lanes; keys past
-//    the range zero-filled), each thread's copies arriving on kv_full as they land. The warp's
-//    page-table entries for tile t + 1 (one per lane) are read while tile t is issued.
-//  * consumers (warpgroups 1 and 2, setmaxnreg 224), per tile:
+//    rows: thread 0 loads it by nine TMA boxes (ckv chunks [64 rows][128 B] 0..7, then kpe), each
+//    chunk's bytes expected on its own kv_full, so S starts on the first chunk to land (thread 0
+//    arrives for the whole warpgroup). Other tiles (other page sizes, the tile holding the request's last key): warp w
+//    copies keys [16 w, 16 w + 16) whole (a key's 1024-byte ckv row by two coalesced 512-byte
+//    instructions, its kpe row by 8 lanes; keys past the range zero-filled), each thread's copies
+//    arriving on every chunk's kv_full as they land. The warp's page-table entries for tile t + 1
+//    (one per lane) are read while tile t is issued.
+//  * consumers (warpgroups 1 and 2, setmaxnreg 224), warpgroup w owning output columns [256 w,
+//    256 w + 256), on one of two schedules (each variant above on each), by the rows of a request:
+//  * lockstep, where a request has fewer than 64 rows (memory-bound: a tile's stage frees as soon as
+//    both warpgroups are done with it, keeping two tiles in flight), per tile:
 //      S = Q K^T on wgmma 64 x 32 x 576: warpgroup w takes keys [32 w, 32 w + 32) (both read all of
-//      Q); mask (the row's causal bound kv_len - s_qo + 1 + i and the split end, only on tiles that
-//      reach it); the warpgroups exchange their row maxima through shared memory (named barrier),
-//      so both keep the same running max and rescale factors; P = 2^(s - m) as bf16 into shared
-//      memory (fence.proxy.async, named barrier); O[:, 256 w .. +256] = alpha O + P V on wgmma 64 x
-//      256 x 64 (128 fp32 accumulators per thread); the stage is released when both warpgroups'
-//      GEMMs on it are done. A warpgroup's PV of tile t has completed before it reaches the max
-//      exchange of tile t + 1, which is what lets one P buffer and one max buffer serve every tile.
+//      Q), chunk by chunk as they land; mask; the warpgroups exchange their row maxima through
+//      shared memory (named barrier), so both keep the same running max and rescale factors; P =
+//      2^(s - m) as bf16 into shared memory (fence.proxy.async, named barrier); O = alpha O + P V on
+//      wgmma 64 x 256 x 64; the stage is released when both warpgroups' GEMMs on it are done. A
+//      warpgroup's PV of tile t has completed before it reaches the max exchange of tile t + 1,
+//      which is what lets one P buffer and one max buffer serve every tile.
+//  * seesaw, otherwise (compute-bound): warpgroup w scores tiles w, w + 2, ... (S = Q K^T on wgmma
+//    64 x 64 x 576, Q read once a tile: a third less shared-memory traffic than lockstep's S).
+//    Per own tile t:
+//      1. S(t), chunk by chunk as the chunks land;
+//      2. once the other warpgroup published tile t - 1 (mbarrier "ready"): O *= alpha(t - 1),
+//         O += P(t - 1) V(t - 1) from the shared P tile (SS), left running behind S(t);
+//      3. mask (the row's causal bound kv_len - s_qo + 1 + i and the split end, only on tiles that
+//         reach it), m(t) = max(m(t - 1), row max), alpha(t) = 2^(m(t - 1) - m(t)), P(t) = 2^(s - m(t));
+//      4. PV(t - 1) done (the P tile is free; release stage t - 1): P(t) as bf16, alpha(t) and m(t)
+//         to shared memory for the other warpgroup, "ready";
+//      5. O *= alpha(t), O += P(t) V(t) with P(t) as A fragments in registers (RS); then stage t is
+//         released.
+//    One warpgroup's GEMMs run while the other does its softmax; the max chain m(t - 1) -> m(t) is
+//    the only serial dependency between tiles. "ready" of tile t + 2 needs the other's "ready" of
+//    t + 1, which comes after it read P(t), alpha(t), m(t): one P tile and one max / factor buffer
+//    a warpgroup serve every tile. A warpgroup's row sum covers its own tiles, rescaled by every
+//    tile's alpha. The other warpgroup frees tile t's stage only after issuing S(t + 1), which
+//    waits for tile t + 1 to land: one tile in flight, why blocks of few rows go lockstep.
 // End: the warpgroups add their row sums; o = ckv_scale * O / l as bf16 (a segment covering its
 // request's keys), or the normalised partial O and the log2-sum-exp for mla_split's merge.
 //
-// One variant a translation unit (mla_fa3_uniform.cu, mla_fa3_balanced.cu); mla_fa3.cu is the host
+// One variant a translation unit (mla_fa3_{uniform,balanced}{,_seesaw}.cu); mla_fa3.cu is the host
 // side.
 #pragma once
 
@@ -68,6 +91,7 @@ constexpr int kDp = 64;             // rope (kpe) dim
 constexpr int kRows = 64;           // query rows per CTA: one wgmma M
 constexpr int kTile = 64;           // keys per KV tile
 constexpr int kChunks = 9;          // 64-element (128-byte) column chunks of a 576-wide row
+constexpr int kChunkCols = 64;      // elements of a column chunk
 constexpr int kChunkBytes = 64 * 128;  // one column chunk of 64 rows
 constexpr int kBlockBytes = kChunks * kChunkBytes;  // Q, or one KV stage: 72 KB
 constexpr int kStages = 2;
@@ -76,26 +100,34 @@ constexpr int kProducerRegs = 56;
 constexpr int kConsumerRegs = 224;
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8), "register pool");
 // Named barriers (0 is __syncthreads), 256 consumer threads each.
-constexpr int kMaxBarrier = 1;     // row maxima (and, at the end, row sums) written
-constexpr int kPReadyBarrier = 2;  // P written
+constexpr int kSumBarrier = 1;     // row sums written, at a segment's end
+constexpr int kMaxBarrier = 2;     // lockstep: the tile's row maxima written
+constexpr int kPReadyBarrier = 3;  // lockstep: the tile's P written
 
 struct Layout {
   static constexpr int q = 0;
   static constexpr int kv = q + kBlockBytes;
   static constexpr int p = kv + kStages * kBlockBytes;
-  static constexpr int row_max = p + kRows * 128;   // [2 warpgroups][64 rows] fp32
-  static constexpr int row_sum = row_max + 2 * kRows * 4;
-  static constexpr int bars = row_sum + 2 * kRows * 4;  // q_full, kv_full[2], kv_empty[2], q_empty
-  static constexpr int bytes = bars + 8 * (2 + 2 * kStages);
+  // Each consumer warpgroup's latest published tile: [warpgroup][maxima, rescale factors][64 rows] fp32
+  // (a warpgroup writes only its own half, so its threads never overwrite what others still read).
+  static constexpr int tile_stats = p + kRows * 128;
+  static constexpr int row_sum = tile_stats + 2 * 2 * kRows * 4;  // [segment parity][2 warpgroups][64 rows]
+  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2]
+  static constexpr int bars = row_sum + 2 * 2 * kRows * 4;
+  static constexpr int bytes = bars + 8 * (4 + kStages * (kChunks + 1));
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
 // The launch arguments: mla_split's, and the latent cache's tensor maps where pages hold whole tiles.
 struct Args : MlaKernelArgs {  // q, ckv and kpe are bfloat16
-  CUtensorMap ckv_map;  // (page_tma) ckv [rows][512]: box [8 chunks][64 rows][128 B]
+  CUtensorMap ckv_map;  // (page_tma) ckv [rows][8 chunks][64]: box [1 chunk][64 rows][128 B]
   CUtensorMap kpe_map;  // (page_tma) kpe [rows][64]: box [64 rows][128 B]
   int page_tma;         // 1: page_size is a multiple of kTile and the maps are set
 };
+
+// The consumer warpgroups' schedule (the header): lockstep for blocks of few rows (memory-bound:
+// the stage of a tile frees as soon as both are done with it), seesaw otherwise (compute-bound).
+enum class Schedule { lockstep, seesaw };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -109,9 +141,12 @@ __device__ __forceinline__ uint32_t swizzled(int row, int chunk) {
 struct Barriers {
   uint32_t base;
   __device__ uint32_t q_full() const { return base; }
-  __device__ uint32_t kv_full(int s) const { return base + 8 * (1 + s); }
-  __device__ uint32_t kv_empty(int s) const { return base + 8 * (1 + kStages + s); }
-  __device__ uint32_t q_empty() const { return base + 8 * (1 + 2 * kStages); }
+  // Column chunk `chunk` of stage `s` landed (the S GEMM starts on the first chunks).
+  __device__ uint32_t kv_full(int s, int chunk) const { return base + 8 * (1 + s * kChunks + chunk); }
+  __device__ uint32_t kv_empty(int s) const { return base + 8 * (1 + kStages * kChunks + s); }
+  __device__ uint32_t q_empty() const { return base + 8 * (1 + kStages * kChunks + kStages); }
+  // Consumer warpgroup w published a tile (its P, maxima and factors): every thread arrives.
+  __device__ uint32_t ready(int w) const { return base + 8 * (2 + kStages * kChunks + kStages + w); }
 };
 
 // The request's rows [j0, j0 + 64) and keys [k_begin, k_end) of one segment of this CTA's work, and
@@ -218,13 +253,14 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
     // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64.
     if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
-      if (tid == 0) {
-        mbar_arrive_expect_tx(bars.kv_full(s), kBlockBytes);
-        tma_load_4d(stage, &a.ckv_map, bars.kv_full(s), 0, static_cast<int>(my_row), 0, 0);
-        tma_load_4d(stage + (kChunks - 1) * kChunkBytes, &a.kpe_map, bars.kv_full(s), 0, static_cast<int>(my_row), 0,
-                    0);
-      } else {
-        mbar_arrive(bars.kv_full(s));
+      if (tid == 0) {  // also arrives for the 127 threads that copy nothing here
+        for (int chunk = 0; chunk < kChunks; ++chunk) {
+          mbar_arrive_expect_tx(bars.kv_full(s, chunk), kChunkBytes);
+          const CUtensorMap* map = chunk < kChunks - 1 ? &a.ckv_map : &a.kpe_map;
+          tma_load_4d(stage + chunk * kChunkBytes, map, bars.kv_full(s, chunk), 0, static_cast<int>(my_row),
+                      chunk < kChunks - 1 ? chunk : 0, 0);
+          mbar_arrive_count(bars.kv_full(s, chunk), 127);
+        }
       }
       continue;
     }
@@ -242,7 +278,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
         cp_async_16(stage + swizzled(key, 64 + lane), kpe, bytes);
       }
     }
-    cp_async_arrive_noinc(bars.kv_full(s));
+    for (int chunk = 0; chunk < kChunks; ++chunk) cp_async_arrive_noinc(bars.kv_full(s, chunk));
   }
 }
 
@@ -259,12 +295,22 @@ __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBala
   cp_async_wait_all();
 }
 
+// S of the lockstep schedule: each warpgroup 32 of the tile's 64 keys.
+using QkHalfOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                                           cute::Shape<cute::_64, cute::_32, cute::_16>,
+                                                           cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
+// S of the seesaw schedule: a warpgroup's own tile, 64 rows x 64 keys.
 using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                       cute::Shape<cute::_64, cute::_32, cute::_16>,
+                                                       cute::Shape<cute::_64, cute::_64, cute::_16>,
                                                        cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-using PvOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                       cute::Shape<cute::_64, cute::_256, cute::_16>,
-                                                       cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
+// PV from the shared P tile (the lockstep schedule's; the seesaw's on the other warpgroup's tile).
+using PvSharedOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                                             cute::Shape<cute::_64, cute::_256, cute::_16>,
+                                                             cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
+// PV of the warpgroup's own tile: P from registers.
+using PvRegsOp = decltype(cute::SM90::GMMA::rs_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                                           cute::Shape<cute::_64, cute::_256, cute::_16>,
+                                                           cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
 
 // Reduces a row's value over the four threads (a quad) that hold it.
 template <class Op>
@@ -273,11 +319,64 @@ __device__ __forceinline__ float quad_reduce(float v, Op op) {
   return op(v, __shfl_xor_sync(0xffffffffu, v, 2));
 }
 
-// A consumer warpgroup's work on one segment (`round`, `it` as the producer's).
+__device__ __forceinline__ void scale_rows(float (&o)[128], float alpha0, float alpha1) {
+#pragma unroll
+  for (int n = 0; n < 32; ++n) {
+    o[4 * n] *= alpha0;
+    o[4 * n + 1] *= alpha0;
+    o[4 * n + 2] *= alpha1;
+    o[4 * n + 3] *= alpha1;
+  }
+}
+
+// A segment's end, both schedules: the row sums of both warpgroups (both at the final maxima, so
+// they add), exchanged in this segment's half of row_sum (the next segment's end writes the other);
+// o = ckv_scale * O / l as bf16 (a segment covering its request's keys), or the normalised partial O
+// and the log2-sum-exp for mla_split's merge.
+__device__ __forceinline__ void finish_segment(const Args& a, const Block& blk, const float (&o)[128], float m0,
+                                               float m1, float l0, float l1, float* row_sum, int wg, int t) {
+  const int quad = t % 4;
+  const int r0 = (t / 32) * 16 + (t % 32) / 4;
+  const int other = wg ^ 1;
+  l0 = quad_reduce(l0, [](float x, float y) { return x + y; });
+  l1 = quad_reduce(l1, [](float x, float y) { return x + y; });
+  if (quad == 0) {
+    row_sum[wg * kRows + r0] = l0;
+    row_sum[wg * kRows + r0 + 8] = l1;
+  }
+  named_sync(kSumBarrier, 256);
+  l0 += row_sum[other * kRows + r0];
+  l1 += row_sum[other * kRows + r0 + 8];
+  const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
+  const int64_t out_row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = r0 + 8 * h;
+    if (blk.j0 + r >= a.rows) continue;
+    const float l = h == 0 ? l0 : l1;
+    const float m = h == 0 ? m0 : m1;
+    const float inv = l > 0.0f ? a.v_scale / l : 0.0f;
+    const int col0 = wg * 256 + 2 * quad;
+    if (blk.slot < 0) {
+      uint32_t* dst = reinterpret_cast<uint32_t*>(a.out + (out_row0 + r) * kDc + col0);
+#pragma unroll
+      for (int n = 0; n < 32; ++n) dst[4 * n] = pack2<true>(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+    } else {
+      float* dst = a.part_o + (part_row0 + r) * kDc + col0;
+#pragma unroll
+      for (int n = 0; n < 32; ++n) {
+        *reinterpret_cast<float2*>(dst + 8 * n) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
+      }
+      if (wg == 0 && quad == 0) a.part_lse[part_row0 + r] = l > 0.0f ? m + __log2f(l) : -INFINITY;
+    }
+  }
+}
+
+// A consumer warpgroup's work on one segment (`round`, `it` as the producer's): the lockstep
+// schedule of the header (both warpgroups on every tile).
 template <bool kBalanced>
-__device__ __forceinline__ void consume_segment(const Args& a, const Block& blk, uint32_t smem, float* row_max,
-                                                float* row_sum, const Barriers& bars, int wg, int t, int round,
-                                                uint32_t& it) {
+__device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk, uint32_t smem, float* shared,
+                                                 const Barriers& bars, int wg, int t, int round, uint32_t& it) {
   const int warp = t / 32;
   const int lane = t % 32;
   const int quad = lane % 4;
@@ -289,6 +388,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   };
   const int end0 = row_end(r0), end1 = row_end(r0 + 8);
   const int mask_from = row_end(0);  // tiles reaching past the block's first row's bound need masks
+  float* row_max = shared;           // Layout::tile_stats: [2 warpgroups][64 rows] maxima of the tile
+  float* row_sum = shared + 4 * kRows + (round & 1) * 2 * kRows;
 
   float o[128];
 #pragma unroll
@@ -302,16 +403,21 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   for (int tile = 0; tile < blk.num_tiles; ++tile, ++it) {
     const int s = it % kStages;
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
-    mbar_wait(bars.kv_full(s), (it / kStages) & 1);
 
-    // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile: 36 k-steps of 16 (32 bytes of a chunk).
+    // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile, chunk by chunk as the chunks land: 4
+    // k-steps of 16 (32 bytes) a chunk.
     float sc[16];
     const uint64_t k_desc = smem_desc(stage + wg * 32 * 128, 16, 1024);
-    wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < 4 * kChunks; ++kk) {
-      const uint32_t off = (kk / 4) * kChunkBytes + (kk % 4) * 32;
-      gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, kk > 0, std::make_index_sequence<16>{});
+    for (int chunk = 0; chunk < kChunks; ++chunk) {
+      mbar_wait(bars.kv_full(s, chunk), (it / kStages) & 1);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const uint32_t off = chunk * kChunkBytes + k * 32;
+        gmma_ss<QkHalfOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, chunk + k > 0,
+                          std::make_index_sequence<16>{});
+      }
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -386,7 +492,7 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kTile / 16; ++kk) {
-      gmma_ss<PvOp>(p_desc + ((kk * 32) >> 4), v_desc + ((kk * 2048) >> 4), o, true,
+      gmma_ss<PvSharedOp>(p_desc + ((kk * 32) >> 4), v_desc + ((kk * 2048) >> 4), o, true,
                     std::make_index_sequence<128>{});
     }
     wgmma_commit();
@@ -394,50 +500,222 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     fence_regs(o);
     if (t == 0) mbar_arrive(bars.kv_empty(s));
   }
-  // Epilogue: the row sums of both warpgroups (same maxima, so they add).
-  l0 = quad_reduce(l0, [](float x, float y) { return x + y; });
-  l1 = quad_reduce(l1, [](float x, float y) { return x + y; });
-  if (quad == 0) {
-    row_sum[wg * kRows + r0] = l0;
-    row_sum[wg * kRows + r0 + 8] = l1;
-  }
-  named_sync(kMaxBarrier, 256);
-  l0 += row_sum[(wg ^ 1) * kRows + r0];
-  l1 += row_sum[(wg ^ 1) * kRows + r0 + 8];
-  const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
-  const int64_t out_row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = r0 + 8 * h;
-    if (blk.j0 + r >= a.rows) continue;
-    const float l = h == 0 ? l0 : l1;
-    const float m = h == 0 ? m0 : m1;
-    const float inv = l > 0.0f ? a.v_scale / l : 0.0f;
-    const int col0 = wg * 256 + 2 * quad;
-    if (blk.slot < 0) {
-      uint32_t* dst = reinterpret_cast<uint32_t*>(a.out + (out_row0 + r) * kDc + col0);
-#pragma unroll
-      for (int n = 0; n < 32; ++n) dst[4 * n] = pack2<true>(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-    } else {
-      float* dst = a.part_o + (part_row0 + r) * kDc + col0;
-#pragma unroll
-      for (int n = 0; n < 32; ++n) {
-        *reinterpret_cast<float2*>(dst + 8 * n) = make_float2(o[4 * n + 2 * h] * inv, o[4 * n + 2 * h + 1] * inv);
-      }
-      if (wg == 0 && quad == 0) a.part_lse[part_row0 + r] = l > 0.0f ? m + __log2f(l) : -INFINITY;
-    }
-  }
+  finish_segment(a, blk, o, m0, m1, l0, l1, row_sum, wg, t);
 }
 
+// A consumer warpgroup's work on one segment (`round`, `it` as the producer's): the seesaw schedule
+// of the header. Iteration `tile` handles the own tile `tile` (if below num_tiles) and the other
+// warpgroup's tile - 1.
 template <bool kBalanced>
+__device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, uint32_t smem, float* shared,
+                                                const Barriers& bars, int wg, int t, int round, uint32_t& it,
+                                                uint32_t& consumed) {
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int quad = lane % 4;
+  const int r0 = warp * 16 + lane / 4;  // block rows of the thread: r0 (accumulators 4 n, 4 n + 1) and r0 + 8
+  const int other = wg ^ 1;
+  // Keys each of the two rows sees (rows past the request's: all, they are never stored).
+  auto row_end = [&](int r) {
+    const int j = blk.j0 + r;
+    return j < a.rows ? min(blk.kv_len - a.s_qo + 1 + j / a.num_heads, blk.k_end) : blk.k_end;
+  };
+  const int end0 = row_end(r0), end1 = row_end(r0 + 8);
+  const int mask_from = row_end(0);  // tiles reaching past the block's first row's bound need masks
+  const uint32_t it0 = it;           // the ring position of the segment's tile 0
+  it += blk.num_tiles;
+  auto stage_of = [&](int tile) { return smem + Layout::kv + ((it0 + tile) % kStages) * kBlockBytes; };
+  auto release = [&](int tile) {
+    if (t == 0) mbar_arrive(bars.kv_empty((it0 + tile) % kStages));
+  };
+  // This warpgroup's V columns [256 wg, 256 wg + 256) of a tile: chunks 4 wg .. 4 wg + 3, N-major
+  // (64-column chunks kChunkBytes apart); k-steps of 16 keys are 2048 bytes apart.
+  auto v_desc = [&](int tile) { return smem_desc(stage_of(tile) + 4 * wg * kChunkBytes, kChunkBytes, 1024); };
+  // `shared` is Layout::tile_stats: the warpgroups' latest tiles' maxima and factors, the row sums.
+  float* own_max = shared + wg * 2 * kRows;
+  float* own_alpha = own_max + kRows;
+  const float* other_max = shared + other * 2 * kRows;
+  const float* other_alpha = other_max + kRows;
+  float* row_sum = shared + 4 * kRows + (round & 1) * 2 * kRows;
+
+  float o[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) o[i] = 0.0f;
+  float m0 = -INFINITY, m1 = -INFINITY;  // running maxima after the latest tile, log2 units
+  float l0 = 0.0f, l1 = 0.0f;            // this thread's share of the sums over the warpgroup's tiles
+  const uint64_t q_desc = smem_desc(smem + Layout::q, 16, 1024);
+  const uint64_t p_desc = smem_desc(smem + Layout::p, 16, 1024);
+  mbar_wait(bars.q_full(), round & 1);
+  if constexpr (kBalanced) {
+    if (wg >= blk.num_tiles && t == 0) mbar_arrive(bars.q_empty());  // no own tile: done with Q
+  }
+
+  // O *= alpha(tile) and O += P V on this warpgroup's columns for the other warpgroup's `tile`
+  // (published with its P, maxima and rescale factors; no wgmma on O is in flight), from the shared
+  // P tile, committed and left running.
+  auto other_pv = [&](int tile) {
+    mbar_wait(bars.ready(other), consumed++ & 1);
+    const float alpha0 = other_alpha[r0], alpha1 = other_alpha[r0 + 8];
+    m0 = other_max[r0];
+    m1 = other_max[r0 + 8];
+    scale_rows(o, alpha0, alpha1);
+    l0 *= alpha0;
+    l1 *= alpha1;
+    const uint64_t vd = v_desc(tile);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+      gmma_ss<PvSharedOp>(p_desc + ((kk * 32) >> 4), vd + ((kk * 2048) >> 4), o, true, std::make_index_sequence<128>{});
+    }
+    wgmma_commit();
+  };
+  // The own tile `tile`, and (kAfterOther) the other warpgroup's tile - 1 under its softmax. The
+  // two variants keep every wgmma and wait outside data-dependent branches (ptxas serializes the
+  // wgmmas otherwise).
+  auto own_tile = [&](int tile, auto after_other) {
+    constexpr bool kAfterOther = decltype(after_other)::value;
+    // 1. S(tile) = Q K^T, chunk by chunk as the chunks land: 4 k-steps of 16 (32 bytes) a chunk.
+    float sc[32];
+    const uint32_t parity = ((it0 + tile) / kStages) & 1;
+    const int s = (it0 + tile) % kStages;
+    const uint64_t k_desc = smem_desc(stage_of(tile), 16, 1024);
+#pragma unroll
+    for (int chunk = 0; chunk < kChunks; ++chunk) {
+      mbar_wait(bars.kv_full(s, chunk), parity);
+      wgmma_fence();
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const uint32_t off = chunk * kChunkBytes + k * 32;
+        gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, chunk + k > 0, std::make_index_sequence<32>{});
+      }
+    }
+    wgmma_commit();
+    // 2. The other warpgroup's tile - 1 on the tensor cores behind S(tile).
+    if constexpr (kAfterOther) other_pv(tile - 1);
+
+    // 3. S(tile) done: mask, the max chain, P.
+    wgmma_wait<kAfterOther ? 1 : 0>();
+    fence_regs(sc);
+    if constexpr (kBalanced) {
+      // The warpgroup's last S GEMM of the segment has read Q: the next segment's may load.
+      if (tile + 2 >= blk.num_tiles && t == 0) mbar_arrive(bars.q_empty());
+    }
+    const int tile_key0 = blk.k_begin + tile * kTile;
+    const bool masked = tile_key0 + kTile > mask_from;
+    float mx0 = m0, mx1 = m1;
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int key = tile_key0 + 8 * n + 2 * quad + c;
+        sc[4 * n + c] = masked && key >= end0 ? -INFINITY : sc[4 * n + c] * a.scale_log2;
+        sc[4 * n + 2 + c] = masked && key >= end1 ? -INFINITY : sc[4 * n + 2 + c] * a.scale_log2;
+        mx0 = fmaxf(mx0, sc[4 * n + c]);
+        mx1 = fmaxf(mx1, sc[4 * n + 2 + c]);
+      }
+    }
+    const auto max_op = [](float x, float y) { return fmaxf(x, y); };
+    mx0 = quad_reduce(mx0, max_op);
+    mx1 = quad_reduce(mx1, max_op);
+    // A row with no key yet keeps max -inf: subtract 0 instead (its P are all 2^-inf = 0).
+    const float base0 = mx0 == -INFINITY ? 0.0f : mx0;
+    const float base1 = mx1 == -INFINITY ? 0.0f : mx1;
+    const float alpha0 = sm80::ex2(m0 - base0), alpha1 = sm80::ex2(m1 - base1);
+    m0 = mx0;
+    m1 = mx1;
+    float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      sc[4 * n] = sm80::ex2(sc[4 * n] - base0);
+      sc[4 * n + 1] = sm80::ex2(sc[4 * n + 1] - base0);
+      sc[4 * n + 2] = sm80::ex2(sc[4 * n + 2] - base1);
+      sc[4 * n + 3] = sm80::ex2(sc[4 * n + 3] - base1);
+      sum0 += sc[4 * n] + sc[4 * n + 1];
+      sum1 += sc[4 * n + 2] + sc[4 * n + 3];
+    }
+    l0 = fmaf(l0, alpha0, sum0);
+    l1 = fmaf(l1, alpha1, sum1);
+
+    // 4. PV(tile - 1) done: the shared P tile is free and this warpgroup is done with tile - 1.
+    if constexpr (kAfterOther) {
+      wgmma_wait<0>();
+      fence_regs(o);
+      release(tile - 1);
+    }
+    // Keys 8 n + 2 quad (+1) of rows r0 and r0 + 8: k-step n / 2, its low or high 8 keys.
+    uint32_t p[16];
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      p[4 * (n / 2) + 2 * (n % 2)] = pack2<true>(sc[4 * n], sc[4 * n + 1]);
+      p[4 * (n / 2) + 2 * (n % 2) + 1] = pack2<true>(sc[4 * n + 2], sc[4 * n + 3]);
+    }
+    // P[row][key]: 16-byte chunk key / 8 of the row, swizzled; then this tile's maxima and factors.
+    const uint32_t p_row0 = smem + Layout::p + r0 * 128 + quad * 4;
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      const uint32_t swz = (n ^ (r0 & 7)) << 4;
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + swz), "r"(p[4 * (n / 2) + 2 * (n % 2)]) : "memory");
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + 8 * 128 + swz), "r"(p[4 * (n / 2) + 2 * (n % 2) + 1])
+                   : "memory");
+    }
+    if (quad == 0) {
+      own_max[r0] = m0;
+      own_max[r0 + 8] = m1;
+      own_alpha[r0] = alpha0;
+      own_alpha[r0 + 8] = alpha1;
+    }
+    fence_proxy_async();  // P's generic-proxy stores, read next by the other warpgroup's wgmma
+    mbar_arrive(bars.ready(wg));
+
+    // 5. O = alpha O + P V on this warpgroup's columns, P from registers; waited for at once (a
+    //    wgmma with register operands left in flight across the loop's back edge makes ptxas
+    //    serialize every wgmma).
+    scale_rows(o, alpha0, alpha1);
+    const uint64_t vd = v_desc(tile);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+      gmma_rs<PvRegsOp>(p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3], vd + ((kk * 2048) >> 4), o,
+                        std::make_index_sequence<128>{});
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_regs(o);
+    fence_regs(p);
+    release(tile);
+  };
+
+  int tile = wg;
+  if (wg == 0) {  // tile 0 follows no other tile (num_tiles >= 1)
+    own_tile(0, std::false_type{});
+    tile = 2;
+  }
+  for (; tile < blk.num_tiles; tile += 2) own_tile(tile, std::true_type{});
+  // The other warpgroup's last tile, after this warpgroup's last.
+  if ((blk.num_tiles - 1) % 2 == other) {
+    other_pv(blk.num_tiles - 1);
+    wgmma_wait<0>();
+    fence_regs(o);
+    release(blk.num_tiles - 1);
+  }
+
+  finish_segment(a, blk, o, m0, m1, l0, l1, row_sum, wg, t);
+}
+
+template <bool kBalanced, Schedule kSchedule>
 __device__ __forceinline__ void run_consumer(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
-                                             float* row_max, float* row_sum, const Barriers& bars, int wg, int t) {
+                                             float* shared, const Barriers& bars, int wg, int t) {
   int round = 0;
   uint32_t it = 0;
+  uint32_t consumed = 0;  // seesaw: tiles of the other warpgroup's taken so far (its ready barrier's phase)
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles > 0) {
-      consume_segment<kBalanced>(a, blk, smem, row_max, row_sum, bars, wg, t, round++, it);
+      if constexpr (kSchedule == Schedule::seesaw) {
+        consume_seesaw<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it, consumed);
+      } else {
+        consume_lockstep<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it);
+      }
     } else if (blk.slot >= 0 && wg == 0 && t < kRows && blk.j0 + t < a.rows) {
       // A partial with no key the block's rows see: the merge gives it no weight.
       a.part_lse[(static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0 + t] = -INFINITY;
@@ -447,7 +725,7 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Segments<kBala
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <bool kBalanced>
+template <bool kBalanced, Schedule kSchedule>
 __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_constant__ Args a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -467,8 +745,9 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   if (tid == 0) {
     mbar_init(bars.q_full(), 128);  // every producer thread, as its copies land
     mbar_init(bars.q_empty(), 2);   // one thread per consumer warpgroup
+    for (int w = 0; w < 2; ++w) mbar_init(bars.ready(w), 128);
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(bars.kv_full(s), 128);
+      for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), 128);
       mbar_init(bars.kv_empty(s), 2);  // one thread per consumer warpgroup
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -479,8 +758,11 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
     run_producer(a, segs, smem, bars, tid);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
-    run_consumer(a, segs, smem, reinterpret_cast<float*>(smem_raw + Layout::row_max),
-                 reinterpret_cast<float*>(smem_raw + Layout::row_sum), bars, tid / 128 - 1, tid % 128);
+    // The warpgroup index through a shuffle, which ptxas knows to be warp-uniform: the seesaw's
+    // branches on it hold wgmmas, and a possibly divergent one serializes every wgmma.
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0) - 1;
+    run_consumer<kBalanced, kSchedule>(a, segs, smem, reinterpret_cast<float*>(smem_raw + Layout::tile_stats), bars,
+                                       wg, tid % 128);
   }
 #else
   (void)a;
@@ -491,25 +773,30 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
 
 // The launch of one variant on its grid (its translation unit instantiates it), and the probe of
 // its kernel image (cudaFuncGetAttributes).
-template <bool kBalanced>
+template <bool kBalanced, Schedule kSchedule>
 cudaError_t launch_mla_fa3_grid(const Args& a, dim3 grid, cudaStream_t stream) {
   static std::atomic<uint64_t> smem_done{0};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess) status = ensure_smem_limit(mla_fa3_kernel<kBalanced>, Layout::bytes, device, smem_done);
+  if (status == cudaSuccess) {
+    status = ensure_smem_limit(mla_fa3_kernel<kBalanced, kSchedule>, Layout::bytes, device, smem_done);
+  }
   if (status != cudaSuccess) return status;
-  return launch_kernel(mla_fa3_kernel<kBalanced>, grid, dim3(kThreads), Layout::bytes, stream, false, a);
+  return launch_kernel(mla_fa3_kernel<kBalanced, kSchedule>, grid, dim3(kThreads), Layout::bytes, stream, false, a);
 }
 
-template <bool kBalanced>
+template <bool kBalanced, Schedule kSchedule>
 cudaError_t mla_fa3_kernel_attributes(cudaFuncAttributes* attributes) {
-  return cudaFuncGetAttributes(attributes, mla_fa3_kernel<kBalanced>);
+  return cudaFuncGetAttributes(attributes, mla_fa3_kernel<kBalanced, kSchedule>);
 }
 
-extern template cudaError_t launch_mla_fa3_grid<false>(const Args&, dim3, cudaStream_t);
-extern template cudaError_t launch_mla_fa3_grid<true>(const Args&, dim3, cudaStream_t);
-extern template cudaError_t mla_fa3_kernel_attributes<false>(cudaFuncAttributes*);
-extern template cudaError_t mla_fa3_kernel_attributes<true>(cudaFuncAttributes*);
+#define KBENCH_MLA_FA3_VARIANT(kind, balanced, schedule)                                                \
+  kind template cudaError_t launch_mla_fa3_grid<balanced, Schedule::schedule>(const Args&, dim3, cudaStream_t); \
+  kind template cudaError_t mla_fa3_kernel_attributes<balanced, Schedule::schedule>(cudaFuncAttributes*);
+KBENCH_MLA_FA3_VARIANT(extern, false, lockstep)
+KBENCH_MLA_FA3_VARIANT(extern, true, lockstep)
+KBENCH_MLA_FA3_VARIANT(extern, false, seesaw)
+KBENCH_MLA_FA3_VARIANT(extern, true, seesaw)
 
 }  // namespace mla_fa3_detail
 }  // namespace kbench::kernels

@@ -1,9 +1,8 @@
-// fa3's uniform variant (one segment a CTA: the uniform grid): its translation unit.
+// fa3's variant on the uniform grid (one segment a CTA), lockstep consumers: its translation unit.
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
 
 namespace kbench::kernels::mla_fa3_detail {
 
-template cudaError_t launch_mla_fa3_grid<false>(const Args&, dim3, cudaStream_t);
-template cudaError_t mla_fa3_kernel_attributes<false>(cudaFuncAttributes*);
+KBENCH_MLA_FA3_VARIANT(, false, lockstep)
 
 }  // namespace kbench::kernels::mla_fa3_detail
