@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
 # Session 25, call 1: the two wip branches (MLA fa3 TMA pages; fa3 head 256 on 80-key tiles) on a GPU:
 # kernel tests, sanitizers, A/B against main in one call.
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b
-smi() { nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
-echo "start: $(smi)"
-xz -dc build/carry/gpu_tests.xz >/tmp/b/gt && chmod +x /tmp/b/gt
-xz -dc .ab/bin/s25.xz >/tmp/b/kbench && chmod +x /tmp/b/kbench
+source "$(dirname "$0")/common.sh"
+unpack build/carry/gpu_tests.xz /tmp/b/gt
+unpack .ab/bin/s25.xz /tmp/b/kbench
 timeout 180 /tmp/b/gt --gtest_filter="${GTEST_FILTER:-*Mla*:PrefillKernels.*}" >"$OUT/gtest.log" 2>&1
 echo "gtest exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest.log" | head -3 | tr '\n' ' ')"; grep -E '^\[  FAILED' "$OUT/gtest.log" | head -20
 for tool in memcheck racecheck; do

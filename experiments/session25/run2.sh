@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
 # Session 25, call 2: the whole GPU test binary (what ctest -L gpu runs) and racecheck on small lines.
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/b /work/main/build/src/app
-smi() { nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
-echo "start: $(smi)"
-xz -dc build/carry/gpu_tests.xz >/tmp/b/gt && chmod +x /tmp/b/gt
-xz -dc .ab/bin/s25.xz >/work/main/build/src/app/kbench && chmod +x /work/main/build/src/app/kbench
+source "$(dirname "$0")/common.sh"
+unpack build/carry/gpu_tests.xz /tmp/b/gt
+unpack .ab/bin/s25.xz /work/main/build/src/app/kbench
 for tool in racecheck memcheck; do
   timeout 90 compute-sanitizer --tool $tool --error-exitcode 99 /work/main/build/src/app/kbench --testlist experiments/session25/racecheck.txt >"$OUT/$tool.log" 2>&1
   echo "$tool: exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$tool.log" | tail -1) $(grep -E 'Backends:' "$OUT/$tool.log" | tail -1)"

@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Session 25, call 3: the 2 isolation tests (fault probe), then with FlashInfer built: issue 19's MLA
 # targets and issue 20's prefill grid (one call, every row refchecked), clocks and power beside them.
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/mla" "$OUT/grid" /tmp/b /work/main/build/src/app /work/main/build/tests
-smi() { nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
-echo "start: $(smi)"
-xz -dc build/carry/gpu_tests.xz >/tmp/b/gt && chmod +x /tmp/b/gt
-xz -dc build/carry/fault_probe.xz >/work/main/build/tests/kbench_fault_probe && chmod +x /work/main/build/tests/kbench_fault_probe
-xz -dc build/carry/kbench_fi.xz >/work/main/build/src/app/kbench && chmod +x /work/main/build/src/app/kbench
+source "$(dirname "$0")/common.sh"
+mkdir -p "$OUT/mla" "$OUT/grid"
+unpack build/carry/gpu_tests.xz /tmp/b/gt
+unpack build/carry/fault_probe.xz /work/main/build/tests/kbench_fault_probe
+unpack build/carry/kbench_fi.xz /work/main/build/src/app/kbench
 kb=/work/main/build/src/app/kbench
 timeout 120 /tmp/b/gt --gtest_filter='Isolation.*' >"$OUT/gtest_isolation.log" 2>&1
 echo "isolation exit $?: $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gtest_isolation.log" | tr '\n' ' ')"

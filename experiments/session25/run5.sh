@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
 # Session 25, call 5: the seesaw MLA kernel with FlashInfer built: issue 19's targets; racecheck on
 # the balanced-schedule test; the whole GPU test binary as time allows.
-cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/mla" /tmp/b /work/main/build/src/app /work/main/build/tests
-smi() { nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader; }
-echo "start: $(smi)"
-xz -dc build/carry/gpu_tests.xz >/tmp/b/gt && chmod +x /tmp/b/gt
-xz -dc build/carry_keep/fault_probe.xz >/work/main/build/tests/kbench_fault_probe && chmod +x /work/main/build/tests/kbench_fault_probe
-xz -dc build/carry_keep/kbench_fi.xz >/work/main/build/src/app/kbench && chmod +x /work/main/build/src/app/kbench
+source "$(dirname "$0")/common.sh"
+mkdir -p "$OUT/mla"
+unpack build/carry/gpu_tests.xz /tmp/b/gt
+unpack build/carry_keep/fault_probe.xz /work/main/build/tests/kbench_fault_probe
+unpack build/carry_keep/kbench_fi.xz /work/main/build/src/app/kbench
 kb=/work/main/build/src/app/kbench
 timeout 200 $kb --testlist bench/attention/mla/mla_targets.txt --output_path "$OUT/mla/mla_targets.csv" >"$OUT/mla/mla_targets.log" 2>&1
 echo "mla exit $?"; grep -E '^\[PERF\]|^\[INFO\] line' "$OUT/mla/mla_targets.log" | cut -c1-160

@@ -329,6 +329,54 @@ __device__ __forceinline__ void scale_rows(float (&o)[128], float alpha0, float 
   }
 }
 
+// A thread's S fragment of kGroups groups of 8 keys (keys key0 + 8 n + 2 quad, +1, of its rows r0 and
+// r0 + 8: sc[4 n ..]) to log2 units, keys at or past a row's end set to -inf where the tile is
+// `masked`; mx0 / mx1 (in: a starting value) become the rows' maxima over the quad.
+template <int kGroups>
+__device__ __forceinline__ void scale_mask_max(float (&sc)[4 * kGroups], float scale_log2, int key0, int quad,
+                                               bool masked, int end0, int end1, float& mx0, float& mx1) {
+#pragma unroll
+  for (int n = 0; n < kGroups; ++n) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int key = key0 + 8 * n + 2 * quad + c;
+      sc[4 * n + c] = masked && key >= end0 ? -INFINITY : sc[4 * n + c] * scale_log2;
+      sc[4 * n + 2 + c] = masked && key >= end1 ? -INFINITY : sc[4 * n + 2 + c] * scale_log2;
+      mx0 = fmaxf(mx0, sc[4 * n + c]);
+      mx1 = fmaxf(mx1, sc[4 * n + 2 + c]);
+    }
+  }
+  const auto max_op = [](float x, float y) { return fmaxf(x, y); };
+  mx0 = quad_reduce(mx0, max_op);
+  mx1 = quad_reduce(mx1, max_op);
+}
+
+// The online softmax step to the rows' new maxima mx0 / mx1 (log2 units): alpha = 2^(m - mx), m = mx,
+// sc = 2^(sc - mx) in place, l = alpha l + the fragment's row sums. A row with no key yet keeps max
+// -inf: it subtracts 0 instead (its P are all 2^-inf = 0).
+template <int kGroups>
+__device__ __forceinline__ void exponentiate(float (&sc)[4 * kGroups], float mx0, float mx1, float& m0, float& m1,
+                                             float& l0, float& l1, float& alpha0, float& alpha1) {
+  const float base0 = mx0 == -INFINITY ? 0.0f : mx0;
+  const float base1 = mx1 == -INFINITY ? 0.0f : mx1;
+  alpha0 = sm80::ex2(m0 - base0);
+  alpha1 = sm80::ex2(m1 - base1);
+  m0 = mx0;
+  m1 = mx1;
+  float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+  for (int n = 0; n < kGroups; ++n) {
+    sc[4 * n] = sm80::ex2(sc[4 * n] - base0);
+    sc[4 * n + 1] = sm80::ex2(sc[4 * n + 1] - base0);
+    sc[4 * n + 2] = sm80::ex2(sc[4 * n + 2] - base1);
+    sc[4 * n + 3] = sm80::ex2(sc[4 * n + 3] - base1);
+    sum0 += sc[4 * n] + sc[4 * n + 1];
+    sum1 += sc[4 * n + 2] + sc[4 * n + 3];
+  }
+  l0 = fmaf(l0, alpha0, sum0);
+  l1 = fmaf(l1, alpha1, sum1);
+}
+
 // A segment's end, both schedules: the row sums of both warpgroups (both at the final maxima, so
 // they add), exchanged in this segment's half of row_sum (the next segment's end writes the other);
 // o = ckv_scale * O / l as bf16 (a segment covering its request's keys), or the normalised partial O
@@ -429,22 +477,9 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
     }
 
     const int tile_key0 = blk.k_begin + tile * kTile;
-    const bool masked = tile_key0 + kTile > mask_from;
     float mx0 = -INFINITY, mx1 = -INFINITY;
-#pragma unroll
-    for (int n = 0; n < 4; ++n) {
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int key = tile_key0 + wg * 32 + 8 * n + 2 * quad + c;
-        sc[4 * n + c] = masked && key >= end0 ? -INFINITY : sc[4 * n + c] * a.scale_log2;
-        sc[4 * n + 2 + c] = masked && key >= end1 ? -INFINITY : sc[4 * n + 2 + c] * a.scale_log2;
-        mx0 = fmaxf(mx0, sc[4 * n + c]);
-        mx1 = fmaxf(mx1, sc[4 * n + 2 + c]);
-      }
-    }
-    const auto max_op = [](float x, float y) { return fmaxf(x, y); };
-    mx0 = quad_reduce(mx0, max_op);
-    mx1 = quad_reduce(mx1, max_op);
+    scale_mask_max<4>(sc, a.scale_log2, tile_key0 + wg * 32, quad, tile_key0 + kTile > mask_from, end0, end1, mx0,
+                      mx1);
     if (quad == 0) {
       row_max[wg * kRows + r0] = mx0;
       row_max[wg * kRows + r0 + 8] = mx1;
@@ -452,42 +487,27 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
     named_sync(kMaxBarrier, 256);
     mx0 = fmaxf(fmaxf(mx0, row_max[(wg ^ 1) * kRows + r0]), m0);
     mx1 = fmaxf(fmaxf(mx1, row_max[(wg ^ 1) * kRows + r0 + 8]), m1);
-    // A row with no key yet keeps max -inf: subtract 0 instead (its P are all 2^-inf = 0).
-    const float base0 = mx0 == -INFINITY ? 0.0f : mx0;
-    const float base1 = mx1 == -INFINITY ? 0.0f : mx1;
-    const float alpha0 = sm80::ex2(m0 - base0), alpha1 = sm80::ex2(m1 - base1);
-    m0 = mx0;
-    m1 = mx1;
-    float sum0 = 0.0f, sum1 = 0.0f;
+    float alpha0, alpha1;
+    exponentiate<4>(sc, mx0, mx1, m0, m1, l0, l1, alpha0, alpha1);
 #pragma unroll
     for (int n = 0; n < 4; ++n) {
-      const float p00 = sm80::ex2(sc[4 * n] - base0), p01 = sm80::ex2(sc[4 * n + 1] - base0);
-      const float p10 = sm80::ex2(sc[4 * n + 2] - base1), p11 = sm80::ex2(sc[4 * n + 3] - base1);
-      sum0 += p00 + p01;
-      sum1 += p10 + p11;
       // P[row][key], key = 32 wg + 8 n + 2 quad: 16-byte chunk 4 wg + n of the row, swizzled.
       const int chunk = 4 * wg + n;
       const uint32_t p_row0 = smem + Layout::p + r0 * 128 + quad * 4;
       const uint32_t p_row1 = p_row0 + 8 * 128;
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + ((chunk ^ (r0 & 7)) << 4)), "r"(pack2<true>(p00, p01))
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row0 + ((chunk ^ (r0 & 7)) << 4)),
+                   "r"(pack2<true>(sc[4 * n], sc[4 * n + 1]))
                    : "memory");
-      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row1 + ((chunk ^ (r0 & 7)) << 4)), "r"(pack2<true>(p10, p11))
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(p_row1 + ((chunk ^ (r0 & 7)) << 4)),
+                   "r"(pack2<true>(sc[4 * n + 2], sc[4 * n + 3]))
                    : "memory");
     }
-    l0 = fmaf(l0, alpha0, sum0);
-    l1 = fmaf(l1, alpha1, sum1);
     fence_proxy_async();  // P's generic-proxy stores, read next by wgmma
     named_sync(kPReadyBarrier, 256);
 
     // O[:, 256 wg .. +256] = alpha O + P V: V = the tile's chunks 4 wg .. 4 wg + 3, N-major (64-column
     // chunks kChunkBytes apart), 4 k-steps of 16 keys (2048 bytes).
-#pragma unroll
-    for (int n = 0; n < 32; ++n) {
-      o[4 * n] *= alpha0;
-      o[4 * n + 1] *= alpha0;
-      o[4 * n + 2] *= alpha1;
-      o[4 * n + 3] *= alpha1;
-    }
+    scale_rows(o, alpha0, alpha1);
     const uint64_t v_desc = smem_desc(stage + 4 * wg * kChunkBytes, kChunkBytes, 1024);
     wgmma_fence();
 #pragma unroll
@@ -601,40 +621,10 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
       if (tile + 2 >= blk.num_tiles && t == 0) mbar_arrive(bars.q_empty());
     }
     const int tile_key0 = blk.k_begin + tile * kTile;
-    const bool masked = tile_key0 + kTile > mask_from;
     float mx0 = m0, mx1 = m1;
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int key = tile_key0 + 8 * n + 2 * quad + c;
-        sc[4 * n + c] = masked && key >= end0 ? -INFINITY : sc[4 * n + c] * a.scale_log2;
-        sc[4 * n + 2 + c] = masked && key >= end1 ? -INFINITY : sc[4 * n + 2 + c] * a.scale_log2;
-        mx0 = fmaxf(mx0, sc[4 * n + c]);
-        mx1 = fmaxf(mx1, sc[4 * n + 2 + c]);
-      }
-    }
-    const auto max_op = [](float x, float y) { return fmaxf(x, y); };
-    mx0 = quad_reduce(mx0, max_op);
-    mx1 = quad_reduce(mx1, max_op);
-    // A row with no key yet keeps max -inf: subtract 0 instead (its P are all 2^-inf = 0).
-    const float base0 = mx0 == -INFINITY ? 0.0f : mx0;
-    const float base1 = mx1 == -INFINITY ? 0.0f : mx1;
-    const float alpha0 = sm80::ex2(m0 - base0), alpha1 = sm80::ex2(m1 - base1);
-    m0 = mx0;
-    m1 = mx1;
-    float sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-    for (int n = 0; n < 8; ++n) {
-      sc[4 * n] = sm80::ex2(sc[4 * n] - base0);
-      sc[4 * n + 1] = sm80::ex2(sc[4 * n + 1] - base0);
-      sc[4 * n + 2] = sm80::ex2(sc[4 * n + 2] - base1);
-      sc[4 * n + 3] = sm80::ex2(sc[4 * n + 3] - base1);
-      sum0 += sc[4 * n] + sc[4 * n + 1];
-      sum1 += sc[4 * n + 2] + sc[4 * n + 3];
-    }
-    l0 = fmaf(l0, alpha0, sum0);
-    l1 = fmaf(l1, alpha1, sum1);
+    scale_mask_max<8>(sc, a.scale_log2, tile_key0, quad, tile_key0 + kTile > mask_from, end0, end1, mx0, mx1);
+    float alpha0, alpha1;
+    exponentiate<8>(sc, mx0, mx1, m0, m1, l0, l1, alpha0, alpha1);
 
     // 4. PV(tile - 1) done: the shared P tile is free and this warpgroup is done with tile - 1.
     if constexpr (kAfterOther) {
