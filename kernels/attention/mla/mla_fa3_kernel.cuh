@@ -295,22 +295,23 @@ __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBala
   cp_async_wait_all();
 }
 
-// S of the lockstep schedule: each warpgroup 32 of the tile's 64 keys.
-using QkHalfOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                           cute::Shape<cute::_64, cute::_32, cute::_16>,
-                                                           cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-// S of the seesaw schedule: a warpgroup's own tile, 64 rows x 64 keys.
-using QkOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                       cute::Shape<cute::_64, cute::_64, cute::_16>,
-                                                       cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
-// PV from the shared P tile (the lockstep schedule's; the seesaw's on the other warpgroup's tile).
-using PvSharedOp = decltype(cute::SM90::GMMA::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                             cute::Shape<cute::_64, cute::_256, cute::_16>,
-                                                             cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
-// PV of the warpgroup's own tile: P from registers.
-using PvRegsOp = decltype(cute::SM90::GMMA::rs_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
-                                                           cute::Shape<cute::_64, cute::_256, cute::_16>,
-                                                           cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::MN>());
+namespace gmma = cute::SM90::GMMA;
+// S = Q K^T on 64 x kN (K-major operands): each warpgroup's 32 of a tile's 64 keys (lockstep), or a
+// warpgroup's own whole tile (seesaw).
+template <int kN>
+using QkOpN = decltype(gmma::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                            cute::Shape<cute::_64, cute::Int<kN>, cute::_16>, gmma::Major::K,
+                                            gmma::Major::K>());
+using QkHalfOp = QkOpN<32>;
+using QkOp = QkOpN<64>;
+// O += P V on a warpgroup's 256 columns (V MN-major): P from the shared P tile (the lockstep
+// schedule's; the seesaw's on the other warpgroup's tile), or from registers (the seesaw's own tile).
+using PvSharedOp = decltype(gmma::ss_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                                 cute::Shape<cute::_64, cute::_256, cute::_16>, gmma::Major::K,
+                                                 gmma::Major::MN>());
+using PvRegsOp = decltype(gmma::rs_op_selector<cute::bfloat16_t, cute::bfloat16_t, float,
+                                               cute::Shape<cute::_64, cute::_256, cute::_16>, gmma::Major::K,
+                                               gmma::Major::MN>());
 
 // Reduces a row's value over the four threads (a quad) that hold it.
 template <class Op>
