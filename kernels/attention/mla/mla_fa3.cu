@@ -9,6 +9,7 @@
 
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
 #include "kernels/common/kernel_image.hpp"
+#include "kernels/common/tensor_map.hpp"
 
 namespace kbench::kernels {
 
@@ -59,7 +60,8 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
     // ckv as [rows][8 chunks][64]: a box is one 64-column chunk of the tile, landing on its own barrier.
-    cudaError_t status = encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile);
+    cudaError_t status =
+        encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile);
     if (status == cudaSuccess) status = encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile);
     if (status != cudaSuccess) return status;
     a.page_tma = 1;

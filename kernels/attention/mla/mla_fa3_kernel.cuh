@@ -81,7 +81,6 @@
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
-#include "kernels/common/tensor_map.hpp"
 
 namespace kbench::kernels {
 namespace mla_fa3_detail {
@@ -96,6 +95,7 @@ constexpr int kChunkBytes = 64 * 128;  // one column chunk of 64 rows
 constexpr int kBlockBytes = kChunks * kChunkBytes;  // Q, or one KV stage: 72 KB
 constexpr int kStages = 2;
 constexpr int kThreads = 384;
+constexpr int kProducerThreads = 128;  // warpgroup 0; the consumers are warpgroups 1 and 2
 constexpr int kProducerRegs = 56;
 constexpr int kConsumerRegs = 224;
 static_assert(128 * kProducerRegs + 256 * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8), "register pool");
@@ -253,13 +253,13 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
     // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64.
     if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
-      if (tid == 0) {  // also arrives for the 127 threads that copy nothing here
+      if (tid == 0) {  // also arrives for the other producer threads, which copy nothing here
         for (int chunk = 0; chunk < kChunks; ++chunk) {
           mbar_arrive_expect_tx(bars.kv_full(s, chunk), kChunkBytes);
           const CUtensorMap* map = chunk < kChunks - 1 ? &a.ckv_map : &a.kpe_map;
           tma_load_4d(stage + chunk * kChunkBytes, map, bars.kv_full(s, chunk), 0, static_cast<int>(my_row),
                       chunk < kChunks - 1 ? chunk : 0, 0);
-          mbar_arrive_count(bars.kv_full(s, chunk), 127);
+          mbar_arrive_count(bars.kv_full(s, chunk), kProducerThreads - 1);
         }
       }
       continue;
@@ -514,7 +514,7 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
 #pragma unroll
     for (int kk = 0; kk < kTile / 16; ++kk) {
       gmma_ss<PvSharedOp>(p_desc + ((kk * 32) >> 4), v_desc + ((kk * 2048) >> 4), o, true,
-                    std::make_index_sequence<128>{});
+                          std::make_index_sequence<128>{});
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -586,7 +586,8 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kTile / 16; ++kk) {
-      gmma_ss<PvSharedOp>(p_desc + ((kk * 32) >> 4), vd + ((kk * 2048) >> 4), o, true, std::make_index_sequence<128>{});
+      gmma_ss<PvSharedOp>(p_desc + ((kk * 32) >> 4), vd + ((kk * 2048) >> 4), o, true,
+                          std::make_index_sequence<128>{});
     }
     wgmma_commit();
   };
@@ -734,11 +735,11 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   }
   const Barriers bars{smem + Layout::bars};
   if (tid == 0) {
-    mbar_init(bars.q_full(), 128);  // every producer thread, as its copies land
+    mbar_init(bars.q_full(), kProducerThreads);  // every producer thread, as its copies land
     mbar_init(bars.q_empty(), 2);   // one thread per consumer warpgroup
     for (int w = 0; w < 2; ++w) mbar_init(bars.ready(w), 128);
     for (int s = 0; s < kStages; ++s) {
-      for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), 128);
+      for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), kProducerThreads);
       mbar_init(bars.kv_empty(s), 2);  // one thread per consumer warpgroup
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");

@@ -114,7 +114,7 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
 
   fa3::Fa3Args args{};
   cudaError_t status = encode_token_major_map(&args.tma_q, params.q, params.q_dtype, params.num_qo_heads,
-                                                   params.head_dim_qk, fa3::kBlockM);
+                                              params.head_dim_qk, fa3::kBlockM);
   if (status != cudaSuccess) return status;
   args.items = workspace.items;
   args.num_items = workspace.num_items;
