@@ -11,9 +11,10 @@
 // as K (576 wide) and as V (its first 512 columns). Two variants (mla_split.hpp's plans):
 //  * uniform: grid (num_splits, row_blocks, batch), one segment a CTA, keys [split * split_keys, ...);
 //  * balanced: one CTA a part of the schedule (an SM), its segments in turn (some requests split
-//    over two parts, their partials merged): Q is reloaded for each segment once both consumer
-//    warpgroups have released the previous one's (q_empty, after each one's last S GEMM), the KV
-//    ring runs on across segments.
+//    over two parts, their partials merged; a request's row blocks on consecutive CTAs with the
+//    same keys, as in the uniform grid, so that they share each tile in L2): Q is reloaded for each
+//    segment once both consumer warpgroups have released the previous one's (q_empty, after each
+//    one's last S GEMM), the KV ring runs on across segments.
 //
 // Shared memory (1024-byte aligned, 128-byte swizzle: [64-element column chunk][64 rows][128 B], the
 // layout wgmma descriptors read K-major, and MN-major for V):

@@ -124,41 +124,42 @@ MlaPlan plan_mla_split(const MlaParams& p, int rows_per_cta, int ctas_per_sm, in
 
 namespace {
 
-// The balanced schedule of make_mla_balanced_schedule and its cost by the model: units in order, each
-// part filled to the mean load, a unit split where a part fills (no segment under kMinSegmentTiles
-// but a unit's whole; the last part takes the rest).
+// The balanced schedule of make_mla_balanced_schedule and its cost by the model. The schedule is made
+// for the requests over `groups` = sm_count / row_blocks parts: requests in order, each part filled
+// to the mean load, a request split where a part fills (no segment under kMinSegmentTiles but a
+// request's whole; the last part takes the rest). Each group's part then becomes row_blocks
+// consecutive parts, one a row block, with the same keys: the row blocks of a request read each KV
+// tile side by side, once from HBM and then from L2 (a request's blocks scheduled apart read it from
+// HBM each, which made a 4-token, 128-head batch bound by HBM at 8 reads of every tile).
 MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, const MlaPlan& uniform, int tile_keys,
                           int sm_count, double* cost) {
   const int rows = p.s_qo * p.num_heads;
   const int row_blocks = uniform.row_blocks;
-  const int units = p.batch * row_blocks;
-  const auto unit_tiles = [&](int u) { return kv_tiles(kv_lens[u / row_blocks], tile_keys); };
-  const auto unit_rows = [&](int u) { return std::min(uniform.rows_per_cta, rows - (u % row_blocks) * uniform.rows_per_cta); };
-  MlaPlan plan = uniform;
-  plan.num_splits = 1;
-  plan.split_keys = tile_keys;
-  plan.part_begin.push_back(0);
-  plan.unit_splits.assign(units, 0);
-  // The work not placed yet (a unit's tiles and one overhead), shared out anew as each part opens
-  // (plus the overhead of the unit a part typically continues), so that what a part leaves unfilled or
-  // overfills moves to the later ones instead of piling into the last.
+  const int groups = std::max(1, sm_count / row_blocks);
+  const auto request_tiles = [&](int b) { return kv_tiles(kv_lens[b], tile_keys); };
+  // The groups' parts, a segment's unit being its request.
+  std::vector<MlaSegment> group_segments;
+  std::vector<int32_t> group_begin{0};
+  std::vector<int32_t> pieces(p.batch, 0);
+  // The work not placed yet (a request's tiles and one overhead), shared out anew as each part opens
+  // (plus the overhead of the request a part typically continues), so that what a part leaves
+  // unfilled or overfills moves to the later ones instead of piling into the last.
   double unplaced = 0.0;
-  for (int u = 0; u < units; ++u) unplaced += kMlaSegmentOverheadTiles + unit_tiles(u);
+  for (int b = 0; b < p.batch; ++b) unplaced += kMlaSegmentOverheadTiles + request_tiles(b);
   int parts = 1;
-  double target = unplaced / sm_count + kMlaSegmentOverheadTiles;
+  double target = unplaced / groups + kMlaSegmentOverheadTiles;
   double load = 0.0, most = 0.0;
-  int64_t partial_rows = 0;
-  for (int u = 0; u < units; ++u) {
-    const int len = kv_lens[u / row_blocks];
-    const int first = static_cast<int>(plan.segments.size());
-    int left = unit_tiles(u), tile = 0;
+  for (int b = 0; b < p.batch; ++b) {
+    const int len = kv_lens[b];
+    const int first = static_cast<int>(group_segments.size());
+    int left = request_tiles(b), tile = 0;
     while (left > 0) {
-      const bool more_parts = parts < sm_count;
+      const bool more_parts = parts < groups;
       const double room = target - load - kMlaSegmentOverheadTiles;
       if (load > 0.0 && more_parts && room < std::min(left, kMinSegmentTiles)) {
-        plan.part_begin.push_back(static_cast<int32_t>(plan.segments.size()));
+        group_begin.push_back(static_cast<int32_t>(group_segments.size()));
         load = 0.0;
-        target = unplaced / (sm_count - parts) + kMlaSegmentOverheadTiles;
+        target = unplaced / (groups - parts) + kMlaSegmentOverheadTiles;
         ++parts;
         continue;
       }
@@ -167,21 +168,41 @@ MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, 
         take = std::max(static_cast<int>(room), kMinSegmentTiles);
         if (left - take < kMinSegmentTiles) take = left;
       }
-      const int slot = static_cast<int>(plan.segments.size()) - first;
-      plan.segments.push_back({u, tile * tile_keys, std::min((tile + take) * tile_keys, len), slot});
+      const int slot = static_cast<int>(group_segments.size()) - first;
+      group_segments.push_back({b, tile * tile_keys, std::min((tile + take) * tile_keys, len), slot});
       load += kMlaSegmentOverheadTiles + take;
       unplaced -= take + (tile == 0 ? kMlaSegmentOverheadTiles : 0.0);
       most = std::max(most, load);
       left -= take;
       tile += take;
     }
-    const int pieces = static_cast<int>(plan.segments.size()) - first;
-    plan.unit_splits[u] = pieces;
-    if (pieces == 1) plan.segments.back().slot = -1;
-    else partial_rows += static_cast<int64_t>(pieces) * unit_rows(u);
-    plan.num_splits = std::max(plan.num_splits, pieces);
+    pieces[b] = static_cast<int>(group_segments.size()) - first;
+    if (pieces[b] == 1) group_segments.back().slot = -1;
   }
-  plan.part_begin.push_back(static_cast<int32_t>(plan.segments.size()));
+  group_begin.push_back(static_cast<int32_t>(group_segments.size()));
+
+  MlaPlan plan = uniform;
+  plan.split_keys = tile_keys;
+  plan.num_splits = std::max(1, *std::max_element(pieces.begin(), pieces.end()));
+  plan.unit_splits.assign(static_cast<std::size_t>(p.batch) * row_blocks, 0);
+  for (int b = 0; b < p.batch; ++b) {
+    for (int block = 0; block < row_blocks; ++block) plan.unit_splits[b * row_blocks + block] = pieces[b];
+  }
+  plan.part_begin.push_back(0);
+  for (std::size_t g = 0; g + 1 < group_begin.size(); ++g) {
+    for (int block = 0; block < row_blocks; ++block) {
+      for (int i = group_begin[g]; i < group_begin[g + 1]; ++i) {
+        MlaSegment s = group_segments[i];
+        s.unit = s.unit * row_blocks + block;
+        plan.segments.push_back(s);
+      }
+      plan.part_begin.push_back(static_cast<int32_t>(plan.segments.size()));
+    }
+  }
+  int64_t partial_rows = 0;
+  for (int b = 0; b < p.batch; ++b) {
+    if (pieces[b] > 1) partial_rows += static_cast<int64_t>(pieces[b]) * rows;
+  }
   *cost = most + merge_cost(partial_rows, tile_keys, sm_count);
   return plan;
 }

@@ -34,8 +34,10 @@ struct MlaPlan {
   int split_keys = 0;     // keys per split (a multiple of the kernel's KV tile)
   // Balanced schedule (fa3, lengths that leave a uniform split's CTAs unequal; empty: the uniform
   // grid above): CTA p of part_begin.size() - 1 takes segments [part_begin[p], part_begin[p + 1]) in
-  // turn, each part about the same number of KV tiles, so no CTA waits on the longest request.
-  // unit_splits[u]: the unit's segments (the merge skips units of one, written directly).
+  // turn, each part about the same number of KV tiles, so no CTA waits on the longest request. The
+  // parts come in runs of row_blocks, part r of a run taking the run's keys for row block r (a
+  // request's blocks read each tile side by side). unit_splits[u]: the unit's segments (the merge
+  // skips units of one, written directly).
   std::vector<MlaSegment> segments;
   std::vector<int32_t> part_begin;
   std::vector<int32_t> unit_splits;
@@ -51,7 +53,8 @@ struct MlaPlan {
 [[nodiscard]] MlaPlan plan_mla_split(const MlaParams& params, int rows_per_cta, int ctas_per_sm, int tile_keys,
                                      int max_kv_len, int sm_count);
 
-// The uniform plan above, or a balanced schedule over sm_count CTAs (one a SM) where the cost model
+// The uniform plan above, or a balanced schedule over sm_count CTAs (one a SM; sm_count / row_blocks
+// runs of a CTA per row block, or one run where there are fewer SMs than row blocks) where the cost model
 // (a CTA's time: its KV tiles plus kMlaSegmentOverheadTiles a segment, CTAs taken in launch order
 // by the free SMs; the merge's partials read at the same bandwidth) predicts it 3% faster or more:
 // random lengths, where the uniform grid's CTAs wait on the longest request.

@@ -104,10 +104,44 @@ TEST(MlaFa3Plan, RandomLengthsGetABalancedSchedule) {
 TEST(MlaFa3Plan, SeveralRowBlocksAndFewSms) {
   const kernels::MlaParams p = mla_params(9, 2, 128);  // 256 rows: 4 row blocks of 64
   const std::vector<int32_t> lens{2, 700, 4099, 130, 64, 65, 2000, 3, 1500};
-  const kernels::MlaPlan plan = kernels::make_mla_balanced_schedule(p, lens, 64, kTile, 5);
+  const kernels::MlaPlan plan = kernels::make_mla_balanced_schedule(p, lens, 64, kTile, 20);  // 5 runs of 4
   EXPECT_EQ(plan.row_blocks, 4);
-  expect_schedule_covers(p, plan, lens, 5);
+  expect_schedule_covers(p, plan, lens, 20);
   EXPECT_GT(plan.num_splits, 1);
+  // Fewer SMs than row blocks: one group, every request whole.
+  const kernels::MlaPlan one = kernels::make_mla_balanced_schedule(p, lens, 64, kTile, 3);
+  expect_schedule_covers(p, one, lens, 4);
+  EXPECT_EQ(one.num_splits, 1);
+}
+
+// The row blocks of a request take the same keys side by side (a 64 x 4-token x 128-head batch of
+// random lengths: 8 row blocks a request): the parts come in runs of row_blocks, part r of a run
+// holding the run's segments for row block r.
+TEST(MlaFa3Plan, RowBlocksOfARequestTakeTheSameKeysSideBySide) {
+  const kernels::MlaParams p = mla_params(64, 4, 128);
+  const std::vector<int32_t> lens = random_lengths(64, 8192, 5);
+  const kernels::MlaPlan plan = kernels::plan_mla_fa3(p, lens, kSms);
+  ASSERT_EQ(plan.row_blocks, 8);
+  expect_schedule_covers(p, plan, lens, kSms);
+  const int parts = static_cast<int>(plan.part_begin.size()) - 1;
+  ASSERT_EQ(parts % plan.row_blocks, 0);
+  EXPECT_EQ(parts, kSms / plan.row_blocks * plan.row_blocks);
+  for (int run = 0; run < parts; run += plan.row_blocks) {
+    const int first = plan.part_begin[run], count = plan.part_begin[run + 1] - first;
+    for (int block = 0; block < plan.row_blocks; ++block) {
+      const int begin = plan.part_begin[run + block];
+      ASSERT_EQ(plan.part_begin[run + block + 1] - begin, count) << "part " << run + block;
+      for (int i = 0; i < count; ++i) {
+        const kernels::MlaSegment& s = plan.segments[begin + i];
+        const kernels::MlaSegment& lead = plan.segments[first + i];
+        EXPECT_EQ(s.unit, lead.unit + block);
+        EXPECT_EQ(s.unit % plan.row_blocks, block);
+        EXPECT_EQ(s.k_begin, lead.k_begin);
+        EXPECT_EQ(s.k_end, lead.k_end);
+        EXPECT_EQ(s.slot, lead.slot);
+      }
+    }
+  }
 }
 
 TEST(MlaFa2Plan, NeverBalanced) {

@@ -294,9 +294,9 @@ TEST(MlaFa3, ManySmallSplitsWithEmptyOnes) {
 }
 
 // fa3's balanced schedule: random lengths over the device's SMs (a CTA's segments from up to three
-// requests, some split and merged, others written directly), and forced over 3 and 7 SMs, so that
+// requests, some split and merged, others written directly), and forced over 20 and 7 SMs, so that
 // each CTA works through many segments, reloading Q for each (16 and 128 heads, 1 to 4 query tokens,
-// pages of 1 to 64, several row blocks a request).
+// pages of 1 to 64, several row blocks a request side by side).
 TEST(MlaFa3, BalancedScheduleMatchesTheReference) {
   KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
   std::mt19937 rng(11);
@@ -308,7 +308,7 @@ TEST(MlaFa3, BalancedScheduleMatchesTheReference) {
   KernelCase few{{2, 700, 4099, 130, 64, 65, 2000, 3, 1500}, 2, 128, 16, std::nullopt, 2};
   few.force_balanced = true;
   few.expect_balanced = true;
-  few.plan_sm_count = 3;
+  few.plan_sm_count = 20;  // five runs of the four row blocks
   expect_matches_reference(kernels::MlaKernel::fa3, few);
   lens.resize(50);
   for (auto& len : lens) len = 4 + static_cast<int32_t>(rng() % 900);
