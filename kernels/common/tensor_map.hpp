@@ -22,4 +22,8 @@ namespace kbench::kernels {
 [[nodiscard]] cudaError_t encode_token_major_map(CUtensorMap* map, const void* base, DType dtype, int heads,
                                                  int head_dim, int box_rows);
 
+// Encodes the 2-D tensor map of a byte tensor [rows][row_bytes] (row_bytes a multiple of 16, at most
+// 256): box [box_rows][row_bytes], unswizzled, landing as the rows one after another.
+[[nodiscard]] cudaError_t encode_byte_rows_map(CUtensorMap* map, const void* base, int row_bytes, int box_rows);
+
 }  // namespace kbench::kernels

@@ -33,10 +33,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 
-#include "kernels/attention/decode/decode_common.cuh"
+#include "kernels/attention/mla/mla_fp8.cuh"
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
@@ -54,22 +53,8 @@ constexpr int kThreads = 256;
 constexpr int kSPad = 40;                // floats per partial-S row
 constexpr int kPPad = 40;                // bf16 per P row (80 bytes: conflict-free ldmatrix)
 
-struct Args : MlaKernelArgs {  // q_nope, q_pe: bfloat16, or fp8 e4m3 with fp8 KV; ckv, kpe: the kernel's kFp8Kv
-  float kpe_mul;  // fp8 KV: kpe_scale / ckv_scale, applied to kpe when it is widened to bf16
-  int q_fp8;      // fp8 KV only: q is fp8 e4m3 (widened to bf16 exactly when staged)
-};
-
-// Four fp8 e4m3 values (element 0 in the lowest byte) -> four bf16 (two words), times mul. An
-// e4m3 value is exact in bf16, so with mul == 1 the widening is lossless.
-__device__ __forceinline__ uint2 e4m3x4_to_bf16x4(uint32_t bits, float mul) {
-  uint32_t out[2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const float2 f = decode_detail::fa2::e4m3x2_to_float2(bits >> (16 * i));
-    out[i] = sm80::pack2<false>(f.x * mul, f.y * mul);
-  }
-  return make_uint2(out[0], out[1]);
-}
+using Args = MlaKernelArgs;  // q_nope, q_pe: bfloat16, or fp8 e4m3 with fp8 KV; ckv, kpe: the kernel's kFp8Kv
+using mla_detail::e4m3x4_to_bf16x4;
 
 template <int kM>
 struct Layout {
@@ -443,22 +428,9 @@ int max_smem_per_block() {
 }
 }  // namespace
 
-bool mla_fa2_dtypes_supported(DType q, DType kv) {
-  return (q == DType::bfloat16 && kv == DType::bfloat16) || (q == DType::bfloat16 && kv == DType::fp8_e4m3) ||
-         (q == DType::fp8_e4m3 && kv == DType::fp8_e4m3);
-}
+bool mla_fa2_dtypes_supported(DType q, DType kv) { return mla_kernel_dtypes_supported(q, kv); }
 
-bool mla_fa2_supported(const MlaParams& p) {
-  // bf16 KV: one scale for ckv and kpe (applied in fp32). fp8 KV: kpe is widened times
-  // kpe_scale / ckv_scale, which must be finite.
-  const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
-  const bool scales_ok = p.ckv_scale == p.kpe_scale ||
-                         (fp8_kv && p.ckv_scale != 0.0f && std::isfinite(p.kpe_scale / p.ckv_scale));
-  return mla_fa2_dtypes_supported(p.q_dtype, p.kv_dtype) && p.head_dim_ckv == kDc && p.head_dim_kpe == kDp &&
-         p.batch >= 0 && p.batch <= 65535 && p.s_qo >= 1 && p.num_heads >= 1 && p.page_size >= 1 &&
-         static_cast<int64_t>(p.s_qo) * p.num_heads <= (1 << 20) && scales_ok && std::isfinite(p.sm_scale) &&
-         std::isfinite(p.q_scale) && std::isfinite(p.ckv_scale);
-}
+bool mla_fa2_supported(const MlaParams& p) { return mla_kernel_supported(p); }
 
 cudaError_t mla_fa2_available() {
   cudaFuncAttributes attributes{};
@@ -482,9 +454,7 @@ cudaError_t launch_mla_fa2(const MlaParams& p, const MlaPlan& plan, void* out, v
   if (p.batch == 0) return cudaSuccess;
   Args a{};
   if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
-  const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
-  a.kpe_mul = fp8_kv && p.kpe_scale != p.ckv_scale ? p.kpe_scale / p.ckv_scale : 1.0f;
-  a.q_fp8 = p.q_dtype == DType::fp8_e4m3 ? 1 : 0;
+  const bool fp8_kv = a.kv_fp8 != 0;
   const int row_blocks = (a.rows + plan.rows_per_cta - 1) / plan.rows_per_cta;
   cudaError_t status = cudaSuccess;
   switch (plan.rows_per_cta) {

@@ -4,7 +4,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cmath>
 #include <cstdint>
 
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
@@ -15,14 +14,9 @@ namespace kbench::kernels {
 
 using namespace mla_fa3_detail;
 
-bool mla_fa3_dtypes_supported(DType q, DType kv) { return q == DType::bfloat16 && kv == DType::bfloat16; }
+bool mla_fa3_dtypes_supported(DType q, DType kv) { return mla_kernel_dtypes_supported(q, kv); }
 
-bool mla_fa3_supported(const MlaParams& p) {
-  return mla_fa3_dtypes_supported(p.q_dtype, p.kv_dtype) && p.head_dim_ckv == kDc && p.head_dim_kpe == kDp &&
-         p.batch >= 0 && p.batch <= 65535 && p.s_qo >= 1 && p.num_heads >= 1 && p.page_size >= 1 &&
-         static_cast<int64_t>(p.s_qo) * p.num_heads <= (1 << 20) && p.ckv_scale == p.kpe_scale &&
-         std::isfinite(p.sm_scale) && std::isfinite(p.q_scale) && std::isfinite(p.ckv_scale);
-}
+bool mla_fa3_supported(const MlaParams& p) { return mla_kernel_supported(p); }
 
 cudaError_t mla_fa3_available() {
   int device = 0, major = 0, minor = 0;
@@ -59,10 +53,16 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   // Pages of whole tiles go by TMA (a tile is 64 consecutive rows of one page).
   const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
-    // ckv as [rows][8 chunks][64]: a box is one 64-column chunk of the tile, landing on its own barrier.
+    // bf16: ckv as [rows][8 chunks][64], a box one 64-column chunk of the tile, landing on its own
+    // barrier. fp8: ckv as [rows][4 boxes][128] and kpe as 64-byte rows, landing raw (widened in place).
     cudaError_t status =
-        encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile);
-    if (status == cudaSuccess) status = encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile);
+        a.kv_fp8 != 0
+            ? encode_token_major_map(&a.ckv_map, p.ckv, DType::fp8_e4m3, kDc / 128, 128, kTile)
+            : encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile);
+    if (status == cudaSuccess) {
+      status = a.kv_fp8 != 0 ? encode_byte_rows_map(&a.kpe_map, p.kpe, kDp, kTile)
+                             : encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile);
+    }
     if (status != cudaSuccess) return status;
     a.page_tma = 1;
   }

@@ -1,6 +1,7 @@
 // kbench's own MLA decode kernel "fa3" (Hopper, sm_90a: wgmma, mbarriers, setmaxnreg): host-side
-// API. The problem is mla.hpp's (MlaParams); this kernel takes head dims 512 / 64 and bfloat16 q and
-// caches (one scale for ckv and kpe). The plan (64-row blocks, KV splits, workspace: mla_split.hpp)
+// API. The problem is mla.hpp's (MlaParams); this kernel takes head dims 512 / 64, bfloat16 caches
+// with bfloat16 q (one scale for ckv and kpe), and fp8 e4m3 caches with bfloat16 or fp8 e4m3 q
+// (mla_kernel_supported: fp8 is widened to bf16 exactly in shared memory). The plan (64-row blocks, KV splits, workspace: mla_split.hpp)
 // is made on the host, outside timing, from the longest KV length; the launch is graph-safe.
 #pragma once
 
@@ -11,7 +12,7 @@
 
 namespace kbench::kernels {
 
-// Whether kernel fa3 takes this q / KV dtype pair (bfloat16 / bfloat16).
+// Whether kernel fa3 takes this q / KV dtype pair (mla_kernel_dtypes_supported).
 [[nodiscard]] bool mla_fa3_dtypes_supported(DType q_dtype, DType kv_dtype);
 // Whether kernel fa3 takes this problem (dtypes, head dims, sizes, scales); no pointer is looked at.
 [[nodiscard]] bool mla_fa3_supported(const MlaParams& params);

@@ -1,8 +1,10 @@
 // kbench's MLA decode kernel "fa3" for Hopper (sm_90a): wgmma from shared memory, a producer
 // warpgroup that loads the paged latent cache (TMA boxes, or cp.async gathers) completing on
 // mbarriers, two consumer warpgroups that each own half of the 512-wide V / output and share every
-// tile (lockstep) or score alternate tiles (FlashMLA's "seesaw" schedule). bfloat16 q and caches,
-// head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90 decode is the model.
+// tile (lockstep) or score alternate tiles (FlashMLA's "seesaw" schedule). bfloat16 caches, or fp8
+// e4m3 caches that the producer widens to bf16 in shared memory (exact; kpe times kpe_scale /
+// ckv_scale), with bfloat16 or fp8 e4m3 q; head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90
+// decode is the model.
 //
 // 384 threads a CTA, which works on segments: 64 query rows of one request (row j = token i *
 // num_heads + head h: the request's rows in memory order, several tokens may share a CTA; rows past
@@ -32,7 +34,13 @@
 //    copies keys [16 w, 16 w + 16) whole (a key's 1024-byte ckv row by two coalesced 512-byte
 //    instructions, its kpe row by 8 lanes; keys past the range zero-filled), each thread's copies
 //    arriving on every chunk's kv_full as they land. The warp's page-table entries for tile t + 1
-//    (one per lane) are read while tile t is issued.
+//    (one per lane) are read while tile t is issued. fp8 caches: the tile's 36 KB of e4m3 land in
+//    the stage's upper half the same two ways (on raw_full, a barrier per box) and are widened in
+//    place front to back (widen_tile): for the seesaw consumers by the producer warpgroup, arriving
+//    on each chunk's kv_full as it is written; for the lockstep consumers (memory-bound, idle while
+//    tiles land) by both consumer warpgroups as they take the tile, which frees the producer to
+//    load (its widening would sit between a stage's release and its refill). fp8 q is widened as
+//    it is staged.
 //  * consumers (warpgroups 1 and 2, setmaxnreg 224), warpgroup w owning output columns [256 w,
 //    256 w + 256), on one of two schedules (each variant above on each), by the rows of a request:
 //  * lockstep, where a request has fewer than 64 rows (memory-bound: a tile's stage frees as soon as
@@ -79,6 +87,7 @@
 #include <utility>
 
 #include "kernels/attention/mla/mla_fa3.hpp"
+#include "kernels/attention/mla/mla_fp8.cuh"
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
@@ -113,16 +122,33 @@ struct Layout {
   // (a warpgroup writes only its own half, so its threads never overwrite what others still read).
   static constexpr int tile_stats = p + kRows * 128;
   static constexpr int row_sum = tile_stats + 2 * 2 * kRows * 4;  // [segment parity][2 warpgroups][64 rows]
-  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2]
+  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2], raw_full[stage][box]
   static constexpr int bars = row_sum + 2 * 2 * kRows * 4;
-  static constexpr int bytes = bars + 8 * (4 + kStages * (kChunks + 1));
+  static constexpr int bytes = bars + 8 * (4 + kStages * (kChunks + 1 + 5));
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
+// fp8 KV: a tile's e4m3 bytes land in the upper half of its stage (ckv as four 128-column boxes
+// [64 keys][128 B], 128-byte swizzled; kpe [64 keys][64 B]) and are widened in place to the stage's
+// bf16 layout, front to back (see widen_tile).
+constexpr int kRawBoxBytes = kTile * 128;                     // 128 ckv columns of a tile's keys
+constexpr int kRawCkv = kBlockBytes / 2;                      // stage offset of the raw ckv boxes
+constexpr int kRawKpe = kRawCkv + kDc / 128 * kRawBoxBytes;  // and of the raw kpe rows
+constexpr int kRawBytes = kDc / 128 * kRawBoxBytes + kTile * kDp;
+static_assert(kRawKpe + kTile * kDp == kBlockBytes, "the raw tile fills the stage's upper half");
+constexpr int kRawBoxes = kDc / 128 + 1;  // each landing on its own raw_full barrier
+// Named barriers of the fp8 widening (a step's reads done): the producer's 128 threads (seesaw), or
+// the consumers' 256 (lockstep).
+constexpr int kProducerWidenBarrier = 4;
+constexpr int kConsumerWidenBarrier = 5;
+
 // The launch arguments: mla_split's, and the latent cache's tensor maps where pages hold whole tiles.
-struct Args : MlaKernelArgs {  // q, ckv and kpe are bfloat16
-  CUtensorMap ckv_map;  // (page_tma) ckv [rows][8 chunks][64]: box [1 chunk][64 rows][128 B]
-  CUtensorMap kpe_map;  // (page_tma) kpe [rows][64]: box [64 rows][128 B]
+struct Args : MlaKernelArgs {  // q: bfloat16, or fp8 e4m3 with fp8 KV; ckv and kpe: bfloat16 or fp8 e4m3 (kv_fp8)
+  // (page_tma) bf16: ckv [rows][8 chunks][64], box [1 chunk][64 rows][128 B]; kpe [rows][64], box
+  // [64 rows][128 B]. fp8: ckv [rows][4 boxes][128], box [1][64 rows][128 B]; kpe [rows][64 B], box
+  // [64 rows][64 B] unswizzled.
+  CUtensorMap ckv_map;
+  CUtensorMap kpe_map;
   int page_tma;         // 1: page_size is a multiple of kTile and the maps are set
 };
 
@@ -148,6 +174,10 @@ struct Barriers {
   __device__ uint32_t q_empty() const { return base + 8 * (1 + kStages * kChunks + kStages); }
   // Consumer warpgroup w published a tile (its P, maxima and factors): every thread arrives.
   __device__ uint32_t ready(int w) const { return base + 8 * (2 + kStages * kChunks + kStages + w); }
+  // fp8 KV: raw box `box` (ckv 0..3, kpe 4) of stage `s`'s tile landed (every producer thread arrives).
+  __device__ uint32_t raw_full(int s, int box) const {
+    return base + 8 * (4 + kStages * kChunks + kStages + s * kRawBoxes + box);
+  }
 };
 
 // The request's rows [j0, j0 + 64) and keys [k_begin, k_end) of one segment of this CTA's work, and
@@ -206,7 +236,158 @@ struct Segments {
   }
 };
 
+__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint4 v) {
+  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// fp8 q (fp8 KV only), widened to bf16 exactly by plain loads into Q's swizzled layout (zeros past
+// the request's rows; q_scale stays in scale_log2): thread tid takes 16 q_nope columns [16 (tid %
+// 32), ...) of rows tid / 32 + 4 i and 16 q_pe columns of rows tid / 4 + 32 i.
+__device__ __forceinline__ void load_q_fp8(const Args& a, const Block& blk, uint32_t smem, int tid) {
+  const auto* q_nope = static_cast<const uint8_t*>(a.q_nope);
+  const auto* q_pe = static_cast<const uint8_t*>(a.q_pe);
+  const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+  const auto stage_piece = [&](int r, int piece, const uint8_t* src) {
+    uint4 lo = make_uint4(0u, 0u, 0u, 0u), hi = lo;
+    if (blk.j0 + r < a.rows) mla_detail::e4m3x16_to_bf16x16(__ldg(reinterpret_cast<const uint4*>(src)), 1.0f, lo, hi);
+    st_shared_v4(smem + Layout::q + swizzled(r, piece), lo);
+    st_shared_v4(smem + Layout::q + swizzled(r, piece + 1), hi);
+  };
+#pragma unroll 4
+  for (int i = 0; i < kRows / 4; ++i) {
+    const int r = tid / 32 + 4 * i, p = tid % 32;
+    stage_piece(r, 2 * p, q_nope + (blk.j0 + r < a.rows ? (row0 + r) * kDc + 16 * p : 0));
+  }
+#pragma unroll
+  for (int i = 0; i < kRows / 32; ++i) {
+    const int r = tid / 4 + 32 * i, p = tid % 4;
+    stage_piece(r, 64 + 2 * p, q_pe + (blk.j0 + r < a.rows ? (row0 + r) * kDp + 16 * p : 0));
+  }
+}
+
+// fp8 KV: the 16-byte raw piece g (0..511 of a ckv box, 0..255 of kpe) -> its key and raw piece u
+// (0..7 ckv, 0..3 kpe) of the key's row: the 8 threads of a shared-memory phase (g, g + 1, .. g + 7)
+// take two keys k and k ^ 5 and four pieces each, so that both the raw loads (pieces u ^ (key & 7))
+// and the bf16 stores (pieces 2 (u % 4) + j ^ (key & 7)) of a phase fall on 8 distinct bank groups.
+struct RawPiece {
+  int key;
+  int u;
+};
+
+__device__ __forceinline__ RawPiece raw_piece(int g) {
+  const int t = g % 128, hi = g / 128;
+  const int key = ((8 * (t / 16) + 2 * ((t / 8) & 1)) ^ (5 * ((t / 4) & 1))) ^ (hi & 1);
+  return {key, t % 4 + 4 * (hi >> 1)};
+}
+
+// fp8 KV: widens stage `s`'s raw tile in place, by kWideners threads (tid 0 ..; named barrier
+// `barrier`), in five steps front to back, each once its box landed (raw_full, phase `parity`): step
+// q < 4 reads ckv box q and writes bf16 chunks 2q and 2q + 1 ([16 KB q, 16 KB q + 16 KB)); step 4
+// reads kpe and writes chunk 8 times kpe_mul. A step's writes reach only raw bytes that this or
+// earlier steps read (raw box q sits at 36 KB + 8 KB q): steps 2 to 4 wait for all the widening
+// threads' reads first, steps 0 and 1 write below the raw bytes. Every thread fences its writes for
+// wgmma. kArriveChunks: each thread arrives on a step's kv_full barriers after its writes (the
+// producer widening for the seesaw consumers); otherwise the caller syncs the widening threads after
+// the last step (the lockstep consumers, who widen the tile they are about to use).
+template <int kWideners, bool kArriveChunks>
+__device__ __forceinline__ void widen_tile(const Args& a, uint32_t stage, const Barriers& bars, int s,
+                                           uint32_t parity, int tid, int barrier) {
+  constexpr int kCkvPieces = kTile * 128 / 16 / kWideners;  // a thread's pieces of a ckv box
+  constexpr int kKpePieces = kTile * kDp / 16 / kWideners;
+  static_assert(kCkvPieces * kWideners == kTile * 8 && kKpePieces * kWideners == kTile * 4, "whole pieces");
+#pragma unroll 1
+  for (int q = 0; q < kDc / 128; ++q) {
+    mbar_wait(bars.raw_full(s, q), parity);
+    uint4 raw[kCkvPieces];
+#pragma unroll
+    for (int n = 0; n < kCkvPieces; ++n) {
+      const RawPiece r = raw_piece(tid + n * kWideners);
+      raw[n] = ld_shared_v4(stage + kRawCkv + q * kRawBoxBytes + r.key * 128 + ((r.u ^ (r.key & 7)) << 4));
+    }
+    if (q >= 2) named_sync(barrier, kWideners);
+#pragma unroll
+    for (int n = 0; n < kCkvPieces; ++n) {
+      const RawPiece r = raw_piece(tid + n * kWideners);
+      const int piece = 8 * (2 * q + r.u / 4) + 2 * (r.u % 4);  // of the 72 in a bf16 row
+      uint4 lo, hi;
+      mla_detail::e4m3x16_to_bf16x16(raw[n], 1.0f, lo, hi);
+      st_shared_v4(stage + swizzled(r.key, piece), lo);
+      st_shared_v4(stage + swizzled(r.key, piece + 1), hi);
+    }
+    if constexpr (kArriveChunks) {
+      fence_proxy_async();
+      mbar_arrive(bars.kv_full(s, 2 * q));
+      mbar_arrive(bars.kv_full(s, 2 * q + 1));
+    }
+  }
+  mbar_wait(bars.raw_full(s, kRawBoxes - 1), parity);
+  uint4 raw[kKpePieces];
+#pragma unroll
+  for (int n = 0; n < kKpePieces; ++n) {
+    const RawPiece r = raw_piece(tid + n * kWideners);
+    raw[n] = ld_shared_v4(stage + kRawKpe + r.key * kDp + 16 * r.u);
+  }
+  named_sync(barrier, kWideners);
+#pragma unroll
+  for (int n = 0; n < kKpePieces; ++n) {
+    const RawPiece r = raw_piece(tid + n * kWideners);
+    uint4 lo, hi;
+    mla_detail::e4m3x16_to_bf16x16(raw[n], a.kpe_mul, lo, hi);
+    st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u), lo);
+    st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u + 1), hi);
+  }
+  fence_proxy_async();
+  if constexpr (kArriveChunks) mbar_arrive(bars.kv_full(s, kChunks - 1));
+}
+
+// fp8 KV: the raw bytes of one tile into stage `s`'s upper half: by five TMA boxes, each landing on
+// its own raw_full (the widening starts on the first), on pages of whole tiles, every key inside the request (thread 0 arrives for the others), else
+// warp w gathers keys [16 w, 16 w + 16) (a key's 512 ckv bytes by one 16-byte copy a lane into the
+// swizzled boxes, its 64 kpe bytes by lanes 0..3; keys past the range zero-filled). my_row: the
+// cache row of key 16 warp + lane % 16 (-1 past the range).
+__device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, uint32_t stage, const Barriers& bars,
+                                              int s, int64_t my_row, int tile, int tid) {
+  if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
+    if (tid == 0) {
+      for (int q = 0; q < kDc / 128; ++q) {
+        mbar_arrive_expect_tx(bars.raw_full(s, q), kRawBoxBytes);
+        tma_load_4d(stage + kRawCkv + q * kRawBoxBytes, &a.ckv_map, bars.raw_full(s, q), 0, static_cast<int>(my_row),
+                    q, 0);
+        mbar_arrive_count(bars.raw_full(s, q), kProducerThreads - 1);
+      }
+      mbar_arrive_expect_tx(bars.raw_full(s, kRawBoxes - 1), kTile * kDp);
+      tma_load_2d(stage + kRawKpe, &a.kpe_map, bars.raw_full(s, kRawBoxes - 1), 0, static_cast<int>(my_row));
+      mbar_arrive_count(bars.raw_full(s, kRawBoxes - 1), kProducerThreads - 1);
+    }
+    __syncwarp();
+    return;
+  }
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const auto* ckv_cache = static_cast<const uint8_t*>(a.ckv);
+  const auto* kpe_cache = static_cast<const uint8_t*>(a.kpe);
+#pragma unroll 4
+  for (int k = 0; k < 16; ++k) {
+    const int key = warp * 16 + k;
+    const int64_t row = __shfl_sync(0xffffffffu, my_row, k);
+    const bool valid = row >= 0;
+    const uint32_t bytes = valid ? 16u : 0u;
+    const uint32_t ckv_dst = stage + kRawCkv + (lane / 8) * kRawBoxBytes + key * 128 + (((lane & 7) ^ (key & 7)) << 4);
+    cp_async_16(ckv_dst, valid ? ckv_cache + row * kDc + 16 * lane : ckv_cache, bytes);
+    if (lane < 4) cp_async_16(stage + kRawKpe + key * kDp + 16 * lane, valid ? kpe_cache + row * kDp + 16 * lane : kpe_cache, bytes);
+  }
+  for (int box = 0; box < kRawBoxes; ++box) cp_async_arrive_noinc(bars.raw_full(s, box));
+}
+
 // The producer's work on one segment; `round` counts the CTA's segments with keys, `it` its tiles.
+template <Schedule kSchedule>
 __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk, uint32_t smem, const Barriers& bars,
                                                 int tid, int round, uint32_t& it) {
   const int warp = tid / 32;
@@ -219,7 +400,11 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
   // tid / 8 + 16 i (consecutive threads, consecutive 16 bytes), once both consumer warpgroups are done
   // with the previous segment's Q.
   if (round > 0) mbar_wait(bars.q_empty(), (round - 1) & 1);
-  {
+  if (a.q_fp8 != 0) {
+    load_q_fp8(a, blk, smem, tid);
+    fence_proxy_async();
+    mbar_arrive(bars.q_full());
+  } else {
     const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
 #pragma unroll 4
     for (int i = 0; i < kRows / 2; ++i) {
@@ -251,6 +436,13 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     if (tile + 1 < blk.num_tiles) next_row = cache_row(tile + 1);  // in flight while this tile is issued
     mbar_wait(bars.kv_empty(s), ((it / kStages) & 1) ^ 1);
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
+    if (a.kv_fp8 != 0) {
+      load_raw_tile(a, blk, stage, bars, s, my_row, tile, tid);
+      if constexpr (kSchedule == Schedule::seesaw) {
+        widen_tile<kProducerThreads, true>(a, stage, bars, s, (it / kStages) & 1, tid, kProducerWidenBarrier);
+      }
+      continue;
+    }
     // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
     // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64.
     if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
@@ -283,7 +475,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
   }
 }
 
-template <bool kBalanced>
+template <bool kBalanced, Schedule kSchedule>
 __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
                                              const Barriers& bars, int tid) {
   int round = 0;
@@ -291,7 +483,7 @@ __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBala
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles == 0) continue;
-    produce_segment(a, blk, smem, bars, tid, round++, it);
+    produce_segment<kSchedule>(a, blk, smem, bars, tid, round++, it);
   }
   cp_async_wait_all();
 }
@@ -454,13 +646,19 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
     const int s = it % kStages;
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
 
+    // fp8 KV: both warpgroups widen the tile as they take it (the producer only loads it).
+    const bool fp8 = a.kv_fp8 != 0;
+    if (fp8) {
+      widen_tile<256, false>(a, stage, bars, s, (it / kStages) & 1, wg * 128 + t, kConsumerWidenBarrier);
+      named_sync(kConsumerWidenBarrier, 256);
+    }
     // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile, chunk by chunk as the chunks land: 4
     // k-steps of 16 (32 bytes) a chunk.
     float sc[16];
     const uint64_t k_desc = smem_desc(stage + wg * 32 * 128, 16, 1024);
 #pragma unroll
     for (int chunk = 0; chunk < kChunks; ++chunk) {
-      mbar_wait(bars.kv_full(s, chunk), (it / kStages) & 1);
+      if (!fp8) mbar_wait(bars.kv_full(s, chunk), (it / kStages) & 1);
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -520,7 +718,7 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
     wgmma_commit();
     wgmma_wait<0>();
     fence_regs(o);
-    if (t == 0) mbar_arrive(bars.kv_empty(s));
+    mbar_arrive(bars.kv_empty(s));  // every thread: its widening writes (fp8) before the refill
   }
   finish_segment(a, blk, o, m0, m1, l0, l1, row_sum, wg, t);
 }
@@ -741,14 +939,16 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
     for (int w = 0; w < 2; ++w) mbar_init(bars.ready(w), 128);
     for (int s = 0; s < kStages; ++s) {
       for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), kProducerThreads);
-      mbar_init(bars.kv_empty(s), 2);  // one thread per consumer warpgroup
+    for (int box = 0; box < kRawBoxes; ++box) mbar_init(bars.raw_full(s, box), kProducerThreads);
+      // Lockstep: every consumer thread; seesaw: one thread per consumer warpgroup.
+      mbar_init(bars.kv_empty(s), kSchedule == Schedule::lockstep ? 256 : 2);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   if (tid < 128) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    run_producer(a, segs, smem, bars, tid);
+    run_producer<kBalanced, kSchedule>(a, segs, smem, bars, tid);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
     // The warpgroup index through a shuffle, which ptxas knows to be warp-uniform: the seesaw's

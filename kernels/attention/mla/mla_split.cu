@@ -282,6 +282,21 @@ cudaError_t upload_mla_schedule(const MlaParams& p, const MlaPlan& plan, void* w
   return status;
 }
 
+bool mla_kernel_dtypes_supported(DType q, DType kv) {
+  return (q == DType::bfloat16 && kv == DType::bfloat16) || (q == DType::bfloat16 && kv == DType::fp8_e4m3) ||
+         (q == DType::fp8_e4m3 && kv == DType::fp8_e4m3);
+}
+
+bool mla_kernel_supported(const MlaParams& p) {
+  const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
+  const bool scales_ok = p.ckv_scale == p.kpe_scale ||
+                         (fp8_kv && p.ckv_scale != 0.0f && std::isfinite(p.kpe_scale / p.ckv_scale));
+  return mla_kernel_dtypes_supported(p.q_dtype, p.kv_dtype) && p.head_dim_ckv == kDc && p.head_dim_kpe == 64 &&
+         p.batch >= 0 && p.batch <= 65535 && p.s_qo >= 1 && p.num_heads >= 1 && p.page_size >= 1 &&
+         static_cast<int64_t>(p.s_qo) * p.num_heads <= (1 << 20) && scales_ok && std::isfinite(p.sm_scale) &&
+         std::isfinite(p.q_scale) && std::isfinite(p.ckv_scale);
+}
+
 cudaError_t make_mla_kernel_args(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
                                  MlaKernelArgs* args) {
   if (p.q_nope == nullptr || p.q_pe == nullptr || p.ckv == nullptr || p.kpe == nullptr || p.kv_indptr == nullptr ||
@@ -307,6 +322,9 @@ cudaError_t make_mla_kernel_args(const MlaParams& p, const MlaPlan& plan, void* 
   a.split_keys = plan.split_keys;
   a.scale_log2 = p.sm_scale * p.q_scale * p.ckv_scale * kLog2e;
   a.v_scale = p.ckv_scale;
+  a.kv_fp8 = p.kv_dtype == DType::fp8_e4m3 ? 1 : 0;
+  a.q_fp8 = p.q_dtype == DType::fp8_e4m3 ? 1 : 0;
+  a.kpe_mul = a.kv_fp8 != 0 && p.kpe_scale != p.ckv_scale ? p.kpe_scale / p.ckv_scale : 1.0f;
   a.row_blocks = plan.row_blocks;
   if (plan.num_splits > 1) {
     const std::size_t slots = static_cast<std::size_t>(p.batch) * plan.num_splits * a.rows;

@@ -70,8 +70,15 @@ struct MlaPlan {
 // a uniform plan.
 [[nodiscard]] cudaError_t upload_mla_schedule(const MlaParams& params, const MlaPlan& plan, void* workspace);
 
-// What both MLA kernels take for a launch (fa2 adds its fp8 fields): the operands (the kernel reads
-// them as its dtypes), the paged cache's tables, the output, the plan's partials, shape and split, and
+// The q / KV dtype pairs both MLA kernels take: bfloat16 / bfloat16, bfloat16 / fp8_e4m3 and
+// fp8_e4m3 / fp8_e4m3 (fp8 is widened to bf16 exactly as it is staged).
+[[nodiscard]] bool mla_kernel_dtypes_supported(DType q_dtype, DType kv_dtype);
+// Whether both MLA kernels take this problem (dtypes, head dims 512 / 64, sizes, scales: bf16 KV has
+// one scale for ckv and kpe, applied in fp32; fp8 KV widens kpe times kpe_scale / ckv_scale, which
+// must be finite); no pointer is looked at.
+[[nodiscard]] bool mla_kernel_supported(const MlaParams& params);
+
+// What both MLA kernels take for a launch: the operands (the kernel reads them as its dtypes), the paged cache's tables, the output, the plan's partials, shape and split, and
 // the scales.
 struct MlaKernelArgs {
   const void* q_nope;
@@ -97,6 +104,9 @@ struct MlaKernelArgs {
   int split_keys;
   float scale_log2;  // sm_scale * q_scale * ckv_scale * log2(e)
   float v_scale;     // ckv_scale
+  float kpe_mul;     // fp8 KV: kpe_scale / ckv_scale, applied to kpe when it is widened to bf16
+  int kv_fp8;        // the caches are fp8 e4m3 (else bfloat16)
+  int q_fp8;         // fp8 KV only: q is fp8 e4m3 (else bfloat16)
 };
 
 // The launch arguments of `params` under `plan` into out (and the workspace, when split), or

@@ -307,7 +307,7 @@ const MlaKernelEntry& mla_kernel_entry(kernels::MlaKernel kernel) {
                                   kernels::launch_mla_fa2};
   static const MlaKernelEntry fa3{{"fa3", "kbench", "sm_90a"},
                                   "fa3 is kbench's Hopper MLA kernel: wgmma and setmaxnreg, sm_90a only",
-                                  "bfloat16 / bfloat16",
+                                  "bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3",
                                   [](const DeviceInfo& d) { return d.cc_major == 9 && d.cc_minor == 0; },
                                   kernels::mla_fa3_dtypes_supported,
                                   kernels::mla_fa3_supported,

@@ -6,8 +6,9 @@
 // and large ones that do not, and forced plans with many (partly empty) splits. Inputs are random
 // (q_pe too); the output is poisoned first, so every element must be written. FP8 e4m3 KV (bf16 or
 // fp8 q) as the routine builds it: values times 10 quantised, scales 0.1 (kpe's also 0.2), checked
-// with the routine's fp8 tolerance (rtol 0.5, atol 0.1); the reference reads the same fp8 values
-// (fa2 only: fa3 takes bf16).
+// with the routine's fp8 tolerance (rtol 0.5, atol 0.1); the reference reads the same fp8 values.
+// Both kernels on every fp8 case; fa3's on pages of whole tiles (TMA) and others (gathers), its
+// uniform grid and its balanced schedule.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -328,43 +329,104 @@ TEST(MlaFa3, HeadlineShapes) {
 }
 
 // FP8 e4m3 KV, bf16 or fp8 q: heads x query tokens x page sizes on the small ragged batch (splits).
-class MlaFa2Fp8Matrix : public ::testing::TestWithParam<std::tuple<int, int, int, bool>> {};
+using Fp8MatrixParam = std::tuple<int, int, int, bool>;
 
-TEST_P(MlaFa2Fp8Matrix, MatchesTheReference) {
-  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
-  const auto [heads, s_qo, page, fp8_q] = GetParam();
-  expect_matches_reference(kernels::MlaKernel::fa2, fp8({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0}, fp8_q));
+void expect_fp8_matrix_case(kernels::MlaKernel kernel, const Fp8MatrixParam& param) {
+  const auto [heads, s_qo, page, fp8_q] = param;
+  expect_matches_reference(kernel, fp8({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0}, fp8_q));
 }
 
-INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa2Fp8Matrix,
-                         ::testing::Combine(::testing::Values(16, 128), ::testing::Values(1, 2), ::testing::Values(1, 64),
-                                            ::testing::Bool()),
-                         [](const auto& info) {
-                           return matrix_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param)) +
-                                  (std::get<3>(info.param) ? "_fp8q" : "_bf16q");
-                         });
-
-TEST(MlaFa2Fp8, SplitAndUnsplit) {
-  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+// Batch one split, three 64-row blocks, a large ragged batch (fa3: balanced), many partly empty
+// splits; bf16 and fp8 q.
+void expect_fp8_splits_and_batches(kernels::MlaKernel kernel) {
+  const bool fa3 = kernel == kernels::MlaKernel::fa3;
   for (const bool fp8_q : {false, true}) {
-    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{5000}, 1, 16, 64, std::nullopt, 2}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{4099}, 2, 128, 16, std::nullopt, 2}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{3}, 3, 48, 1, std::nullopt, 0}, fp8_q));  // three 64-row blocks
+    expect_matches_reference(kernel, fp8({{5000}, 1, 16, 64, std::nullopt, 2}, fp8_q));
+    expect_matches_reference(kernel, fp8({{4099}, 2, 128, 16, std::nullopt, 2}, fp8_q));
+    expect_matches_reference(kernel, fp8({{3}, 3, 48, 1, std::nullopt, 0}, fp8_q));  // three 64-row blocks
     std::mt19937 rng(5);
     std::vector<int32_t> lens(300);
     for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
-    expect_matches_reference(kernels::MlaKernel::fa2, fp8({lens, 1, 16, 64, std::nullopt, 1}, fp8_q));
+    KernelCase ragged = fp8({lens, 1, 16, 64, std::nullopt, fa3 ? 0 : 1}, fp8_q);
+    ragged.expect_balanced = fa3;
+    expect_matches_reference(kernel, ragged);
     lens.resize(140);
     for (auto& len : lens) len = std::max(len, 2);
-    expect_matches_reference(kernels::MlaKernel::fa2, fp8({lens, 2, 128, 32, std::nullopt, 1}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa2, fp8({{4, 33, 700, 95}, 4, 16, 16, 32, 0}, fp8_q));  // many, partly empty, splits
+    expect_matches_reference(kernel, fp8({lens, 2, 128, 32, std::nullopt, 1}, fp8_q));
+    const int tile = fa3 ? 64 : 32;
+    expect_matches_reference(kernel, fp8({{4, 33, 700, 95}, 4, 16, 16, tile, 0}, fp8_q));  // many, partly empty, splits
   }
+}
+
+void expect_fp8_kpe_scale_differs(kernels::MlaKernel kernel) {
+  expect_matches_reference(kernel, fp8({{1, 37, 300, 1029, 64}, 1, 16, 64, std::nullopt, 0}, false, 2.0f));
+  expect_matches_reference(kernel, fp8({{2, 37, 300, 1029, 64}, 2, 128, 1, std::nullopt, 0}, true, 0.5f));
+}
+
+const auto kFp8Matrix = ::testing::Combine(::testing::Values(16, 128), ::testing::Values(1, 2),
+                                           ::testing::Values(1, 64), ::testing::Bool());
+
+std::string fp8_matrix_param_name(const ::testing::TestParamInfo<Fp8MatrixParam>& info) {
+  return matrix_name(std::get<0>(info.param), std::get<1>(info.param), std::get<2>(info.param)) +
+         (std::get<3>(info.param) ? "_fp8q" : "_bf16q");
+}
+
+class MlaFa2Fp8Matrix : public ::testing::TestWithParam<Fp8MatrixParam> {};
+
+TEST_P(MlaFa2Fp8Matrix, MatchesTheReference) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_fp8_matrix_case(kernels::MlaKernel::fa2, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa2Fp8Matrix, kFp8Matrix, fp8_matrix_param_name);
+
+TEST(MlaFa2Fp8, SplitAndUnsplit) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
+  expect_fp8_splits_and_batches(kernels::MlaKernel::fa2);
 }
 
 TEST(MlaFa2Fp8, KpeScaleDiffersFromCkvScale) {
   KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa2);
-  expect_matches_reference(kernels::MlaKernel::fa2, fp8({{1, 37, 300, 1029, 64}, 1, 16, 64, std::nullopt, 0}, false, 2.0f));
-  expect_matches_reference(kernels::MlaKernel::fa2, fp8({{2, 37, 300, 1029, 64}, 2, 128, 1, std::nullopt, 0}, true, 0.5f));
+  expect_fp8_kpe_scale_differs(kernels::MlaKernel::fa2);
+}
+
+class MlaFa3Fp8Matrix : public ::testing::TestWithParam<Fp8MatrixParam> {};
+
+TEST_P(MlaFa3Fp8Matrix, MatchesTheReference) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_fp8_matrix_case(kernels::MlaKernel::fa3, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadsTokensPagesQ, MlaFa3Fp8Matrix, kFp8Matrix, fp8_matrix_param_name);
+
+TEST(MlaFa3Fp8, SplitAndUnsplit) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_fp8_splits_and_batches(kernels::MlaKernel::fa3);
+}
+
+TEST(MlaFa3Fp8, KpeScaleDiffersFromCkvScale) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_fp8_kpe_scale_differs(kernels::MlaKernel::fa3);
+}
+
+// fp8 on the balanced schedule forced over few SMs (many segments a CTA, Q reloaded and widened for
+// each), and the headline shapes (pages of whole tiles: every tile but the last by TMA).
+TEST(MlaFa3Fp8, BalancedScheduleAndHeadlineShapes) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  for (const bool fp8_q : {false, true}) {
+    KernelCase few = fp8({{2, 700, 4099, 130, 64, 65, 2000, 3, 1500}, 2, 128, 16, std::nullopt, 2}, fp8_q);
+    few.force_balanced = true;
+    few.expect_balanced = true;
+    few.plan_sm_count = 20;
+    expect_matches_reference(kernels::MlaKernel::fa3, few);
+    KernelCase tiles = fp8({{64, 700, 4099, 130, 1024, 65, 2000, 3, 1500}, 1, 16, 64, std::nullopt, 2}, fp8_q);
+    tiles.force_balanced = true;
+    tiles.expect_balanced = true;
+    tiles.plan_sm_count = 7;
+    expect_matches_reference(kernels::MlaKernel::fa3, tiles);
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({std::vector<int32_t>(8, 8192), 1, 16, 64, std::nullopt, 0}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({std::vector<int32_t>(4, 8192), 2, 128, 64, std::nullopt, 0}, fp8_q));
+  }
 }
 
 TEST(MlaFa2, RejectsWhatItCannotTake) {
@@ -406,14 +468,21 @@ TEST(MlaFa3, RejectsWhatItCannotTake) {
   p.page_size = 64;
   p.sm_scale = 0.1f;
   EXPECT_TRUE(kernels::mla_fa3_supported(p));
-  p.kpe_scale = 2.0f;  // one scale for ckv and kpe
+  p.kpe_scale = 2.0f;  // bf16 KV: one scale for ckv and kpe
   EXPECT_FALSE(kernels::mla_fa3_supported(p));
+  p.kv_dtype = DType::fp8_e4m3;  // fp8 KV: any finite kpe_scale / ckv_scale
+  EXPECT_TRUE(kernels::mla_fa3_supported(p));
   p.kpe_scale = 1.0f;
-  p.kv_dtype = DType::fp8_e4m3;  // bf16 only (fp8 KV runs on fa2)
+  p.q_dtype = DType::fp8_e4m3;
+  EXPECT_TRUE(kernels::mla_fa3_supported(p));
+  p.kv_dtype = DType::fp8_e5m2;
   EXPECT_FALSE(kernels::mla_fa3_supported(p));
-  EXPECT_FALSE(kernels::mla_fa3_dtypes_supported(DType::bfloat16, DType::fp8_e4m3));
+  p.kv_dtype = DType::bfloat16;  // fp8 q takes an fp8 cache
+  EXPECT_FALSE(kernels::mla_fa3_supported(p));
+  EXPECT_TRUE(kernels::mla_fa3_dtypes_supported(DType::bfloat16, DType::fp8_e4m3));
   EXPECT_TRUE(kernels::mla_fa3_dtypes_supported(DType::bfloat16, DType::bfloat16));
-  p.kv_dtype = DType::bfloat16;
+  EXPECT_FALSE(kernels::mla_fa3_dtypes_supported(DType::float16, DType::float16));
+  p.q_dtype = DType::bfloat16;
   p.head_dim_kpe = 128;
   EXPECT_FALSE(kernels::mla_fa3_supported(p));
   p.head_dim_kpe = 64;

@@ -4,7 +4,7 @@
 // without FlashInfer, are skipped with the build's reason; kbench's own fa2 kernel passes it on
 // bench/attention/mla/mla_fa2_refcheck.txt (page sizes 1 to 128, 1 / 2 / 4 query tokens, split and
 // unsplit KV, fp8 e4m3 KV with bfloat16 or fp8 q), and its Hopper fa3 kernel (sm_90 only) on
-// bench/attention/mla/mla_fa3_refcheck.txt; the reference's sample line 19 runs unchanged: fa2 and
+// bench/attention/mla/mla_fa3_refcheck.txt (the same kinds of lines); the reference's sample line 19 runs unchanged: fa2 and
 // (on an sm_90 device) fa3 are kbench's, trtllm-gen-native is skipped with its reason.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
@@ -52,9 +52,9 @@ TEST(MlaRefcheck, KbenchFa3PassesTheRefcheckTestlist) {
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, 0), cudaSuccess);
   if (prop.major != 9 || prop.minor != 0) GTEST_SKIP() << "kbench's MLA fa3 kernel needs sm_90a";
-  // Seven lines, fa3 on each and fa2 beside it on the last.
+  // Eleven lines (seven bf16, four fp8), fa3 on each and fa2 beside it on two.
   testing::expect_testlist_passes(std::string(KBENCH_SOURCE_DIR) + "/bench/attention/mla/mla_fa3_refcheck.txt",
-                                  "-n 3 -d 1", 8);
+                                  "-n 3 -d 1", 13);
 }
 
 TEST(MlaRefcheck, TheReferenceSampleLineRunsUnchanged) {
