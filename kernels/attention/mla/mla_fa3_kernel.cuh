@@ -36,11 +36,9 @@
 //    arriving on every chunk's kv_full as they land. The warp's page-table entries for tile t + 1
 //    (one per lane) are read while tile t is issued. fp8 caches: the tile's 36 KB of e4m3 land in
 //    the stage's upper half the same two ways (on raw_full, a barrier per box) and are widened in
-//    place front to back (widen_tile): for the seesaw consumers by the producer warpgroup, arriving
-//    on each chunk's kv_full as it is written; for the lockstep consumers (memory-bound, idle while
-//    tiles land) by both consumer warpgroups as they take the tile, which frees the producer to
-//    load (its widening would sit between a stage's release and its refill). fp8 q is widened as
-//    it is staged.
+//    place front to back (widen_tile) by the consumers as they take the tile (lockstep: both
+//    warpgroups; seesaw: the one that scores it), which leaves the producer to load (its widening
+//    would sit between a stage's release and its refill). fp8 q is widened as it is staged.
 //  * consumers (warpgroups 1 and 2, setmaxnreg 224), warpgroup w owning output columns [256 w,
 //    256 w + 256), on one of two schedules (each variant above on each), by the rows of a request:
 //  * lockstep, where a request has fewer than 64 rows (memory-bound: a tile's stage frees as soon as
@@ -122,9 +120,9 @@ struct Layout {
   // (a warpgroup writes only its own half, so its threads never overwrite what others still read).
   static constexpr int tile_stats = p + kRows * 128;
   static constexpr int row_sum = tile_stats + 2 * 2 * kRows * 4;  // [segment parity][2 warpgroups][64 rows]
-  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2], raw_full[stage][box]
+  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2], raw_full[stage][box], widened[2]
   static constexpr int bars = row_sum + 2 * 2 * kRows * 4;
-  static constexpr int bytes = bars + 8 * (4 + kStages * (kChunks + 1 + 5));
+  static constexpr int bytes = bars + 8 * (6 + kStages * (kChunks + 1 + 5));
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
@@ -137,10 +135,11 @@ constexpr int kRawKpe = kRawCkv + kDc / 128 * kRawBoxBytes;  // and of the raw k
 constexpr int kRawBytes = kDc / 128 * kRawBoxBytes + kTile * kDp;
 static_assert(kRawKpe + kTile * kDp == kBlockBytes, "the raw tile fills the stage's upper half");
 constexpr int kRawBoxes = kDc / 128 + 1;  // each landing on its own raw_full barrier
-// Named barriers of the fp8 widening (a step's reads done): the producer's 128 threads (seesaw), or
-// the consumers' 256 (lockstep).
-constexpr int kProducerWidenBarrier = 4;
-constexpr int kConsumerWidenBarrier = 5;
+// The named barrier of the lockstep consumers' fp8 widening (a step's reads done, the tile written).
+// The seesaw's warpgroups widen alone and sync on their own mbarrier (Barriers::widened):
+// compute-sanitizer's racecheck loses track of 128-thread named barriers beside the 256-thread one
+// at the segment's end and reports hazards on the row sums.
+constexpr int kConsumerWidenBarrier = 4;
 
 // The launch arguments: mla_split's, and the latent cache's tensor maps where pages hold whole tiles.
 struct Args : MlaKernelArgs {  // q: bfloat16, or fp8 e4m3 with fp8 KV; ckv and kpe: bfloat16 or fp8 e4m3 (kv_fp8)
@@ -178,6 +177,9 @@ struct Barriers {
   __device__ uint32_t raw_full(int s, int box) const {
     return base + 8 * (4 + kStages * kChunks + kStages + s * kRawBoxes + box);
   }
+  // fp8 KV, seesaw: consumer warpgroup w's sync of its widening steps (every thread arrives, each
+  // use a phase).
+  __device__ uint32_t widened(int w) const { return base + 8 * (4 + kStages * kChunks + kStages * (1 + kRawBoxes) + w); }
 };
 
 // The request's rows [j0, j0 + 64) and keys [k_begin, k_end) of one segment of this CTA's work, and
@@ -287,31 +289,27 @@ __device__ __forceinline__ RawPiece raw_piece(int g) {
   return {key, t % 4 + 4 * (hi >> 1)};
 }
 
-// fp8 KV: widens stage `s`'s raw tile in place, by kWideners threads (tid 0 ..; named barrier
-// `barrier`), in five steps front to back, each once its box landed (raw_full, phase `parity`): step
-// q < 4 reads ckv box q and writes bf16 chunks 2q and 2q + 1 ([16 KB q, 16 KB q + 16 KB)); step 4
-// reads kpe and writes chunk 8 times kpe_mul. A step's writes reach only raw bytes that this or
-// earlier steps read (raw box q sits at 36 KB + 8 KB q): steps 2 to 4 wait for all the widening
-// threads' reads first, steps 0 and 1 write below the raw bytes. Every thread fences its writes for
-// wgmma. kArriveChunks: each thread arrives on a step's kv_full barriers after its writes (the
-// producer widening for the seesaw consumers); otherwise the caller syncs the widening threads after
-// the last step (the lockstep consumers, who widen the tile they are about to use).
-template <int kWideners, bool kArriveChunks>
+// fp8 KV: widens stage `s`'s raw tile in place, by kWideners threads (tid 0 ..; sync() syncs them),
+// each box once it landed (raw_full, phase `parity`): ckv box q becomes bf16 chunks 2q and 2q + 1
+// ([16 KB q, 16 KB q + 16 KB)), kpe chunk 8 (times kpe_mul). Raw box q sits at 36 KB + 8 KB q, so
+// chunks 0..3 are written below every raw byte; boxes 2, 3 and kpe are read into registers first,
+// and chunks 4..8 written only after every thread's reads (one sync). Every thread fences its writes
+// for wgmma; the caller syncs the widening threads before scoring the tile.
+template <int kWideners, class Sync>
 __device__ __forceinline__ void widen_tile(const Args& a, uint32_t stage, const Barriers& bars, int s,
-                                           uint32_t parity, int tid, int barrier) {
+                                           uint32_t parity, int tid, Sync sync) {
   constexpr int kCkvPieces = kTile * 128 / 16 / kWideners;  // a thread's pieces of a ckv box
   constexpr int kKpePieces = kTile * kDp / 16 / kWideners;
   static_assert(kCkvPieces * kWideners == kTile * 8 && kKpePieces * kWideners == kTile * 4, "whole pieces");
-#pragma unroll 1
-  for (int q = 0; q < kDc / 128; ++q) {
+  const auto read_ckv = [&](int q, uint4 (&raw)[kCkvPieces]) {
     mbar_wait(bars.raw_full(s, q), parity);
-    uint4 raw[kCkvPieces];
 #pragma unroll
     for (int n = 0; n < kCkvPieces; ++n) {
       const RawPiece r = raw_piece(tid + n * kWideners);
       raw[n] = ld_shared_v4(stage + kRawCkv + q * kRawBoxBytes + r.key * 128 + ((r.u ^ (r.key & 7)) << 4));
     }
-    if (q >= 2) named_sync(barrier, kWideners);
+  };
+  const auto write_ckv = [&](int q, const uint4 (&raw)[kCkvPieces]) {
 #pragma unroll
     for (int n = 0; n < kCkvPieces; ++n) {
       const RawPiece r = raw_piece(tid + n * kWideners);
@@ -321,30 +319,34 @@ __device__ __forceinline__ void widen_tile(const Args& a, uint32_t stage, const 
       st_shared_v4(stage + swizzled(r.key, piece), lo);
       st_shared_v4(stage + swizzled(r.key, piece + 1), hi);
     }
-    if constexpr (kArriveChunks) {
-      fence_proxy_async();
-      mbar_arrive(bars.kv_full(s, 2 * q));
-      mbar_arrive(bars.kv_full(s, 2 * q + 1));
-    }
+  };
+  uint4 raw[kCkvPieces];
+#pragma unroll 1
+  for (int q = 0; q < 2; ++q) {
+    read_ckv(q, raw);
+    write_ckv(q, raw);
   }
+  uint4 raw2[kCkvPieces], raw3[kCkvPieces], kpe[kKpePieces];
+  read_ckv(2, raw2);
+  read_ckv(3, raw3);
   mbar_wait(bars.raw_full(s, kRawBoxes - 1), parity);
-  uint4 raw[kKpePieces];
 #pragma unroll
   for (int n = 0; n < kKpePieces; ++n) {
     const RawPiece r = raw_piece(tid + n * kWideners);
-    raw[n] = ld_shared_v4(stage + kRawKpe + r.key * kDp + 16 * r.u);
+    kpe[n] = ld_shared_v4(stage + kRawKpe + r.key * kDp + 16 * r.u);
   }
-  named_sync(barrier, kWideners);
+  sync();  // every raw byte read: chunks 4..8 overwrite them
+  write_ckv(2, raw2);
+  write_ckv(3, raw3);
 #pragma unroll
   for (int n = 0; n < kKpePieces; ++n) {
     const RawPiece r = raw_piece(tid + n * kWideners);
     uint4 lo, hi;
-    mla_detail::e4m3x16_to_bf16x16(raw[n], a.kpe_mul, lo, hi);
+    mla_detail::e4m3x16_to_bf16x16(kpe[n], a.kpe_mul, lo, hi);
     st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u), lo);
     st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u + 1), hi);
   }
   fence_proxy_async();
-  if constexpr (kArriveChunks) mbar_arrive(bars.kv_full(s, kChunks - 1));
 }
 
 // fp8 KV: the raw bytes of one tile into stage `s`'s upper half: by five TMA boxes, each landing on
@@ -387,7 +389,6 @@ __device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, u
 }
 
 // The producer's work on one segment; `round` counts the CTA's segments with keys, `it` its tiles.
-template <Schedule kSchedule>
 __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk, uint32_t smem, const Barriers& bars,
                                                 int tid, int round, uint32_t& it) {
   const int warp = tid / 32;
@@ -438,9 +439,6 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
     if (a.kv_fp8 != 0) {
       load_raw_tile(a, blk, stage, bars, s, my_row, tile, tid);
-      if constexpr (kSchedule == Schedule::seesaw) {
-        widen_tile<kProducerThreads, true>(a, stage, bars, s, (it / kStages) & 1, tid, kProducerWidenBarrier);
-      }
       continue;
     }
     // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
@@ -475,7 +473,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
   }
 }
 
-template <bool kBalanced, Schedule kSchedule>
+template <bool kBalanced>
 __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
                                              const Barriers& bars, int tid) {
   int round = 0;
@@ -483,7 +481,7 @@ __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBala
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles == 0) continue;
-    produce_segment<kSchedule>(a, blk, smem, bars, tid, round++, it);
+    produce_segment(a, blk, smem, bars, tid, round++, it);
   }
   cp_async_wait_all();
 }
@@ -649,8 +647,9 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
     // fp8 KV: both warpgroups widen the tile as they take it (the producer only loads it).
     const bool fp8 = a.kv_fp8 != 0;
     if (fp8) {
-      widen_tile<256, false>(a, stage, bars, s, (it / kStages) & 1, wg * 128 + t, kConsumerWidenBarrier);
-      named_sync(kConsumerWidenBarrier, 256);
+      const auto sync = [] { named_sync(kConsumerWidenBarrier, 256); };
+      widen_tile<256>(a, stage, bars, s, (it / kStages) & 1, wg * 128 + t, sync);
+      sync();
     }
     // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile, chunk by chunk as the chunks land: 4
     // k-steps of 16 (32 bytes) a chunk.
@@ -729,7 +728,7 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
 template <bool kBalanced>
 __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, uint32_t smem, float* shared,
                                                 const Barriers& bars, int wg, int t, int round, uint32_t& it,
-                                                uint32_t& consumed) {
+                                                uint32_t& consumed, uint32_t& widened) {
   const int warp = t / 32;
   const int lane = t % 32;
   const int quad = lane % 4;
@@ -745,8 +744,8 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
   const uint32_t it0 = it;           // the ring position of the segment's tile 0
   it += blk.num_tiles;
   auto stage_of = [&](int tile) { return smem + Layout::kv + ((it0 + tile) % kStages) * kBlockBytes; };
-  auto release = [&](int tile) {
-    if (t == 0) mbar_arrive(bars.kv_empty((it0 + tile) % kStages));
+  auto release = [&](int tile) {  // every thread: its widening writes (fp8) before the refill
+    mbar_arrive(bars.kv_empty((it0 + tile) % kStages));
   };
   // This warpgroup's V columns [256 wg, 256 wg + 256) of a tile: chunks 4 wg .. 4 wg + 3, N-major
   // (64-column chunks kChunkBytes apart); k-steps of 16 keys are 2048 bytes apart.
@@ -800,9 +799,19 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
     const uint32_t parity = ((it0 + tile) / kStages) & 1;
     const int s = (it0 + tile) % kStages;
     const uint64_t k_desc = smem_desc(stage_of(tile), 16, 1024);
+    // fp8 KV: this warpgroup widens its own tile as it takes it (the producer only loads it).
+    const bool fp8 = a.kv_fp8 != 0;
+    if (fp8) {
+      const auto sync = [&] {
+        mbar_arrive(bars.widened(wg));
+        mbar_wait(bars.widened(wg), widened++ & 1);
+      };
+      widen_tile<128>(a, stage_of(tile), bars, s, parity, t, sync);
+      sync();
+    }
 #pragma unroll
     for (int chunk = 0; chunk < kChunks; ++chunk) {
-      mbar_wait(bars.kv_full(s, chunk), parity);
+      if (!fp8) mbar_wait(bars.kv_full(s, chunk), parity);
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -899,11 +908,12 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Segments<kBala
   int round = 0;
   uint32_t it = 0;
   uint32_t consumed = 0;  // seesaw: tiles of the other warpgroup's taken so far (its ready barrier's phase)
+  uint32_t widened = 0;   // seesaw, fp8: uses of this warpgroup's widened barrier so far
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles > 0) {
       if constexpr (kSchedule == Schedule::seesaw) {
-        consume_seesaw<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it, consumed);
+        consume_seesaw<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it, consumed, widened);
       } else {
         consume_lockstep<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it);
       }
@@ -936,19 +946,21 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   if (tid == 0) {
     mbar_init(bars.q_full(), kProducerThreads);  // every producer thread, as its copies land
     mbar_init(bars.q_empty(), 2);   // one thread per consumer warpgroup
-    for (int w = 0; w < 2; ++w) mbar_init(bars.ready(w), 128);
+    for (int w = 0; w < 2; ++w) {
+      mbar_init(bars.ready(w), 128);
+      mbar_init(bars.widened(w), 128);
+    }
     for (int s = 0; s < kStages; ++s) {
       for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), kProducerThreads);
     for (int box = 0; box < kRawBoxes; ++box) mbar_init(bars.raw_full(s, box), kProducerThreads);
-      // Lockstep: every consumer thread; seesaw: one thread per consumer warpgroup.
-      mbar_init(bars.kv_empty(s), kSchedule == Schedule::lockstep ? 256 : 2);
+      mbar_init(bars.kv_empty(s), 256);  // every consumer thread
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
   if (tid < 128) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    run_producer<kBalanced, kSchedule>(a, segs, smem, bars, tid);
+    run_producer(a, segs, smem, bars, tid);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
     // The warpgroup index through a shuffle, which ptxas knows to be warp-uniform: the seesaw's
