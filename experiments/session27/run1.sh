@@ -6,7 +6,7 @@ source "$(dirname "$0")/../session25/common.sh"
 KB=/work/main/build/src/app/kbench
 unpack .ab/bin/fi.xz "$KB"
 unpack build/carry/gpu_tests.xz /tmp/b/gpu_tests
-timeout 300 /tmp/b/gpu_tests --gtest_filter='Mla*' >"$OUT/gtest_mla.log" 2>&1
+timeout 300 /tmp/b/gpu_tests --gtest_filter='*Mla*' >"$OUT/gtest_mla.log" 2>&1
 echo "gtest exit $?"; grep -E '^\[  (PASSED|FAILED) |^\[  FAILED' "$OUT/gtest_mla.log" | head -20; grep -B3 -A8 "Failure" "$OUT/gtest_mla.log" | head -40
 echo "after gtest: $(smi)"
 timeout 240 "$KB" --testlist bench/attention/mla/mla_targets.txt --output_path "$OUT/mla_targets.csv" >"$OUT/mla_targets.log" 2>&1

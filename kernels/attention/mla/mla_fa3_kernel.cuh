@@ -349,6 +349,14 @@ __device__ __forceinline__ void widen_tile(const Args& a, uint32_t stage, const 
   fence_proxy_async();
 }
 
+// A gathered tile's keys of warp `warp`, [16 warp, 16 warp + 16): f(key, its cache row), the row from
+// lane k's my_row (-1 past the range: the key is zero-filled).
+template <class F>
+__device__ __forceinline__ void for_each_warp_key(int64_t my_row, int warp, F f) {
+#pragma unroll 4
+  for (int k = 0; k < 16; ++k) f(warp * 16 + k, __shfl_sync(0xffffffffu, my_row, k));
+}
+
 // fp8 KV: the raw bytes of one tile into stage `s`'s upper half: by five TMA boxes, each landing on
 // its own raw_full (the widening starts on the first), on pages of whole tiles, every key inside the request (thread 0 arrives for the others), else
 // warp w gathers keys [16 w, 16 w + 16) (a key's 512 ckv bytes by one 16-byte copy a lane into the
@@ -375,16 +383,15 @@ __device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, u
   const int lane = tid % 32;
   const auto* ckv_cache = static_cast<const uint8_t*>(a.ckv);
   const auto* kpe_cache = static_cast<const uint8_t*>(a.kpe);
-#pragma unroll 4
-  for (int k = 0; k < 16; ++k) {
-    const int key = warp * 16 + k;
-    const int64_t row = __shfl_sync(0xffffffffu, my_row, k);
+  for_each_warp_key(my_row, warp, [&](int key, int64_t row) {
     const bool valid = row >= 0;
     const uint32_t bytes = valid ? 16u : 0u;
     const uint32_t ckv_dst = stage + kRawCkv + (lane / 8) * kRawBoxBytes + key * 128 + (((lane & 7) ^ (key & 7)) << 4);
     cp_async_16(ckv_dst, valid ? ckv_cache + row * kDc + 16 * lane : ckv_cache, bytes);
-    if (lane < 4) cp_async_16(stage + kRawKpe + key * kDp + 16 * lane, valid ? kpe_cache + row * kDp + 16 * lane : kpe_cache, bytes);
-  }
+    if (lane < 4) {
+      cp_async_16(stage + kRawKpe + key * kDp + 16 * lane, valid ? kpe_cache + row * kDp + 16 * lane : kpe_cache, bytes);
+    }
+  });
   for (int box = 0; box < kRawBoxes; ++box) cp_async_arrive_noinc(bars.raw_full(s, box));
 }
 
@@ -455,10 +462,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
       }
       continue;
     }
-#pragma unroll 4
-    for (int k = 0; k < 16; ++k) {
-      const int key = warp * 16 + k;
-      const int64_t row = __shfl_sync(0xffffffffu, my_row, k);
+    for_each_warp_key(my_row, warp, [&](int key, int64_t row) {
       const bool valid = row >= 0;
       const uint32_t bytes = valid ? 16u : 0u;
       const __nv_bfloat16* ckv = valid ? ckv_cache + row * kDc : ckv_cache;
@@ -468,7 +472,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
         const __nv_bfloat16* kpe = valid ? kpe_cache + row * kDp + lane * 8 : kpe_cache;
         cp_async_16(stage + swizzled(key, 64 + lane), kpe, bytes);
       }
-    }
+    });
     for (int chunk = 0; chunk < kChunks; ++chunk) cp_async_arrive_noinc(bars.kv_full(s, chunk));
   }
 }
