@@ -2,7 +2,7 @@
 // warpgroup that loads the paged latent cache (TMA boxes, or cp.async gathers) completing on
 // mbarriers, two consumer warpgroups that each own half of the 512-wide V / output and share every
 // tile (lockstep) or score alternate tiles (FlashMLA's "seesaw" schedule). bfloat16 caches, or fp8
-// e4m3 caches that the producer widens to bf16 in shared memory (exact; kpe times kpe_scale /
+// e4m3 caches that the consumers widen to bf16 in shared memory (exact; kpe times kpe_scale /
 // ckv_scale), with bfloat16 or fp8 e4m3 q; head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90
 // decode is the model.
 //
