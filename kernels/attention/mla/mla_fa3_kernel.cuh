@@ -36,9 +36,10 @@
 //    arriving on every chunk's kv_full as they land. The warp's page-table entries for tile t + 1
 //    (one per lane) are read while tile t is issued. fp8 caches: the tile's 36 KB of e4m3 land in
 //    the stage's upper half the same two ways (on raw_full, a barrier per box) and are widened in
-//    place front to back (widen_tile) by the consumers as they take the tile (lockstep: both
-//    warpgroups; seesaw: the one that scores it), which leaves the producer to load (its widening
-//    would sit between a stage's release and its refill). fp8 q is widened as it is staged.
+//    place front to back (Widen) as the tile is taken: seesaw: by the warpgroup that scores it;
+//    lockstep: chunks 0..3 by the producer, arriving on their kv_full, chunks 4..8 by both consumer
+//    warpgroups (a widening all by the producer sits between a stage's release and its refill).
+//    fp8 q is widened as it is staged.
 //  * consumers (warpgroups 1 and 2, setmaxnreg 224), warpgroup w owning output columns [256 w,
 //    256 w + 256), on one of two schedules (each variant above on each), by the rows of a request:
 //  * lockstep, where a request has fewer than 64 rows (memory-bound: a tile's stage frees as soon as
@@ -128,7 +129,7 @@ static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
 // fp8 KV: a tile's e4m3 bytes land in the upper half of its stage (ckv as four 128-column boxes
 // [64 keys][128 B], 128-byte swizzled; kpe [64 keys][64 B]) and are widened in place to the stage's
-// bf16 layout, front to back (see widen_tile).
+// bf16 layout, front to back (see Widen).
 constexpr int kRawBoxBytes = kTile * 128;                     // 128 ckv columns of a tile's keys
 constexpr int kRawCkv = kBlockBytes / 2;                      // stage offset of the raw ckv boxes
 constexpr int kRawKpe = kRawCkv + kDc / 128 * kRawBoxBytes;  // and of the raw kpe rows
@@ -289,27 +290,33 @@ __device__ __forceinline__ RawPiece raw_piece(int g) {
   return {key, t % 4 + 4 * (hi >> 1)};
 }
 
-// fp8 KV: widens stage `s`'s raw tile in place, by kWideners threads (tid 0 ..; sync() syncs them),
-// each box once it landed (raw_full, phase `parity`): ckv box q becomes bf16 chunks 2q and 2q + 1
-// ([16 KB q, 16 KB q + 16 KB)), kpe chunk 8 (times kpe_mul). Raw box q sits at 36 KB + 8 KB q, so
-// chunks 0..3 are written below every raw byte; boxes 2, 3 and kpe are read into registers first,
-// and chunks 4..8 written only after every thread's reads (one sync). Every thread fences its writes
-// for wgmma; the caller syncs the widening threads before scoring the tile.
-template <int kWideners, class Sync>
-__device__ __forceinline__ void widen_tile(const Args& a, uint32_t stage, const Barriers& bars, int s,
-                                           uint32_t parity, int tid, Sync sync) {
-  constexpr int kCkvPieces = kTile * 128 / 16 / kWideners;  // a thread's pieces of a ckv box
-  constexpr int kKpePieces = kTile * kDp / 16 / kWideners;
+// fp8 KV: widening stage `s`'s raw tile in place, by kWideners threads (tid 0 ..), each box once it
+// landed (raw_full, phase `parity`): ckv box q becomes bf16 chunks 2q and 2q + 1 ([16 KB q, 16 KB q
+// + 16 KB)), kpe chunk 8 (times kpe_mul). Raw box q sits at 36 KB + 8 KB q, so the front (boxes 0
+// and 1 -> chunks 0..3) writes below every raw byte; the back reads boxes 2, 3 and kpe into
+// registers and writes chunks 4..8 only after ready() (boxes 0 and 1 read by whoever widened the
+// front) and sync() (the back's threads' reads). Every thread fences its writes for wgmma.
+template <int kWideners>
+struct Widen {
+  static constexpr int kCkvPieces = kTile * 128 / 16 / kWideners;  // a thread's pieces of a ckv box
+  static constexpr int kKpePieces = kTile * kDp / 16 / kWideners;
   static_assert(kCkvPieces * kWideners == kTile * 8 && kKpePieces * kWideners == kTile * 4, "whole pieces");
-  const auto read_ckv = [&](int q, uint4 (&raw)[kCkvPieces]) {
+  const Args& a;
+  uint32_t stage;
+  const Barriers& bars;
+  int s;
+  uint32_t parity;
+  int tid;
+
+  __device__ void read_ckv(int q, uint4 (&raw)[kCkvPieces]) const {
     mbar_wait(bars.raw_full(s, q), parity);
 #pragma unroll
     for (int n = 0; n < kCkvPieces; ++n) {
       const RawPiece r = raw_piece(tid + n * kWideners);
       raw[n] = ld_shared_v4(stage + kRawCkv + q * kRawBoxBytes + r.key * 128 + ((r.u ^ (r.key & 7)) << 4));
     }
-  };
-  const auto write_ckv = [&](int q, const uint4 (&raw)[kCkvPieces]) {
+  }
+  __device__ void write_ckv(int q, const uint4 (&raw)[kCkvPieces]) const {
 #pragma unroll
     for (int n = 0; n < kCkvPieces; ++n) {
       const RawPiece r = raw_piece(tid + n * kWideners);
@@ -319,35 +326,42 @@ __device__ __forceinline__ void widen_tile(const Args& a, uint32_t stage, const 
       st_shared_v4(stage + swizzled(r.key, piece), lo);
       st_shared_v4(stage + swizzled(r.key, piece + 1), hi);
     }
-  };
-  uint4 raw[kCkvPieces];
+  }
+  __device__ void front() const {
+    uint4 raw[kCkvPieces];
 #pragma unroll 1
-  for (int q = 0; q < 2; ++q) {
-    read_ckv(q, raw);
-    write_ckv(q, raw);
+    for (int q = 0; q < 2; ++q) {
+      read_ckv(q, raw);
+      write_ckv(q, raw);
+    }
+    fence_proxy_async();
   }
-  uint4 raw2[kCkvPieces], raw3[kCkvPieces], kpe[kKpePieces];
-  read_ckv(2, raw2);
-  read_ckv(3, raw3);
-  mbar_wait(bars.raw_full(s, kRawBoxes - 1), parity);
+  template <class Ready, class Sync>
+  __device__ void back(Ready ready, Sync sync) const {
+    uint4 raw2[kCkvPieces], raw3[kCkvPieces], kpe[kKpePieces];
+    read_ckv(2, raw2);
+    read_ckv(3, raw3);
+    mbar_wait(bars.raw_full(s, kRawBoxes - 1), parity);
 #pragma unroll
-  for (int n = 0; n < kKpePieces; ++n) {
-    const RawPiece r = raw_piece(tid + n * kWideners);
-    kpe[n] = ld_shared_v4(stage + kRawKpe + r.key * kDp + 16 * r.u);
-  }
-  sync();  // every raw byte read: chunks 4..8 overwrite them
-  write_ckv(2, raw2);
-  write_ckv(3, raw3);
+    for (int n = 0; n < kKpePieces; ++n) {
+      const RawPiece r = raw_piece(tid + n * kWideners);
+      kpe[n] = ld_shared_v4(stage + kRawKpe + r.key * kDp + 16 * r.u);
+    }
+    ready();
+    sync();  // every raw byte read: chunks 4..8 overwrite them
+    write_ckv(2, raw2);
+    write_ckv(3, raw3);
 #pragma unroll
-  for (int n = 0; n < kKpePieces; ++n) {
-    const RawPiece r = raw_piece(tid + n * kWideners);
-    uint4 lo, hi;
-    mla_detail::e4m3x16_to_bf16x16(kpe[n], a.kpe_mul, lo, hi);
-    st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u), lo);
-    st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u + 1), hi);
+    for (int n = 0; n < kKpePieces; ++n) {
+      const RawPiece r = raw_piece(tid + n * kWideners);
+      uint4 lo, hi;
+      mla_detail::e4m3x16_to_bf16x16(kpe[n], a.kpe_mul, lo, hi);
+      st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u), lo);
+      st_shared_v4(stage + swizzled(r.key, 64 + 2 * r.u + 1), hi);
+    }
+    fence_proxy_async();
   }
-  fence_proxy_async();
-}
+};
 
 // A gathered tile's keys of warp `warp`, [16 warp, 16 warp + 16): f(key, its cache row), the row from
 // lane k's my_row (-1 past the range: the key is zero-filled).
@@ -396,6 +410,7 @@ __device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, u
 }
 
 // The producer's work on one segment; `round` counts the CTA's segments with keys, `it` its tiles.
+template <Schedule kSchedule>
 __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk, uint32_t smem, const Barriers& bars,
                                                 int tid, int round, uint32_t& it) {
   const int warp = tid / 32;
@@ -446,6 +461,10 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
     if (a.kv_fp8 != 0) {
       load_raw_tile(a, blk, stage, bars, s, my_row, tile, tid);
+      if constexpr (kSchedule == Schedule::lockstep) {  // the front, chunks 0..3, for the consumers
+        Widen<kProducerThreads>{a, stage, bars, s, (it / kStages) & 1, tid}.front();
+        for (int chunk = 0; chunk < 4; ++chunk) mbar_arrive(bars.kv_full(s, chunk));
+      }
       continue;
     }
     // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
@@ -477,7 +496,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
   }
 }
 
-template <bool kBalanced>
+template <bool kBalanced, Schedule kSchedule>
 __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
                                              const Barriers& bars, int tid) {
   int round = 0;
@@ -485,7 +504,7 @@ __device__ __forceinline__ void run_producer(const Args& a, const Segments<kBala
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles == 0) continue;
-    produce_segment(a, blk, smem, bars, tid, round++, it);
+    produce_segment<kSchedule>(a, blk, smem, bars, tid, round++, it);
   }
   cp_async_wait_all();
 }
@@ -651,8 +670,12 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
     // fp8 KV: both warpgroups widen the tile as they take it (the producer only loads it).
     const bool fp8 = a.kv_fp8 != 0;
     if (fp8) {
+      const uint32_t parity = (it / kStages) & 1;
       const auto sync = [] { named_sync(kConsumerWidenBarrier, 256); };
-      widen_tile<256>(a, stage, bars, s, (it / kStages) & 1, wg * 128 + t, sync);
+      const auto front_done = [&] {  // the producer widened chunks 0..3 (and read boxes 0 and 1)
+        for (int chunk = 0; chunk < 4; ++chunk) mbar_wait(bars.kv_full(s, chunk), parity);
+      };
+      Widen<256>{a, stage, bars, s, parity, wg * 128 + t}.back(front_done, sync);
       sync();
     }
     // S = Q K^T for keys [32 wg, 32 wg + 32) of the tile, chunk by chunk as the chunks land: 4
@@ -810,7 +833,9 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
         mbar_arrive(bars.widened(wg));
         mbar_wait(bars.widened(wg), widened++ & 1);
       };
-      widen_tile<128>(a, stage_of(tile), bars, s, parity, t, sync);
+      const Widen<128> widen{a, stage_of(tile), bars, s, parity, t};
+      widen.front();
+      widen.back([] {}, sync);
       sync();
     }
 #pragma unroll
@@ -964,7 +989,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   __syncthreads();
   if (tid < 128) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    run_producer(a, segs, smem, bars, tid);
+    run_producer<kBalanced, kSchedule>(a, segs, smem, bars, tid);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
     // The warpgroup index through a shuffle, which ptxas knows to be warp-uniform: the seesaw's

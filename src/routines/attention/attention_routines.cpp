@@ -1,7 +1,6 @@
 #include "routines/attention/attention_routines.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
 
 #include "routines/attention/cudnn_backends.hpp"
@@ -343,22 +342,11 @@ class MlaRoutine final : public Routine {
   [[nodiscard]] std::string_view test_name() const override { return "testBatchMLAPagedAttentionWrapper"; }
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return mla_flags(); }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
-  // bench/results/h100/attention/mla/session27/: fa3 is the faster kernel on every measured case
-  // (1.12-1.14x fa2 with random lengths and 16 heads since its balanced schedule, 1.3-2.5x with 128
-  // heads) but one: fp8 KV with fixed lengths and fewer than 64 query rows a request, where its
-  // lockstep consumers widen each tile before scoring it (0.94x fa2). fa2 takes what fa3 refuses (sm_80).
-  [[nodiscard]] std::vector<std::string> auto_candidates(const Case& problem) const override {
-    const MlaProblem& p = static_cast<const MlaCase&>(problem).problem();
-    const auto& lens = p.pages.seq_lens;
-    const bool ragged = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) != lens.end();
-    const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
-    if (fp8_kv && !ragged && static_cast<int64_t>(p.s_qo) * p.num_heads < 64) return {"fa2", "fa3"};
-    return {"fa3", "fa2"};
-  }
-  [[nodiscard]] std::string_view auto_rule() const override {
-    return "fa3 where it takes the case, else fa2 (fa2 first for fp8 KV with equal lengths under 64 query rows a "
-           "request)";
-  }
+  // bench/results/h100/attention/mla/session27/: fa3 is the faster kernel on every measured case,
+  // bf16 and fp8 KV (1.02x to 2.6x fa2; with random lengths and 16 heads 1.14x since its balanced
+  // schedule). fa2 takes what fa3 refuses (sm_80).
+  [[nodiscard]] std::vector<std::string> auto_candidates(const Case&) const override { return {"fa3", "fa2"}; }
+  [[nodiscard]] std::string_view auto_rule() const override { return "fa3 where it takes the case, else fa2"; }
   // mla.md: written to the reference's columns, and only when given (the flags have no default).
   [[nodiscard]] std::vector<std::pair<std::string, std::string>> renamed_flag_columns() const override {
     return {{"mla_is_var_seq", "is_var_seq"}, {"mla_cute_dsl_impl", "cute_dsl_impl"}};
