@@ -2,7 +2,7 @@
 // warpgroup that loads the paged latent cache (TMA boxes, or cp.async gathers) completing on
 // mbarriers, two consumer warpgroups that each own half of the 512-wide V / output and share every
 // tile (lockstep) or score alternate tiles (FlashMLA's "seesaw" schedule). bfloat16 caches, or fp8
-// e4m3 caches that the consumers widen to bf16 in shared memory (exact; kpe times kpe_scale /
+// e4m3 caches widened to bf16 in shared memory as tiles are taken (exact; kpe times kpe_scale /
 // ckv_scale), with bfloat16 or fp8 e4m3 q; head dims 512 (ckv, = V) / 64 (kpe). FlashMLA's sm90
 // decode is the model.
 //
@@ -133,7 +133,6 @@ static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 constexpr int kRawBoxBytes = kTile * 128;                     // 128 ckv columns of a tile's keys
 constexpr int kRawCkv = kBlockBytes / 2;                      // stage offset of the raw ckv boxes
 constexpr int kRawKpe = kRawCkv + kDc / 128 * kRawBoxBytes;  // and of the raw kpe rows
-constexpr int kRawBytes = kDc / 128 * kRawBoxBytes + kTile * kDp;
 static_assert(kRawKpe + kTile * kDp == kBlockBytes, "the raw tile fills the stage's upper half");
 constexpr int kRawBoxes = kDc / 128 + 1;  // each landing on its own raw_full barrier
 // The named barrier of the lockstep consumers' fp8 widening (a step's reads done, the tile written).

@@ -15,6 +15,7 @@ namespace kbench::kernels {
 namespace {
 
 constexpr int kDc = 512;  // the output row: the latent (ckv) dim
+constexpr int kDp = 64;   // the rope (kpe) dim
 
 // One 128-thread block per (request, row): out = sum_s w_s o_s / sum_s w_s, w_s = 2^(lse_s - max).
 // A balanced plan (unit_splits): the row's unit has unit_splits[unit] partials, or wrote out itself.
@@ -291,7 +292,7 @@ bool mla_kernel_supported(const MlaParams& p) {
   const bool fp8_kv = p.kv_dtype == DType::fp8_e4m3;
   const bool scales_ok = p.ckv_scale == p.kpe_scale ||
                          (fp8_kv && p.ckv_scale != 0.0f && std::isfinite(p.kpe_scale / p.ckv_scale));
-  return mla_kernel_dtypes_supported(p.q_dtype, p.kv_dtype) && p.head_dim_ckv == kDc && p.head_dim_kpe == 64 &&
+  return mla_kernel_dtypes_supported(p.q_dtype, p.kv_dtype) && p.head_dim_ckv == kDc && p.head_dim_kpe == kDp &&
          p.batch >= 0 && p.batch <= 65535 && p.s_qo >= 1 && p.num_heads >= 1 && p.page_size >= 1 &&
          static_cast<int64_t>(p.s_qo) * p.num_heads <= (1 << 20) && scales_ok && std::isfinite(p.sm_scale) &&
          std::isfinite(p.q_scale) && std::isfinite(p.ckv_scale);

@@ -78,8 +78,8 @@ struct MlaPlan {
 // must be finite); no pointer is looked at.
 [[nodiscard]] bool mla_kernel_supported(const MlaParams& params);
 
-// What both MLA kernels take for a launch: the operands (the kernel reads them as its dtypes), the paged cache's tables, the output, the plan's partials, shape and split, and
-// the scales.
+// What both MLA kernels take for a launch: the operands (the kernel reads them as its dtypes), the
+// paged cache's tables, the output, the plan's partials, shape and split, and the scales.
 struct MlaKernelArgs {
   const void* q_nope;
   const void* q_pe;

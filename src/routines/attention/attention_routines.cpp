@@ -343,7 +343,7 @@ class MlaRoutine final : public Routine {
   [[nodiscard]] std::vector<FlagSpec> flags() const override { return mla_flags(); }
   [[nodiscard]] std::vector<std::string> default_backends() const override { return {"fa2"}; }
   // bench/results/h100/attention/mla/session27/: fa3 is the faster kernel on every measured case,
-  // bf16 and fp8 KV (1.02x to 2.6x fa2; with random lengths and 16 heads 1.14x since its balanced
+  // bf16 and fp8 KV (1.02x to 2.6x fa2; with random lengths and 16 heads 1.13x since its balanced
   // schedule). fa2 takes what fa3 refuses (sm_80).
   [[nodiscard]] std::vector<std::string> auto_candidates(const Case&) const override { return {"fa3", "fa2"}; }
   [[nodiscard]] std::string_view auto_rule() const override { return "fa3 where it takes the case, else fa2"; }

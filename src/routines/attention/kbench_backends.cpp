@@ -296,9 +296,11 @@ struct MlaKernelEntry {
 };
 
 const MlaKernelEntry& mla_kernel_entry(kernels::MlaKernel kernel) {
+  // Both kernels take the same pairs (kernels::mla_kernel_dtypes_supported).
+  constexpr const char* kDtypes = "bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3";
   static const MlaKernelEntry fa2{{"fa2", "kbench", "sm_80+"},
                                   "kbench's MLA fa2 kernel needs sm_80+ (cp.async, bf16 mma.sync)",
-                                  "bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3",
+                                  kDtypes,
                                   [](const DeviceInfo& d) { return d.cc_major >= 8; },
                                   kernels::mla_fa2_dtypes_supported,
                                   kernels::mla_fa2_supported,
@@ -307,7 +309,7 @@ const MlaKernelEntry& mla_kernel_entry(kernels::MlaKernel kernel) {
                                   kernels::launch_mla_fa2};
   static const MlaKernelEntry fa3{{"fa3", "kbench", "sm_90a"},
                                   "fa3 is kbench's Hopper MLA kernel: wgmma and setmaxnreg, sm_90a only",
-                                  "bfloat16 / bfloat16, bfloat16 / fp8_e4m3 or fp8_e4m3 / fp8_e4m3",
+                                  kDtypes,
                                   [](const DeviceInfo& d) { return d.cc_major == 9 && d.cc_minor == 0; },
                                   kernels::mla_fa3_dtypes_supported,
                                   kernels::mla_fa3_supported,
