@@ -530,7 +530,7 @@ TEST(PrefillKernels, PagedPageSizesAndLayouts) {
   uint64_t seed = 200;
   int i = 0;
   for (int head_dim : {64, 128, 256}) {
-    for (int page_size : {1, 8, 12, 16, 48, 64, 128}) {
+    for (int page_size : {1, 8, 12, 16, 24, 48, 64, 128, 256}) {
       for (KvLayout layout : {KvLayout::NHD, KvLayout::HND}) {
         Case c;
         c.paged = true;
@@ -626,16 +626,19 @@ TEST(PrefillKernels, Fa3Fp8E4m3) {
     bool paged, causal;
     KvLayout layout;
     DType out;
+    int page_size;  // (paged)
   };
-  for (const Fp8Case& f : {Fp8Case{128, 128, false, true, KvLayout::NHD, DType::bfloat16},
-                           Fp8Case{128, 128, true, false, KvLayout::HND, DType::float16},
-                           Fp8Case{64, 64, true, true, KvLayout::NHD, DType::bfloat16},
-                           Fp8Case{256, 256, false, false, KvLayout::NHD, DType::bfloat16},
-                           Fp8Case{192, 128, false, true, KvLayout::NHD, DType::bfloat16}}) {
+  for (const Fp8Case& f : {Fp8Case{128, 128, false, true, KvLayout::NHD, DType::bfloat16, 0},
+                           Fp8Case{128, 128, true, false, KvLayout::HND, DType::float16, 16},
+                           Fp8Case{128, 128, true, true, KvLayout::NHD, DType::bfloat16, 48},
+                           Fp8Case{64, 64, true, true, KvLayout::NHD, DType::bfloat16, 16},
+                           Fp8Case{256, 256, false, false, KvLayout::NHD, DType::bfloat16, 0},
+                           Fp8Case{192, 128, false, true, KvLayout::NHD, DType::bfloat16, 0}}) {
     Case c;
     c.head_dim_qk = f.dqk;
     c.head_dim_vo = f.dvo;
     c.paged = f.paged;
+    if (f.paged) c.page_size = f.page_size;
     c.causal = f.causal;
     c.layout = f.layout;
     c.q = c.kv = DType::fp8_e4m3;

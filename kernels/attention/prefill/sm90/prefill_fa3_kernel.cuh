@@ -9,11 +9,12 @@
 //    item list and hands each item over to the consumers with its 128-row Q tile: the 32-byte work
 //    item (one bulk copy) and the Q tile (one TMA) land in a Q stage; then the K and V tiles of the
 //    item go into a 2- or 3-stage ring, in the order the consumers use them (K0, K1, V0, K2, V1,
-//    ...). Ragged KV: one TMA per tile (thread 0). Paged KV, page sizes that are multiples of 8 and
-//    divide block_n: warp 0 loads K and warp 1 V, lane j holding page j of the tile (one tile
-//    ahead); whole pages go by TMA, K one box per page and 128-byte column chunk, 16-bit V (pages
-//    of >= 16 rows) one box per page in a page-major stage (Fa3Args::v_page_major); the partial
-//    last tile is gathered by the warp with coalesced 16-byte cp.async. Other page sizes are
+//    ...). Ragged KV: one TMA per tile (thread 0). Paged KV whose page size and block_n share a
+//    power of two >= kMinBoxRows (Fa3Args::box_rows): a page-aligned tile is block_n / box_rows
+//    boxes of box_rows keys, none crossing a page; warp 0 loads K and warp 1 V, lane j holding
+//    box j's page (one tile ahead); boxes go by TMA, K one box per 128-byte column chunk, 16-bit V
+//    (boxes of >= 16 rows) one box of all chunks in a box-major stage (Fa3Args::v_page_major); the
+//    partial last tile is gathered by the warp with coalesced 16-byte cp.async. Other page sizes are
 //    gathered by all 128 threads into the same swizzled layout, each thread owning a row (its
 //    page-table lookup one tile ahead, its cache offset) and each warp copying its rows whole
 //    (gather_tile). Gathers zero-fill keys outside [0, kv_len). Each of these paths is a loader of
@@ -212,18 +213,17 @@ struct SmemMap {
 // Producer warpgroup.
 // ------------------------------------------------------------------------------------------------
 
-// Whether paged K/V tiles are page-aligned (whole pages, loaded by page TMA boxes or the coalesced
-// page gather): pages of a multiple of 8 rows (whole swizzle atoms) that tile block_n, so a power of
-// two.
+// Whether paged K/V tiles are page-aligned ([t N, t N + N): boxes of box_rows keys inside one page
+// each, loaded by TMA or the coalesced box gather).
 template <int kN>
 __device__ __forceinline__ bool page_aligned(const Fa3Args& a) {
-  return a.paged && a.page_maps && kN % a.page_size == 0;
+  return a.paged && a.page_maps && kN % a.box_rows == 0;
 }
 
-// log2 of the rows per block of a V stage (stage_offset): a page when V is page-major, else kN.
+// log2 of the rows per block of a V stage (stage_offset): a box when V is box-major, else kN.
 template <int kN>
 __device__ __forceinline__ int v_block_shift(const Fa3Args& a) {
-  return __ffs(a.v_page_major ? a.page_size : kN) - 1;
+  return __ffs(a.v_page_major ? a.box_rows : kN) - 1;
 }
 
 // Geometry of a work item (see the file comment): arithmetic on the item alone.
@@ -308,7 +308,8 @@ struct PagedRow {
 // owner. Whole rows an instruction matter more than instructions here (measured on pages of 12,
 // per row of 256 bytes: a thread a row, 16 instructions apart, 1.00x; 128-byte halves of 4 rows an
 // instruction, half the instructions, 1.15x; whole rows 1.42x): the row's lines reach the memory
-// together.
+// together. The passes are unrolled by 8 (pages of 1, 8 x 2048 causal, head 128: 0.58 ms; by 4
+// 0.62, by 2 0.70, by 1 0.81, all 16 passes 0.68-0.75 as the code around it moved).
 template <int kN, int kRowBytes>
 __device__ __forceinline__ void gather_tile(const uint8_t* cache, uint32_t row_code, uint32_t stage, int ptid) {
   static_assert(128 % kN == 0 && kRowBytes % 128 == 0 && kRowBytes <= 512, "whole rows per producer thread");
@@ -324,7 +325,7 @@ __device__ __forceinline__ void gather_tile(const uint8_t* cache, uint32_t row_c
   // Swizzle: chunk c of row r sits at 16 ((c % 8) ^ (r % 8)); r % 8 = (pass rows % 8) ^ pass_row.
   const uint32_t swizzle = static_cast<uint32_t>((chunk % 8) ^ pass_row);
   const uint32_t dst_base = stage + first_row * kSwizzleBytes + (chunk / 8) * (kN * kSwizzleBytes);
-#pragma unroll
+#pragma unroll 8
   for (int pass = 0; pass < kRowsPerWarp / kRowsPerPass; ++pass) {
     const uint32_t code = __shfl_sync(0xffffffffu, row_code, (pass * kRowsPerPass + pass_row) * kThreadsPerRow);
     const uint8_t* const src = src_base + static_cast<uint64_t>(max(code, 1u) - 1u) * 128u;
@@ -336,7 +337,7 @@ __device__ __forceinline__ void gather_tile(const uint8_t* cache, uint32_t row_c
 
 // Byte offset of 16-byte chunk `chunk` of tile row `row` in a swizzled stage whose rows come in
 // blocks of 1 << block_shift rows ([block][128-byte column chunk][row][128 B]): K and ragged or
-// gathered V stages are one block of kN rows, page-major V one block per page.
+// gathered V stages are one block of kN rows, box-major V one block per box.
 template <int kRowBytes>
 __device__ __forceinline__ uint32_t stage_offset(int row, int chunk, int block_shift) {
   const int block_rows = 1 << block_shift;
@@ -345,26 +346,28 @@ __device__ __forceinline__ uint32_t stage_offset(int row, int chunk, int block_s
 }
 
 // Page-aligned tile gathered by one producer warp with 16-byte cp.async, coalesced: the lanes of a
-// pass copy consecutive rows whole (512 contiguous bytes of a page's row group), so an instruction
-// touches 4 cache lines instead of 32. Lane j holds page j of the tile (`lane_page`); rows >=
-// valid_rows (keys >= kv_len) are zero-filled. Each lane's copies arrive on `full` as they land
-// (net zero on its count); lane 0 then gives the stage's one arrival.
+// pass copy consecutive rows whole (512 contiguous bytes of a box's rows), so an instruction
+// touches 4 cache lines instead of 32. Lane j holds box j of the tile (`lane_page`, `lane_slot`: its
+// page and first slot), handed to the copiers as one code (PagedRow::code's); rows >= valid_rows
+// (keys >= kv_len) are zero-filled. Each lane's copies arrive on `full` as they land (net zero on
+// its count); lane 0 then gives the stage's one arrival.
 template <int kN, int kRowBytes>
-__device__ __forceinline__ void gather_pages(const Fa3Args& a, int64_t head_offset, int32_t lane_page, int valid_rows,
-                                             uint32_t stage, int block_shift, uint32_t full, int lane) {
+__device__ __forceinline__ void gather_pages(const Fa3Args& a, int64_t head_offset, int32_t lane_page, int lane_slot,
+                                             int valid_rows, uint32_t stage, int block_shift, uint32_t full,
+                                             int lane) {
   constexpr int kThreadsPerRow = kRowBytes / 16;
   constexpr int kRowsPerPass = 32 / kThreadsPerRow;
   static_assert(32 % kThreadsPerRow == 0 && kN % kRowsPerPass == 0, "whole rows per pass");
   const int chunk = lane % kThreadsPerRow;
-  const int page_shift = __ffs(a.page_size) - 1;
+  const int box_shift = __ffs(a.box_rows) - 1;
+  const uint32_t lane_code = PagedRow<kN>{0, lane_page, lane_slot}.code(a, head_offset);
 #pragma unroll 1  // (register fit of the producer)
   for (int pass = 0; pass < kN / kRowsPerPass; ++pass) {
     const int row = pass * kRowsPerPass + lane / kThreadsPerRow;
-    const int32_t page = __shfl_sync(0xffffffffu, lane_page, row >> page_shift);
+    const uint32_t code = __shfl_sync(0xffffffffu, lane_code, row >> box_shift);
     const bool valid = row < valid_rows;
-    const uint8_t* src = valid ? a.cache + static_cast<int64_t>(page) * a.page_stride +
-                                     static_cast<int64_t>(row & (a.page_size - 1)) * a.slot_stride + head_offset +
-                                     chunk * 16
+    const uint8_t* src = valid ? a.cache + static_cast<uint64_t>(code - 1u) * 128u +
+                                     static_cast<int64_t>(row & (a.box_rows - 1)) * a.slot_stride + chunk * 16
                                : a.cache;
     dev::cp_async_16(stage + stage_offset<kRowBytes>(row, chunk, block_shift), src, valid ? 16u : 0u);
   }
@@ -373,20 +376,20 @@ __device__ __forceinline__ void gather_pages(const Fa3Args& a, int64_t head_offs
   if (lane == 0) dev::mbar_arrive(full);
 }
 
-// Paged by TMA: lane j of the loading warp loads page j of the tile (`page`, -1: none): kBoxes
-// boxes (column chunk c lands chunk_bytes after chunk 0; one box of all chunks: page-major V), page
-// j's first at j * page_bytes. Lane 0 gives the stage's one arrival with the transaction bytes
-// first (a box must not land on a phase that does not expect it yet).
+// Paged by TMA: lane j of the loading warp loads box j of the tile (`page`, -1: none; its first
+// slot `slot`): kBoxes boxes (column chunk c lands chunk_bytes after chunk 0; one box of all
+// chunks: box-major V), box j's first at j * box_bytes. Lane 0 gives the stage's one arrival with
+// the transaction bytes first (a box must not land on a phase that does not expect it yet).
 template <int kBoxes>
 __device__ __forceinline__ void load_pages(const CUtensorMap* map, uint32_t stage, uint32_t full, uint32_t bytes,
-                                           uint32_t chunk_bytes, uint32_t page_bytes, int32_t page, int kv_head,
-                                           int lane) {
+                                           uint32_t chunk_bytes, uint32_t box_bytes, int32_t page, int slot,
+                                           int kv_head, int lane) {
   if (lane == 0) dev::mbar_arrive_expect_tx(full, bytes);
   __syncwarp();
   if (page >= 0) {
-    const uint32_t dst = stage + lane * page_bytes;
+    const uint32_t dst = stage + lane * box_bytes;
 #pragma unroll
-    for (int c = 0; c < kBoxes; ++c) dev::tma_load_5d(dst + c * chunk_bytes, map, full, 0, 0, kv_head, c, page);
+    for (int c = 0; c < kBoxes; ++c) dev::tma_load_5d(dst + c * chunk_bytes, map, full, 0, slot, kv_head, c, page);
   }
 }
 
@@ -484,10 +487,11 @@ struct PagedItem {
   }
 };
 
-// Paged, pages that tile block_n: warp 0 loads K and warp 1 V (TMA boxes of their lanes' pages,
+// Paged, page-aligned tiles of boxes: warp 0 loads K and warp 1 V (TMA boxes of their lanes,
 // issued one lane after the other: two warps halve that serial issue, and more warps cost the
-// consumers more than they save). Lane j holds page j of tiles i + 1, i and i - 1; the tile that
-// holds keys >= kv_len (only the first one visited) is gathered, zero-filled (gather_pages).
+// consumers more than they save). Lane j holds the page of box j of tiles i + 1, i and i - 1 (its
+// slot is recomputed as the box is loaded); the tile that holds keys >= kv_len (only the first one
+// visited) is gathered, zero-filled (gather_pages).
 template <class Cfg>
 struct PageLoader : PagedItem {
   static constexpr bool kCopies = true;
@@ -496,19 +500,25 @@ struct PageLoader : PagedItem {
   bool k_loader;
   bool v_loader;
   int lane;
-  bool page_lane;  // lane < pages per tile
+  bool box_lane;  // lane < boxes per tile
   int32_t page_next = -1;
   int32_t page = -1;
   int32_t prev_page = -1;
 
   __device__ PageLoader(const Fa3Args& args, int ptid)
       : a(args), k_loader(ptid / 32 == 0), v_loader(ptid / 32 == 1), lane(ptid % 32),
-        page_lane(ptid % 32 < kN / args.page_size) {}
+        box_lane(ptid % 32 < kN / args.box_rows) {}
   __device__ int tile_key0(int i) const { return key0 - i * kN; }
+  __device__ int box_key(int i) const { return tile_key0(i) + lane * a.box_rows; }
+  __device__ int box_slot(int i) const {
+    const int key = box_key(i);
+    return key - static_cast<int>(a.page_div.divide(static_cast<uint32_t>(key))) * a.page_size;
+  }
   __device__ bool by_tma(int i) const { return tile_key0(i) + kN <= kv_len; }
-  __device__ void lookup(int i) {  // (tile_key0(i) is a multiple of the page size, a power of two)
-    page_next = page_lane && tile_key0(i) + lane * a.page_size < kv_len
-                    ? a.page_indices[page_begin + (tile_key0(i) >> (__ffs(a.page_size) - 1)) + lane]
+  __device__ void lookup(int i) {
+    const int key = box_key(i);
+    page_next = box_lane && key < kv_len
+                    ? a.page_indices[page_begin + static_cast<int>(a.page_div.divide(static_cast<uint32_t>(key)))]
                     : -1;
   }
   __device__ void begin(const ItemInfo& info) {
@@ -523,23 +533,24 @@ struct PageLoader : PagedItem {
   __device__ void load_k(int i, uint32_t dst, uint32_t full) const {
     if (by_tma(i)) {
       load_pages<Cfg::kQkRowBytes / kSwizzleBytes>(&a.tma_k, dst, full, Cfg::kKBytes, kN * kSwizzleBytes,
-                                                   a.page_size * kSwizzleBytes, page, kv_head, lane);
+                                                   a.box_rows * kSwizzleBytes, page, box_slot(i), kv_head, lane);
     } else {
-      gather_pages<kN, Cfg::kQkRowBytes>(a, head_offset, page, kv_len - tile_key0(i), dst, __ffs(kN) - 1, full, lane);
+      gather_pages<kN, Cfg::kQkRowBytes>(a, head_offset, page, box_slot(i), kv_len - tile_key0(i), dst, __ffs(kN) - 1,
+                                         full, lane);
     }
   }
   __device__ void load_v(int i, bool previous, uint32_t dst, uint32_t full) const {
     constexpr int kChunks = Cfg::kVLoadRowBytes / kSwizzleBytes;
-    const int32_t row_page = previous ? prev_page : page;
+    const int32_t box_page = previous ? prev_page : page;
     if (by_tma(i) && a.v_page_major) {
-      load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.page_size * Cfg::kVLoadRowBytes, row_page, kv_head,
-                    lane);
+      load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.box_rows * Cfg::kVLoadRowBytes, box_page,
+                    box_slot(i), kv_head, lane);
     } else if (by_tma(i)) {
-      load_pages<kChunks>(&a.tma_v, dst, full, Cfg::kVLoadBytes, kN * kSwizzleBytes, a.page_size * kSwizzleBytes,
-                          row_page, kv_head, lane);
+      load_pages<kChunks>(&a.tma_v, dst, full, Cfg::kVLoadBytes, kN * kSwizzleBytes, a.box_rows * kSwizzleBytes,
+                          box_page, box_slot(i), kv_head, lane);
     } else {
-      gather_pages<kN, Cfg::kVLoadRowBytes>(a, head_offset + a.v_offset, row_page, kv_len - tile_key0(i), dst,
-                                            v_block_shift<kN>(a), full, lane);
+      gather_pages<kN, Cfg::kVLoadRowBytes>(a, head_offset + a.v_offset, box_page, box_slot(i), kv_len - tile_key0(i),
+                                            dst, v_block_shift<kN>(a), full, lane);
     }
   }
 };

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <numeric>
 
 #include "kernels/attention/prefill/prefill_internal.hpp"
 #include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
@@ -47,7 +48,8 @@ bool input_dtype(DType t) { return t == DType::bfloat16 || t == DType::float16 |
 }  // namespace
 
 cudaError_t encode_page_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim, int page_size,
-                            int box_chunks, int64_t slot_stride, int64_t head_stride, int64_t page_stride) {
+                            int box_rows, int box_chunks, int64_t slot_stride, int64_t head_stride,
+                            int64_t page_stride) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr) return cudaErrorNotSupported;
   const cuuint64_t chunk = 128 / dtype_size(dtype);
@@ -55,7 +57,7 @@ cudaError_t encode_page_map(CUtensorMap* map, const void* base, DType dtype, int
                               static_cast<cuuint64_t>(head_dim) / chunk, 0x7fffffffull};
   const cuuint64_t strides[4] = {static_cast<cuuint64_t>(slot_stride), static_cast<cuuint64_t>(head_stride), 128,
                                  static_cast<cuuint64_t>(page_stride)};
-  const cuuint32_t box[5] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(page_size), 1,
+  const cuuint32_t box[5] = {static_cast<cuuint32_t>(chunk), static_cast<cuuint32_t>(box_rows), 1,
                              static_cast<cuuint32_t>(box_chunks), 1};
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult result = encode(map, tensor_map_type(dtype), 5, const_cast<void*>(base), dims, strides, box,
@@ -146,20 +148,23 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
       args.slot_stride = d * es;
       args.head_stride = ps * d * es;
     }
-    // Pages of whole 8-row swizzle atoms go by TMA (K: one box per page and 128-byte chunk); the
-    // kernel uses them where the page size also tiles its block_n (page_aligned in the kernel).
-    args.page_maps = kv.page_size % 8 == 0 && kv.page_size <= 256 ? 1 : 0;
-    const bool page_aligned = args.page_maps && fa3::block_n(params.head_dim_qk) % kv.page_size == 0;
-    args.v_page_major = page_aligned && kv.page_size >= 16 && params.kv_dtype != DType::fp8_e4m3 ? 1 : 0;
+    // Page-aligned tiles go by TMA in boxes of box_rows keys (none crosses a page) where the boxes
+    // hold whole swizzle atoms; block_n is a power of two, so box_rows is the one dividing both.
+    const int block_n = fa3::block_n(params.head_dim_qk);
+    args.box_rows = std::gcd(kv.page_size, block_n);
+    args.page_maps = args.box_rows >= fa3::kMinBoxRows ? 1 : 0;
+    args.v_page_major = args.page_maps && args.box_rows >= 16 && params.kv_dtype != DType::fp8_e4m3 ? 1 : 0;
     if (args.page_maps) {
       const uint8_t* cache = static_cast<const uint8_t*>(kv.data);
       status = fa3::encode_page_map(&args.tma_k, cache, params.kv_dtype, params.num_kv_heads, params.head_dim_qk,
-                                    kv.page_size, 1, args.slot_stride, args.head_stride, args.page_stride);
+                                    kv.page_size, args.box_rows, 1, args.slot_stride, args.head_stride,
+                                    args.page_stride);
       if (status != cudaSuccess) return status;
       const int v_chunks = params.head_dim_vo * static_cast<int>(es) / 128;
       status = fa3::encode_page_map(&args.tma_v, cache + args.v_offset, params.kv_dtype, params.num_kv_heads,
-                                    params.head_dim_vo, kv.page_size, args.v_page_major ? v_chunks : 1,
-                                    args.slot_stride, args.head_stride, args.page_stride);
+                                    params.head_dim_vo, kv.page_size, args.box_rows,
+                                    args.v_page_major ? v_chunks : 1, args.slot_stride, args.head_stride,
+                                    args.page_stride);
       if (status != cudaSuccess) return status;
     }
   } else {
