@@ -60,7 +60,7 @@ struct Fa3Args {
   // Paged, page-aligned 16-bit tiles with boxes of >= 16 rows: V stages are box-major ([box][chunk]
   // [slot][128 B], one k-step of the PV GEMM inside a box), so each box of V is one TMA box of all
   // its chunks (tma_v's box spans them); else V stages are [chunk][row][128 B] like K.
-  int32_t v_page_major;
+  int32_t v_box_major;
   int32_t causal;
   OutType out_type;
   float scale_log2;  // sm_scale * q_scale * k_scale * log2(e)

@@ -13,7 +13,7 @@
 //    power of two >= kMinBoxRows (Fa3Args::box_rows): a page-aligned tile is block_n / box_rows
 //    boxes of box_rows keys, none crossing a page; warp 0 loads K and warp 1 V, lane j holding
 //    box j's page (one tile ahead); boxes go by TMA, K one box per 128-byte column chunk, 16-bit V
-//    (boxes of >= 16 rows) one box of all chunks in a box-major stage (Fa3Args::v_page_major); the
+//    (boxes of >= 16 rows) one box of all chunks in a box-major stage (Fa3Args::v_box_major); the
 //    partial last tile is gathered by the warp with coalesced 16-byte cp.async. Other page sizes are
 //    gathered by all 128 threads into the same swizzled layout, each thread owning a row (its
 //    page-table lookup one tile ahead, its cache offset) and each warp copying its rows whole
@@ -214,16 +214,14 @@ struct SmemMap {
 // ------------------------------------------------------------------------------------------------
 
 // Whether paged K/V tiles are page-aligned ([t N, t N + N): boxes of box_rows keys inside one page
-// each, loaded by TMA or the coalesced box gather).
-template <int kN>
-__device__ __forceinline__ bool page_aligned(const Fa3Args& a) {
-  return a.paged && a.page_maps && kN % a.box_rows == 0;
-}
+// each, loaded by TMA or the coalesced box gather). The launch sets page_maps only with box_rows
+// dividing this instantiation's block_n.
+__device__ __forceinline__ bool page_aligned(const Fa3Args& a) { return a.paged && a.page_maps; }
 
 // log2 of the rows per block of a V stage (stage_offset): a box when V is box-major, else kN.
 template <int kN>
 __device__ __forceinline__ int v_block_shift(const Fa3Args& a) {
-  return __ffs(a.v_page_major ? a.box_rows : kN) - 1;
+  return __ffs(a.v_box_major ? a.box_rows : kN) - 1;
 }
 
 // Geometry of a work item (see the file comment): arithmetic on the item alone.
@@ -243,7 +241,7 @@ __device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, const PrefillWor
     int kmax = info.kv_len - 1;  // the last row's last visible key
     if (a.causal) kmax = min(kmax, info.q_end - 1 + info.kv_len - info.q_len);
     if (kmax >= 0) {
-      if (page_aligned<kN>(a)) {  // tiles [t N, t N + N), t = kmax / N down to 0
+      if (page_aligned(a)) {  // tiles [t N, t N + N), t = kmax / N down to 0
         info.num_tiles = kmax / kN + 1;
         info.key0 = kmax / kN * kN;
       } else {  // tiles [kv_len - (t + 1) N, kv_len - t N), t = t_lo up to (kv_len - 1) / N
@@ -542,7 +540,7 @@ struct PageLoader : PagedItem {
   __device__ void load_v(int i, bool previous, uint32_t dst, uint32_t full) const {
     constexpr int kChunks = Cfg::kVLoadRowBytes / kSwizzleBytes;
     const int32_t box_page = previous ? prev_page : page;
-    if (by_tma(i) && a.v_page_major) {
+    if (by_tma(i) && a.v_box_major) {
       load_pages<1>(&a.tma_v, dst, full, Cfg::kVLoadBytes, 0, a.box_rows * Cfg::kVLoadRowBytes, box_page,
                     box_slot(i), kv_head, lane);
     } else if (by_tma(i)) {
@@ -686,7 +684,7 @@ __device__ __forceinline__ void run_producer(const Fa3Args& a, const SmemMap<Cfg
   if (!a.paged) {
     produce<Cfg>(a, sm, ptid, RaggedLoader<Cfg>(a, ptid));
   } else if constexpr (Cfg::kPagedCapable) {
-    if (page_aligned<Cfg::kBlockN>(a)) {
+    if (page_aligned(a)) {
       produce<Cfg>(a, sm, ptid, PageLoader<Cfg>(a, ptid));
     } else {
       produce<Cfg>(a, sm, ptid, RowLoader<Cfg>(a, ptid));
@@ -982,7 +980,7 @@ __global__ void __launch_bounds__(kThreads, 1) fa3_prefill_kernel(const __grid_c
   if (tid == 0) {
     // Arrivals that fill a stage: one (the issuer's expect_tx; a page-aligned gather: lane 0 after its
     // warp's cp.async arrivals) or every producer thread (per-row gathers; fp8 widening of V).
-    const uint32_t loaded = args.paged && !page_aligned<Cfg::kBlockN>(args) ? 128 : 1;
+    const uint32_t loaded = args.paged && !page_aligned(args) ? 128 : 1;
     for (uint32_t qs = 0; qs < Cfg::kQStages; ++qs) {
       dev::mbar_init(sm.q_full(qs), 1);
       dev::mbar_init(sm.q_empty(qs), 8);  // lane 0 of each consumer warp

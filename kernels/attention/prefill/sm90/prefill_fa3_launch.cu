@@ -153,7 +153,7 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
     const int block_n = fa3::block_n(params.head_dim_qk);
     args.box_rows = std::gcd(kv.page_size, block_n);
     args.page_maps = args.box_rows >= fa3::kMinBoxRows ? 1 : 0;
-    args.v_page_major = args.page_maps && args.box_rows >= 16 && params.kv_dtype != DType::fp8_e4m3 ? 1 : 0;
+    args.v_box_major = args.page_maps && args.box_rows >= 16 && params.kv_dtype != DType::fp8_e4m3 ? 1 : 0;
     if (args.page_maps) {
       const uint8_t* cache = static_cast<const uint8_t*>(kv.data);
       status = fa3::encode_page_map(&args.tma_k, cache, params.kv_dtype, params.num_kv_heads, params.head_dim_qk,
@@ -163,7 +163,7 @@ cudaError_t launch_fa3(const PrefillParams& params, const PrefillWorkspace& work
       const int v_chunks = params.head_dim_vo * static_cast<int>(es) / 128;
       status = fa3::encode_page_map(&args.tma_v, cache + args.v_offset, params.kv_dtype, params.num_kv_heads,
                                     params.head_dim_vo, kv.page_size, args.box_rows,
-                                    args.v_page_major ? v_chunks : 1, args.slot_stride, args.head_stride,
+                                    args.v_box_major ? v_chunks : 1, args.slot_stride, args.head_stride,
                                     args.page_stride);
       if (status != cudaSuccess) return status;
     }
