@@ -73,6 +73,7 @@ struct DecodePlan {
   // (request, kv head) i = request * num_kv_heads + kv_head; empty when nothing is split.
   std::vector<int32_t> merge_indptr;
   int num_partial_slots = 0;
+  int max_pair_slots = 0;  // the most partial slots of one (request, kv head) pair
   // Workspace layout: partial_o float [slots][group][head_dim], then partial_lse float [slots][group].
   [[nodiscard]] std::size_t workspace_bytes(int group, int head_dim) const {
     return static_cast<std::size_t>(num_partial_slots) * group * (head_dim + 1) * sizeof(float);
@@ -96,6 +97,7 @@ struct DecodeWorkspace {
   int num_items = 0;
   const int32_t* merge_indptr = nullptr;
   void* workspace = nullptr;
+  int max_pair_slots = 0;  // the plan's (it picks the merge's block shape; 0: taken as many)
 };
 
 // cudaErrorInvalidValue for unsupported dtypes/shapes (checked first, so callers can use this to

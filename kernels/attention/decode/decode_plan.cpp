@@ -3,28 +3,30 @@
 // Work: every (request, kv head) pair is one work item, or, when the pairs alone cannot keep the
 // GPU busy, several items over consecutive token chunks whose partial results the merge kernel
 // combines. A kernel model gives the CTAs one item launches (fa2: ceil(group / heads per CTA);
-// fa2_tc: ceil(group / 16)) and the CTAs resident per SM (fa2: 2, i.e. 8 warps; fa2_tc: 3 / 2 / 1 at
-// head_dim 64 / 128 / 256), hence `slots` = sm_count x CTAs per SM.
+// fa2_tc: ceil(group / 16)) and the CTAs resident per SM (fa2: 2, i.e. 8 warps; fa2_tc: 4 / 2 / 1 at
+// head_dim 64 / 128 / 256, one more for fp8 at 128 and 256), hence `slots` = sm_count x CTAs per SM.
 //
 // Cost model, in units of "one token of one kv head through one slot" (at the 16-bit cache's
 // 4 * head_dim bytes per token and 3 TB/s shared by all slots): a CTA costs its chunk's tokens plus
 // a fixed overhead (1.5 us: launch, q load, pipeline fill, epilogue); the GPU is simulated as
 // `slots` identical servers taking CTAs in launch order (greedy list scheduling, as the block
 // scheduler does), except that under one wave fa2_tc's CTAs of equal-length batches stream faster
-// than their share (up to ~30 GB/s each, together at most the HBM rate); a split adds the merge (4 us,
-// 80 ns per partial of the most split pair, plus its partial traffic). Candidates: no split,
-// and chunk sizes ceil(max_len / k) rounded up to the alignment for k = 2, 3, ... while the chunk
-// is at least 256 tokens and the split adds at most 8 x slots CTAs. Each request
-// longer than the chunk size is cut into ceil(len / chunk) nearly equal chunks whose boundaries are
-// multiples of the alignment (the page size, or the smallest multiple of it >= 16 tokens for pages
-// under 16 tokens), so chunks start on page boundaries. The cheapest candidate wins (a split must
-// beat the unsplit cost by 0.5%).
+// than their share: each up to ~27 GB/s (16-bit, head_dim >= 128), the CTAs dealt round-robin to
+// one SM together up to ~40 GB/s, all together at most the HBM rate; a split adds the merge (4 us,
+// 8 ns per partial of the most split pair, plus its partial traffic). Candidates: no split, and
+// chunk sizes ceil(max_len / k) rounded up to the alignment for k = 2, 3, ... while the chunk is
+// at least 128 tokens and the split adds at most 8 x slots CTAs. Each request longer than the
+// chunk size is cut into ceil(len / chunk) nearly equal chunks whose boundaries are multiples of
+// the alignment (the page size, or the smallest multiple of it >= 16 tokens for pages under 16
+// tokens), so chunks start on page boundaries. The cheapest candidate wins (a split must beat the
+// unsplit cost by 0.5%).
 //
 // Examples (132 SMs, fa2, 8 kv heads, head_dim 128, equal lengths): batch 32 x 8192 -> 256 items,
 // no split (one wave of 264 slots); batch 16 x 8192 -> 2 chunks of 4096 (256 items); batch 1 x 65536
 // -> 33 chunks of ~1986 tokens (264 items); batch 64 and 128 x 8192 -> no split. fa2_tc, bf16: batch
-// 16 x 8192 -> no split (128 items); batch 1 x 65536 -> 13 chunks of ~5050 (104 items); one kv head
-// of 131072 tokens -> 100 chunks of ~1300 (256 chunks of 512 ran 52 us, 1024 41.5 us, cuDNN 37.9).
+// 16 x 8192 -> no split (128 items); batch 1 x 65536 -> 14 chunks of ~4688 (112 items); batch 1 x
+// 512 -> 4 chunks of 128 (32 items); one kv head of 131072 tokens -> 113 chunks of ~1160 (33.9 us,
+// cuDNN 37.6 in the same run).
 //
 // Items are emitted longest first (stable), so long items start early; partial slots are numbered
 // consecutively per (request, kv head) in request-major order, merge_indptr covering every pair
@@ -51,6 +53,7 @@ struct KernelModel {
   int ctas_per_sm = 2;
   int ctas_per_item = 1;
   double cta_bytes_per_second = 0.0;  // what one CTA streams when the GPU is not full (0: its share)
+  double sm_bytes_per_second = 0.0;   // what one SM streams, however many CTAs it holds
 };
 
 KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dtype) {
@@ -62,24 +65,37 @@ KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dty
   } else {
     // fp8 tiles take half the shared memory: one more CTA fits per SM (decode_fa2_tc.cuh's table).
     const int extra = is_fp8(kv_dtype) ? 1 : 0;
-    m.ctas_per_sm = (head_dim <= 64 ? 3 : head_dim <= 128 ? 2 : 1) + extra;
+    m.ctas_per_sm = head_dim <= 64 ? 4 : (head_dim <= 128 ? 2 : 1) + extra;
     m.ctas_per_item = (group + 15) / 16;
-    // ~30 GB/s of a 16-bit cache (a 2 MB chunk of a lone request took 68-72 us, 1 MB 34-38 us;
-    // experiments/session16/decode_chunk_sweep.csv), taken as a token rate: fp8 tokens come no
-    // faster (sixteen 8192-token requests ran 37% slower when planned with a byte rate). fa2 keeps
-    // its share (it ran up to 1.5x slower with fewer, longer chunks).
-    m.cta_bytes_per_second = 30.0e9 * static_cast<double>(dtype_size(kv_dtype)) / 2.0;
+    // What one CTA streams when the GPU is not full: 27 GB/s of a 16-bit cache (100 CTAs of 2.7 MB
+    // each, experiments/session29), 20 GB/s at head_dim 64, whose CTA keeps half the bytes in
+    // flight (two 16 KB stages ahead, not 32 KB ones; 32 requests of 8192 tokens: 256 chunks ran
+    // 29.6 us, 128 31.1); fp8 at the token rate of the first calibration (30 GB/s of a 16-bit
+    // cache: a 2 MB chunk of a lone request took 68-72 us, 1 MB 34-38 us, experiments/session16/
+    // decode_chunk_sweep.csv), as fp8 tokens come no faster (sixteen 8192-token requests ran 37%
+    // slower when planned with a byte rate). One SM streams ~40 GB/s of a 16-bit cache however many
+    // CTAs share it (four requests of one KV head at 131072 tokens: 128 chunks, one an SM, 99.9 us;
+    // 140, eight SMs with two, 104.5; 256 99.4). fa2 keeps its share (it ran up to 1.5x slower with
+    // fewer, longer chunks).
+    if (is_fp8(kv_dtype)) {
+      m.cta_bytes_per_second = 15.0e9;
+      m.sm_bytes_per_second = m.ctas_per_sm * m.cta_bytes_per_second;  // no SM limit measured
+    } else {
+      m.cta_bytes_per_second = head_dim <= 64 ? 20.0e9 : 27.0e9;
+      m.sm_bytes_per_second = 40.0e9;
+    }
   }
   return m;
 }
 
 constexpr double kHbmBytesPerSecond = 3.0e12;
 constexpr double kCtaOverheadSeconds = 1.5e-6;
-// The merge: fixed, plus per partial of a (request, kv head) pair (its blocks walk them in turn:
-// 128 and 256 partials of one pair added ~10 and ~20 us in the same sweep).
+// The merge: fixed (its launch after the decode kernel), plus per partial of a (request, kv head)
+// pair (its blocks take eight partials a thread at once: 100 and 256 partials of one pair took 4.4
+// and 5.6 us).
 constexpr double kMergeSeconds = 4.0e-6;
-constexpr double kMergeSecondsPerPartial = 80.0e-9;
-constexpr int64_t kMinChunkTokens = 256;
+constexpr double kMergeSecondsPerPartial = 8.0e-9;
+constexpr int64_t kMinChunkTokens = 128;
 constexpr double kSplitMargin = 0.995;
 constexpr int64_t kMaxTokens = int64_t{1} << 30;
 
@@ -110,11 +126,12 @@ std::vector<int64_t> chunk_bounds(int64_t len, int64_t chunk, int64_t align) {
   return bounds;
 }
 
-// Makespan of CTAs on `slots` identical servers; `runs` are (cost, count) pairs, longest first, in
-// launch order. Up to 16 waves: greedy list scheduling, as the block scheduler does; beyond, the
-// list-scheduling bound max(longest, total / slots) + mean cost (the last wave's quantization is
-// then a small part of the whole).
-double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slots, double cta_speedup) {
+// Makespan of CTAs on `slots` identical servers (`sms` SMs of slots / sms each); `runs` are
+// (cost, count) pairs, longest first, in launch order. Up to 16 waves: greedy list scheduling, as
+// the block scheduler does; beyond, the list-scheduling bound max(longest, total / slots) + mean
+// cost (the last wave's quantization is then a small part of the whole).
+double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slots, int64_t sms, double cta_speedup,
+                double sm_speedup) {
   double worst = 0.0;
   double total = 0.0;
   int64_t n = 0;
@@ -124,8 +141,25 @@ double makespan(const std::vector<std::pair<double, int64_t>>& runs, int64_t slo
     n += count;
   }
   // Under one wave the CTAs share the HBM bandwidth among fewer than `slots`: each streams up to
-  // cta_speedup times its full-GPU share, and together at most the HBM rate.
-  if (n <= slots) return std::max(worst / cta_speedup, total / static_cast<double>(slots));
+  // cta_speedup times its full-GPU share, the CTAs of one SM (dealt round-robin) together up to
+  // sm_speedup times, and all together at most the HBM rate.
+  if (n <= slots) {
+    if (cta_speedup <= 1.0) return std::max(worst, total / static_cast<double>(slots));
+    std::vector<double> load(static_cast<std::size_t>(sms), 0.0);
+    std::vector<int> ctas(static_cast<std::size_t>(sms), 0);
+    int64_t i = 0;
+    for (const auto& [c, count] : runs) {
+      for (int64_t k = 0; k < count; ++k, ++i) {
+        load[static_cast<std::size_t>(i % sms)] += c;
+        ++ctas[static_cast<std::size_t>(i % sms)];
+      }
+    }
+    double end = total / static_cast<double>(slots);
+    for (std::size_t s = 0; s < load.size(); ++s) {
+      if (ctas[s] > 0) end = std::max(end, load[s] / std::min(ctas[s] * cta_speedup, sm_speedup));
+    }
+    return end;
+  }
   if (n > 16 * slots) return std::max(worst, total / static_cast<double>(slots)) + total / static_cast<double>(n);
   std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
   for (int64_t s = 0; s < slots; ++s) free_at.push(0.0);
@@ -181,6 +215,8 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   const bool equal_lengths = std::adjacent_find(lens.begin(), lens.end(), std::not_equal_to<>()) == lens.end();
   const double cta_speedup =
       equal_lengths ? std::max(1.0, model.cta_bytes_per_second * static_cast<double>(slots) / kHbmBytesPerSecond) : 1.0;
+  const double sm_speedup = model.sm_bytes_per_second * static_cast<double>(slots) / kHbmBytesPerSecond;
+  const int64_t sms = std::max(sm_count, 1);
   const int64_t align = page_size >= 16 ? page_size : page_size * ((16 + page_size - 1) / page_size);
 
   int64_t max_len = 0;
@@ -216,7 +252,7 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
     std::stable_sort(runs.begin(), runs.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
     *ctas = 0;
     for (const auto& run : runs) *ctas += run.second;
-    double cost = makespan(runs, slots, cta_speedup);
+    double cost = makespan(runs, slots, sms, cta_speedup, sm_speedup);
     if (split_slots > 0) {
       const double merge_bytes = 2.0 * static_cast<double>(split_slots) * group * (head_dim + 1) * 4.0;
       const double merge_seconds = kMergeSeconds + kMergeSecondsPerPartial * static_cast<double>(most_partials);
@@ -297,6 +333,7 @@ DecodePlan plan_decode(DecodeKernel kernel, const std::vector<int32_t>& indptr,
   plan.items.reserve(pending.size());
   for (const Pending& p : pending) plan.items.push_back(p.item);
   plan.num_partial_slots = static_cast<int>(next_slot);
+  plan.max_pair_slots = *std::max_element(pair_slots.begin(), pair_slots.end());
   if (any_split) {
     plan.merge_indptr.resize(pair_slots.size() + 1);
     plan.merge_indptr[0] = 0;

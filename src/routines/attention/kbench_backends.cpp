@@ -35,6 +35,7 @@ struct DeviceDecodePlan {
     view.num_items = static_cast<int>(plan.items.size());
     view.merge_indptr = plan.merge_indptr.empty() ? nullptr : merge_indptr.as<int32_t>();
     view.workspace = workspace.get();
+    view.max_pair_slots = plan.max_pair_slots;
     KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 };

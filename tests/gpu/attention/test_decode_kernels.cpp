@@ -280,6 +280,7 @@ PlanOnDevice upload(Workspace& ws, const kk::DecodePlan& plan, const Case& c) {
                                   plan.merge_indptr, stream);
     const auto bytes = static_cast<int64_t>(plan.workspace_bytes(c.group, c.head_dim));
     d.ws.workspace = ws.get(Workspace::kPartials, bytes);
+    d.ws.max_pair_slots = plan.max_pair_slots;
     KBENCH_CUDA_CHECK(kk::poison(d.ws.workspace, bytes, stream));
   }
   return d;
@@ -431,6 +432,7 @@ kk::DecodePlan hand_plan(const Case& c, const std::vector<int>& chunks, uint64_t
     if (n > 1) {
       slots[static_cast<std::size_t>(pair)] = n;
       plan.num_partial_slots += n;
+      plan.max_pair_slots = std::max(plan.max_pair_slots, n);
     }
   }
   if (plan.num_partial_slots > 0) {
@@ -606,6 +608,34 @@ TEST(DecodeKernels, SplitKv) {
   }
 }
 
+// The merge over many slots of one pair (one kv head, the longest request cut into 300 chunks by
+// hand: more slots than the merge block has threads, so its max pass loops), beside pairs of 1 and
+// 7 slots and an unsplit one; every head_dim, both kernels, a peaked softmax.
+TEST(DecodeKernels, MergeManySlots) {
+  KBENCH_REQUIRE_GPU();
+  Workspace ws;
+  uint64_t seed = 450;
+  for (int head_dim : {64, 128, 256}) {
+    for (DecodeKernel kernel : {DecodeKernel::fa2, DecodeKernel::fa2_tc}) {
+      Case c;
+      c.head_dim = head_dim;
+      c.num_kv_heads = 1;
+      c.group = head_dim == 128 ? 16 : 5;
+      c.lens = {9000, 700, 33, 2000};
+      c.sm_scale_mult = 3.0f;
+      c.pdl = kernel == DecodeKernel::fa2_tc;
+      c.seed = seed++;
+      Built b = build(ws, c);
+      b.params.out = poisoned_out(ws, c, b);
+      ASSERT_TRUE(kk::decode_supported(kernel, b.params));
+      const kk::DecodePlan plan = hand_plan(c, {300, 7, 1, 40}, c.seed);
+      ASSERT_GT(plan.merge_indptr.size(), 1u);
+      ASSERT_EQ(plan.merge_indptr[1] - plan.merge_indptr[0], 300);
+      EXPECT_TRUE(run_plan(ws, c, b, kernel, plan)) << (kernel == DecodeKernel::fa2 ? "fa2" : "fa2_tc");
+    }
+  }
+}
+
 // Many (request, kv head) pairs (512 with 8 kv heads: about two waves on an H100): no split, every
 // item writes its output directly. Nearly equal lengths, so the plan has nothing to balance.
 TEST(DecodeKernels, LargeBatchUnsplit) {
@@ -693,8 +723,9 @@ TEST(DecodeKernels, Fp8NhdHeadPairs) {
             c.page_size = page_size;
             c.layout = KvLayout::NHD;
             c.split = split;
-            // At most 256 tokens: never split; a request of 3001 among few pairs: always.
-            c.lens = split == Split::kNever ? ragged(7, 256, page_size, seed, true)
+            // At most 128 tokens (the shortest chunk): never split; a request of 3001 among few
+            // pairs: always.
+            c.lens = split == Split::kNever ? ragged(7, 128, page_size, seed, true)
                                             : std::vector<int>{3001, 1, 777, 0, 1600};
             c.q = seed % 2 ? DType::float16 : DType::bfloat16;
             c.out = seed % 3 == 0 ? DType::fp8_e4m3 : c.q;
