@@ -63,12 +63,20 @@ struct ManySlots {
   static constexpr int kBatch = 8;
 };
 
+// Slots one pass of a block covers: its slot groups (threads / float4 columns) x kBatch.
+template <class Shape>
+constexpr int merge_span(int head_dim) {
+  return Shape::kThreads / (head_dim / 4) * Shape::kBatch;
+}
+
 template <int kHeadDim, class Shape>
 __global__ void __launch_bounds__(Shape::kThreads) decode_merge_kernel(const MergeArgs a) {
   constexpr int kMergeThreads = Shape::kThreads;
   constexpr int kCols = kHeadDim / 4;              // float4 columns
   constexpr int kGroups = kMergeThreads / kCols;   // slot groups
   constexpr int kWarpsPerBlock = kMergeThreads / 32;
+  constexpr int kBatch = Shape::kBatch;
+  constexpr int kSpan = merge_span<Shape>(kHeadDim);
   const int tid = static_cast<int>(threadIdx.x);
   const int qrow = static_cast<int>(blockIdx.x);  // request * num_qo_heads + query head
   const int req = qrow / a.num_qo_heads;
@@ -95,8 +103,6 @@ __global__ void __launch_bounds__(Shape::kThreads) decode_merge_kernel(const Mer
   // kSpan slots costs one round trip.
   const int col = tid % kCols;
   const int sg = tid / kCols;
-  constexpr int kBatch = Shape::kBatch;
-  constexpr int kSpan = kGroups * kBatch;
   float lse[kBatch];
   float4 x[kBatch];
   auto load_batch = [&](int base) {
@@ -187,10 +193,9 @@ cudaError_t launch_merge(const DecodeParams& params, const DecodeWorkspace& work
   args.out_dtype = elem_of(params.out_dtype);
   args.out_scale = params.out_scale;
 
-  // The few-slot block when one pass of it covers every pair (its span: 4 x 128 / (head_dim / 4)).
+  // The few-slot block when one pass of it covers every pair.
   const int head_dim = params.kv.head_dim;
-  const int few_span = FewSlots::kBatch * FewSlots::kThreads / (head_dim / 4);
-  const bool few = workspace.max_pair_slots > 0 && workspace.max_pair_slots <= few_span;
+  const bool few = workspace.max_pair_slots > 0 && workspace.max_pair_slots <= merge_span<FewSlots>(head_dim);
   void (*kernel)(MergeArgs) = nullptr;
   switch (head_dim) {
     case 64: kernel = few ? decode_merge_kernel<64, FewSlots> : decode_merge_kernel<64, ManySlots>; break;
