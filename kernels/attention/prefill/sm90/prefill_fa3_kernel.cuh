@@ -33,8 +33,10 @@
 // earlier requests and are finite):
 //  * the Q window of item (q_begin, q_end) is request rows [q_end - 128, q_end); rows below q_begin
 //    are computed and discarded (never stored);
-//  * ragged and gathered KV tiles are END-aligned: tile t covers keys [kv_len - (t + 1) N,
-//    kv_len - t N) (keys < 0 masked, zero-filled); paged tiles loaded by TMA are page-aligned:
+//  * ragged and gathered KV tiles are aligned on the item's last visible key kmax (below): tile t
+//    covers keys [kmax + 1 - (t + 1) N, kmax + 1 - t N) (keys < 0 masked, zero-filled), the fewest
+//    N-key tiles that cover [0, kmax] (tiles END-aligned on kv_len visited one more, partly masked,
+//    wherever the diagonal fell inside a tile); paged tiles loaded by TMA are page-aligned:
 //    [t N, t N + N) (keys >= kv_len masked; that tile is gathered with zero fill, never reading a
 //    slot past last_page_len). Causal (bottom-right): row i sees keys j <= i + kv_len - q_len, so an
 //    item needs keys up to kmax, the last row's limit; its tiles are visited from the one holding
@@ -244,10 +246,9 @@ __device__ __forceinline__ ItemInfo load_item(const Fa3Args& a, const PrefillWor
       if (page_aligned(a)) {  // tiles [t N, t N + N), t = kmax / N down to 0
         info.num_tiles = kmax / kN + 1;
         info.key0 = kmax / kN * kN;
-      } else {  // tiles [kv_len - (t + 1) N, kv_len - t N), t = t_lo up to (kv_len - 1) / N
-        const int t_lo = (info.kv_len - 1 - kmax) / kN;
-        info.num_tiles = (info.kv_len - 1) / kN - t_lo + 1;
-        info.key0 = info.kv_len - (t_lo + 1) * kN;
+      } else {  // tiles [kmax + 1 - (t + 1) N, kmax + 1 - t N), t = 0 up to kmax / N
+        info.num_tiles = kmax / kN + 1;
+        info.key0 = kmax + 1 - kN;
       }
     }
   }
