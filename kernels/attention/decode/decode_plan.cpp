@@ -63,9 +63,10 @@ KernelModel model_for(DecodeKernel kernel, int group, int head_dim, DType kv_dty
     m.ctas_per_sm = 2;
     m.ctas_per_item = (group + heads - 1) / heads;
   } else {
-    // fp8 tiles take half the shared memory: one more CTA fits per SM (decode_fa2_tc.cuh's table).
+    // fp8 tiles take half the shared memory: one more CTA fits per SM at head_dim 128 and 256; head_dim
+    // 64 fits four either way (decode_fa2_tc.cuh's table).
     const int extra = is_fp8(kv_dtype) ? 1 : 0;
-    m.ctas_per_sm = head_dim <= 64 ? 4 : (head_dim <= 128 ? 2 : 1) + extra;
+    m.ctas_per_sm = head_dim <= 64 ? 4 : ((head_dim <= 128 ? 2 : 1) + extra);
     m.ctas_per_item = (group + 15) / 16;
     // What one CTA streams when the GPU is not full: 27 GB/s of a 16-bit cache (100 CTAs of 2.7 MB
     // each, experiments/session29), 20 GB/s at head_dim 64, whose CTA keeps half the bytes in
