@@ -14,11 +14,13 @@ __device__ __forceinline__ uint32_t smem_u32(const void* p) {
 }
 
 // 16 bytes global -> shared through L2 only (K/V tiles are read once per CTA; L1 would only evict),
-// with an L2 prefetch of kL2PrefetchBytes (128 or 256) around the address.
+// with an L2 prefetch of kL2PrefetchBytes (128 or 256; 0: none) around the address.
 template <int kL2PrefetchBytes = 128>
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
-  static_assert(kL2PrefetchBytes == 128 || kL2PrefetchBytes == 256);
-  if constexpr (kL2PrefetchBytes == 256) {
+  static_assert(kL2PrefetchBytes == 0 || kL2PrefetchBytes == 128 || kL2PrefetchBytes == 256);
+  if constexpr (kL2PrefetchBytes == 0) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  } else if constexpr (kL2PrefetchBytes == 256) {
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
   } else {
     asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");

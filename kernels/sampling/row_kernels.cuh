@@ -583,7 +583,7 @@ struct SoftmaxPart {
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(vec));
     for (int v = threadIdx.x; v < vectors; v += blockDim.x) {
       if (whole(v)) {
-        copy_16_async(base + static_cast<uint32_t>(v) * 16u, src - shift + v * kPer);
+        sm80::cp_async16<0>(base + static_cast<uint32_t>(v) * 16u, src - shift + v * kPer);
       } else {
         T e[kPer];
 #pragma unroll
@@ -649,7 +649,8 @@ __device__ __forceinline__ void softmax_row(const FilterArgs& a, int64_t row, in
                                             Shared& sh, Cluster& cluster) {
   const SoftmaxPart<T> part(static_cast<const T*>(a.input) + row * a.cols + begin, n, buffer);
   part.copy();
-  wait_copies();
+  sm80::cp_async_commit();
+  sm80::cp_async_wait<0>();  // this thread's own copies: all its passes read
   pdl_launch_dependents();
   const float c = a.inv_temperature * kLog2e;
   const MaxSum block = block_reduce(part.stats(c), combine_max_sum, reinterpret_cast<MaxSum*>(sh.words));

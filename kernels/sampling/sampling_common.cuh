@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/common/mma_sm80.cuh"
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #include <cooperative_groups.h>
 #define KBENCH_SAMPLING_SM90 1
@@ -165,16 +167,6 @@ __device__ __forceinline__ Scan<V> block_scan(V v, V* scratch) {
 // ---------------------------------------------------------------------------------------------
 // Row slices in shared memory.
 
-// 16 bytes from global to shared memory without registers (cp.async, L2 only), and the wait for all
-// of this thread's (which makes them visible to this thread; other threads need a barrier after).
-__device__ __forceinline__ void copy_16_async(uint32_t smem_address, const void* global) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_address), "l"(global) : "memory");
-}
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
-
 // Copies src[0, n) to shared memory at `smem` (16-byte aligned, room for n + 16 / sizeof(T)
 // elements) and returns where element 0 landed: element i sits at the same offset modulo 16 bytes
 // as in global memory, so every whole 16-byte chunk of the row moves with one cp.async; the partial
@@ -191,9 +183,12 @@ __device__ __forceinline__ const T* load_slice(const T* src, int64_t n, T* smem)
   for (int64_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = src[i];
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(dst + head));
   const char* from = reinterpret_cast<const char*>(src + head);
-  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) copy_16_async(base + static_cast<uint32_t>(c * 16), from + c * 16);
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+    sm80::cp_async16<0>(base + static_cast<uint32_t>(c * 16), from + c * 16);
+  }
+  sm80::cp_async_commit();
   for (int64_t i = tail + threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
-  wait_copies();
+  sm80::cp_async_wait<0>();
   __syncthreads();
   return dst;
 }
