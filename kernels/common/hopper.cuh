@@ -1,6 +1,7 @@
-// Hopper (sm_90a) device primitives the TMA + wgmma kernels share: mbarriers, TMA and bulk copies,
-// cp.async with mbarrier completion, proxy fences, named barriers, a GPU-scope atomic, wgmma issue /
-// fences and the shared-memory matrix descriptor. Thin PTX wrappers, no policy.
+// Hopper (sm_90a) device primitives the TMA + wgmma kernels share: mbarriers, TMA (also multicast)
+// and bulk copies, cp.async with mbarrier completion, cluster addressing and barriers, proxy fences,
+// named barriers, a GPU-scope atomic, wgmma issue / fences and the shared-memory matrix descriptor.
+// Thin PTX wrappers, no policy.
 #pragma once
 
 #include <cuda.h>
@@ -65,6 +66,63 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       "[%2];" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
       : "memory");
+}
+
+// The same 3-D box into the shared memory of every CTA of the cluster in `cta_mask`, each at this
+// CTA's offset `dst`, completing on the barrier at offset `bar` of each.
+__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0,
+                                                      int c1, int c2, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, "
+      "{%3, %4, %5}], [%2], %6;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
+// Thread-block clusters: this CTA's rank, the address of shared location `addr` in CTA `rank`'s
+// window, a 32-bit store there, an arrival on a barrier there (releasing this thread's writes at
+// cluster scope), a wait acquiring at cluster scope, and the barrier of every thread of the cluster.
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+__device__ __forceinline__ uint32_t cluster_address(uint32_t addr, uint32_t rank) {
+  uint32_t out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(out) : "r"(addr), "r"(rank));
+  return out;
+}
+
+__device__ __forceinline__ void cluster_store(uint32_t cluster_addr, uint32_t value) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;" ::"r"(cluster_addr), "r"(value) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar) : "memory");
+}
+
+// An arrival on a barrier of another CTA of the cluster that releases nothing (no memory fence):
+// for what the barrier alone orders, such as a stage another CTA's TMA will overwrite once this
+// thread's wgmmas, complete by now, have read it. The release form costs a MEMBAR.ALL.GPU each.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_bar) {
+  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, "
+        "p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
 // TMA: a 4-D box into shared memory, completing on `bar` (transaction bytes).

@@ -47,22 +47,51 @@ template <class Kernel>
   return count;
 }
 
+// The launch attribute of clusters of `cluster` CTAs along x.
+inline cudaLaunchAttribute cluster_attribute(int cluster) {
+  cudaLaunchAttribute attribute = {};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = static_cast<unsigned>(cluster);
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  return attribute;
+}
+
 // cudaLaunchKernelEx of `kernel(args)`, allowing programmatic dependent launch when `pdl` (the
-// kernel waits with pdl_wait before its first global read; see pdl.cuh).
+// kernel waits with pdl_wait before its first global read; see pdl.cuh), in clusters of `cluster`
+// CTAs along x where it is above 1.
 template <class Args>
 [[nodiscard]] cudaError_t launch_kernel(void (*kernel)(Args), dim3 grid, dim3 block, int smem_bytes,
-                                        cudaStream_t stream, bool pdl, const Args& args) {
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+                                        cudaStream_t stream, bool pdl, const Args& args, int cluster = 1) {
+  cudaLaunchAttribute attributes[2];
+  unsigned count = 0;
+  if (pdl) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count].val.programmaticStreamSerializationAllowed = 1;
+    ++count;
+  }
+  if (cluster > 1) attributes[count++] = cluster_attribute(cluster);
   cudaLaunchConfig_t config = {};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
   config.stream = stream;
-  config.attrs = pdl ? attribute : nullptr;
-  config.numAttrs = pdl ? 1 : 0;
+  config.attrs = count > 0 ? attributes : nullptr;
+  config.numAttrs = count;
   return cudaLaunchKernelEx(&config, kernel, args);
+}
+
+// How many clusters of `cluster` CTAs of `kernel` fit on the current device at once (into *out).
+template <class Kernel>
+[[nodiscard]] cudaError_t max_active_clusters(Kernel kernel, int cluster, int threads, int smem_bytes, int* out) {
+  cudaLaunchAttribute attribute = cluster_attribute(cluster);
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(cluster));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = static_cast<std::size_t>(smem_bytes);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaOccupancyMaxActiveClusters(out, kernel, &config);
 }
 
 }  // namespace kbench::kernels

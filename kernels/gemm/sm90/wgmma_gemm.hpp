@@ -120,6 +120,15 @@ inline constexpr int64_t kSplitKBStreams = 48;
 // k-slice a split. Pure: the plan's heuristic, testable on the host.
 [[nodiscard]] int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count);
 
+// The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split
+// k_splits ways. Clusters of 2 CTAs on adjacent m-blocks share B's slices by TMA multicast (a third
+// less L2 traffic a 128 x 256 tile): taken where the tiles are 128 x 256 (block_n 256), unsplit (a
+// split's partial tile is a CTA's) and not FP4 (its raw stages are released by the converter alone),
+// and the groups have an even count of m-blocks each or at least 8 (device groups: on average), so
+// that the pairs' padding is at most 1/9 of the tiles (an MoE's experts at decode, a few m-blocks
+// each, stay unpaired). Pure: the plan's heuristic, testable on the host.
+[[nodiscard]] int wgmma_gemm_cluster(const WgmmaGemmParams& params, int block_m, int block_n, int k_splits);
+
 // A planned GEMM: the tensor maps, launch shape and split-K workspace made once (outside timing and
 // stream capture); run() is one kernel launch, no allocation, no host synchronisation (capturable
 // in a CUDA graph). The tile scheduler's counters and split-K's workspace belong to the plan (and
@@ -132,6 +141,9 @@ class WgmmaGemm {
   [[nodiscard]] cudaError_t run(cudaStream_t stream) const;
   // The plan's k-splits per tile (1: no split-K) and its workspace's bytes (0 without split-K).
   [[nodiscard]] int k_splits() const;
+  // The plan's CTAs a cluster (wgmma_gemm_cluster, or KBENCH_WGMMA_GEMM_CLUSTER=1|2 where clusters
+  // are possible).
+  [[nodiscard]] int cluster() const;
   [[nodiscard]] std::size_t workspace_bytes() const;
 
   struct Plan;  // wgmma_gemm_launch.cu

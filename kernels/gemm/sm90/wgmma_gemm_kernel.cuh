@@ -9,10 +9,14 @@
 // k-slice is 128 bytes deep (128 fp8 or 64 bf16 / fp16 elements): one 128-byte swizzled row per tile
 // row, and (groupwise) one block scale. A unit of work is one tile's k-split (k_splits of them a
 // tile, 1 without split-K), taken in order by persistent CTAs from a global counter (UnitQueue).
-//   per_tensor (and none, bf16 or fp16): wgmma accumulates every slice into the fp32
-//               accumulators; a slice's stage is released once the next slice's wgmmas are issued
-//               and its own are done (one group in flight); the epilogue multiplies by
-//               a_scale * b_scale (per_tensor: B's of the tile's group).
+// Clusters of 2 (args.cluster; 128 x 256 tiles of large equal groups): the cluster's CTAs take
+// adjacent m-blocks of the same unit, each loads half of B's slice by TMA multicast into both
+// CTAs' stages (a stage is free once both CTAs' consumers released it), and rank 0 hands its units
+// to rank 1 (UnitMailbox).
+//   per_tensor (and none, bf16 or fp16): one wgmma a k-step as wide as the tile (A's rows read once)
+//               accumulates every slice into the fp32 accumulators; a slice's stage is released
+//               once the next slice's wgmmas are issued and its own are done (one group in flight);
+//               the epilogue multiplies by a_scale * b_scale (per_tensor: B's of the tile's group).
 //   groupwise:  each 128-wide column sub-tile of the slice is accumulated by 4 wgmmas into a
 //               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
@@ -92,6 +96,9 @@ struct WgmmaGemmArgs {
   int n_blocks;
   int a_box_rows;  // rows A's TMA box loads (fewer than kBlockM where every group is shorter)
   int k_splits;    // splits of each tile's k-blocks (1: no split-K), each at least one k-block
+  // CTAs a cluster (1 or 2; 2 with k_splits 1 only, not FP4): a cluster's CTAs take adjacent m-blocks
+  // of one group and the same columns, each loads half of B's slice and multicasts it to both.
+  int cluster;
   // k_splits > 1: the units' fp32 tiles (tile t's split s in slot t * k_splits + s, kBlockM x kBlockN
   // floats each) and each tile's count of splits done (zero at launch; the last split resets it).
   float* partials;
@@ -157,6 +164,10 @@ struct WgmmaGemmConfig {
   static constexpr int kSubN = kBlockN < 128 ? kBlockN : 128;
   static constexpr int kSubTiles = kBlockN / kSubN;
   static constexpr int kSubRegs = kSubN / 2;  // fp32 accumulators per thread of one sub-tile
+  // N of the unscaled / per-tensor wgmmas: the whole tile's (A's rows read once a k-step), except
+  // with a converter warpgroup (512 threads: ptxas then compiles for 128 registers, too few for
+  // an n256 wgmma's 128 accumulators).
+  static constexpr int kWgmmaN = kFp4 ? kSubN : kBlockN;
   static constexpr int kABytes = kBlockM * kBlockK;
   static constexpr int kBBytes = kBlockN * kBlockK;
   static constexpr int kStageBytes = kABytes + kBBytes;
@@ -172,7 +183,12 @@ struct WgmmaGemmConfig {
   // async proxy), groupwise by every consumer thread: each read the stage's scales, and racecheck
   // orders a thread's reads before the producer's next copies only through its own arrival.
   static constexpr int kStageReleases = kGroupwise ? 128 * kConsumers : 4 * kConsumers;
-  static constexpr int kUnitQueueBytes = 128;
+  // Clusters of 2: the mailbox by which rank 0's scheduler hands rank 1 its units (kUnitSlots slots,
+  // a full barrier each in rank 1, an empty one each in rank 0), and the peer's releases of a stage
+  // (lane 0 of each of its consumer warps: it read the B half this CTA multicast).
+  static constexpr int kPeerReleases = 4 * kConsumers;
+  static constexpr int kUnitQueueBytes = 256;
+  static constexpr int kMailboxOffset = 128;  // within the unit queue's bytes
   // Barriers, the stages' scales, the device groups' row offsets and m-block prefix
   // (kMaxDeviceGroups + 1 each), then the unit queue.
   static constexpr int kGroupBytes = 2 * 4 * (kMaxDeviceGroups + 1);
@@ -234,7 +250,9 @@ struct WgmmaGemmConfig {
   static_assert(kBlockN % kSubN == 0 && (kSubN == 64 || kSubN == 128), "wgmma N");
   static_assert(kABytes % 1024 == 0 && kBBytes % 1024 == 0, "swizzle atoms stay aligned");
   static_assert(16 * (kStages + kRawStages) <= 1024, "barriers");
-  static_assert(kUnitOffset % 8 == 0 && 2 * 8 * kUnitSlots + 4 * kUnitSlots <= kUnitQueueBytes, "unit queue");
+  static_assert(kUnitOffset % 8 == 0 && 2 * 8 * kUnitSlots + 4 * kUnitSlots <= kMailboxOffset &&
+                    kMailboxOffset + 2 * 8 * kUnitSlots + 4 * kUnitSlots <= kUnitQueueBytes,
+                "unit queue and mailbox");
   static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
   static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "FP4 expands to 16-bit slices of 64 elements");
   static_assert(!kFp4A || kExpandedType == DType::bfloat16, "block_fp4 expands to bf16");
@@ -263,7 +281,9 @@ struct GemmTile {
 };
 
 // The tile order: group by group, each group's m-blocks in bands of at most kBand, each band walked
-// column-block by column-block, so the CTAs running together cover few A rows and B columns. A band
+// column-block by column-block, so the CTAs running together cover few A rows and B columns. In
+// clusters of 2 a tile is a cluster's: its m-block has 2 kBlockM rows, rank r computes the r-th
+// kBlockM of them (past the group's end: nothing stored, but it still loads its half of B). A band
 // never spans two groups: an MoE expert's m-blocks (often two, the second part-filled) then read its
 // weight panel together, once from HBM; bands across experts split some experts over two waves,
 // which re-read their panels (~3 GB more at 4096 tokens of DeepSeek-V3's FC1).
@@ -272,7 +292,10 @@ struct GemmTileMap {
   const WgmmaGemmArgs& args;
   const int* group_rows;    // device groups: row offsets [groups + 1] (shared memory)
   const int* group_blocks;  // device groups: m-blocks before each group [groups + 1]
-  int m_blocks;             // all groups' m-blocks
+  int m_blocks;             // all groups' m-blocks (of kBlockM x args.cluster rows)
+
+  // This CTA's rank in its cluster (read where used: a value held across setmaxnreg spilled).
+  __device__ int rank() const { return args.cluster > 1 ? static_cast<int>(hopper::cluster_rank()) : 0; }
 
   __device__ int tiles() const { return m_blocks * args.n_blocks; }
   __device__ int units() const { return tiles() * args.k_splits; }
@@ -292,8 +315,9 @@ struct GemmTileMap {
   __device__ GemmTile at(int t) const {
     GemmTile tile;
     int group_first_block = 0, group_m_blocks = 0;
+    const int block_rows = Cfg::kBlockM * args.cluster;
     if (args.rows_per_group > 0) {
-      group_m_blocks = (args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM;
+      group_m_blocks = (args.rows_per_group + block_rows - 1) / block_rows;
       tile.group = t / (group_m_blocks * args.n_blocks);
       group_first_block = tile.group * group_m_blocks;
       tile.row_begin = tile.group * args.rows_per_group;
@@ -318,7 +342,7 @@ struct GemmTileMap {
     const int first = band * Cfg::kBand;
     const int size = min(Cfg::kBand, group_m_blocks - first);
     const int in_band = local - band * band_tiles;
-    tile.row_begin += (first + in_band % size) * Cfg::kBlockM;
+    tile.row_begin += (first + in_band % size) * block_rows + rank() * Cfg::kBlockM;
     tile.col_begin = (in_band / size) * (args.glu_epilogue ? Cfg::kBlockN / 2 : Cfg::kBlockN);
     return tile;
   }
@@ -363,25 +387,63 @@ struct UnitQueue {
   }
 };
 
+// Clusters of 2: rank 0's scheduler hands every unit it takes to rank 1 (both CTAs walk the same
+// units: their stages fill from each other's multicasts). Message j goes to rank 1's slot j %
+// kUnitSlots (a store into its shared memory, then an arrival on its full barrier there); rank 1
+// frees the slot by an arrival on rank 0's empty barrier. Both CTAs keep them at the same offsets.
+template <class Cfg>
+struct UnitMailbox {
+  uint32_t base;  // shared: the full barriers, the empty barriers, then the slots
+
+  __device__ uint32_t full(uint32_t slot) const { return base + 8 * slot; }
+  __device__ uint32_t empty(uint32_t slot) const { return base + 8 * (Cfg::kUnitSlots + slot); }
+  __device__ uint32_t slot_address(uint32_t slot) const { return base + 16 * Cfg::kUnitSlots + 4 * slot; }
+
+  __device__ void send(uint32_t j, int unit) const {  // rank 0's thread 0
+    const uint32_t slot = j % Cfg::kUnitSlots;
+    hopper::mbar_wait_cluster(empty(slot), ((j / Cfg::kUnitSlots) & 1) ^ 1);
+    hopper::cluster_store(hopper::cluster_address(slot_address(slot), 1), static_cast<uint32_t>(unit));
+    hopper::mbar_arrive_cluster(hopper::cluster_address(full(slot), 1));
+  }
+
+  __device__ int receive(uint32_t j) const {  // rank 1's thread 0
+    const uint32_t slot = j % Cfg::kUnitSlots;
+    hopper::mbar_wait_cluster(full(slot), (j / Cfg::kUnitSlots) & 1);
+    uint32_t unit = 0;
+    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(unit) : "r"(slot_address(slot)) : "memory");
+    hopper::mbar_arrive_cluster(hopper::cluster_address(empty(slot), 0));
+    return static_cast<int>(unit);
+  }
+};
+
 // The producer's warp 0: its thread 0 takes the units and publishes them.
 template <class Cfg>
 struct UnitScheduler {
   const WgmmaGemmArgs& args;
   UnitQueue<Cfg> queue;
+  UnitMailbox<Cfg> mailbox;
   int units;
-  int next = static_cast<int>(blockIdx.x);  // thread 0's: the unit it took for the next iteration
+  int rank;  // in the cluster
+  int clusters = static_cast<int>(gridDim.x) / args.cluster;
+  int next = static_cast<int>(blockIdx.x) / args.cluster;  // thread 0's: the unit it took for the next iteration
 
   // The CTA's j-th unit for every lane of warp 0 (units or more: none left). Thread 0 publishes it
-  // and already takes the one after (the atomic's latency hides behind this unit's loads); after
-  // its last take, it counts its CTA done, and the last CTA done resets the counters for the next
-  // launch (every CTA has taken its last unit by then).
+  // and already takes the one after (the atomic's latency hides behind this unit's loads; rank 1
+  // receives it from rank 0); after its last take, rank 0 counts its cluster done, and the last
+  // cluster done resets the counters for the next launch (every cluster has taken its last unit by
+  // then).
   __device__ int advance(uint32_t j, int lane) {
     const int unit = __shfl_sync(0xffffffffu, next, 0);
     if (lane == 0) {
       queue.publish(j, unit);
       if (unit < units) {
-        next = static_cast<int>(gridDim.x) + atomicAdd(args.unit_counter, 1);
-      } else if (atomicAdd(args.unit_counter + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+        if (rank == 0) {
+          next = clusters + atomicAdd(args.unit_counter, 1);
+          if (args.cluster > 1) mailbox.send(j, next);
+        } else {
+          next = mailbox.receive(j);
+        }
+      } else if (rank == 0 && atomicAdd(args.unit_counter + 1, 1) == clusters - 1) {
         atomicExch(args.unit_counter, 0);
         atomicExch(args.unit_counter + 1, 0);
       }
@@ -390,10 +452,11 @@ struct UnitScheduler {
   }
 };
 
-// Device groups: their row offsets and m-block prefix into shared memory (warp 0 scans, every
-// lane a run of groups), and the total of m-blocks.
+// Device groups: their row offsets and prefix of m-blocks (of block_rows rows) into shared memory
+// (warp 0 scans, every lane a run of groups), and the total of m-blocks.
 template <class Cfg>
-__device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, int* group_blocks, int tid) {
+__device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, int* group_blocks, int block_rows,
+                                   int tid) {
   for (int g = tid; g <= args.groups; g += Cfg::kThreads) group_rows[g] = args.row_offsets[g];
   __syncthreads();
   if (tid < 32) {
@@ -401,7 +464,7 @@ __device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, i
     const int begin = min(tid * per_lane, args.groups);
     const int end = min(begin + per_lane, args.groups);
     int sum = 0;
-    for (int g = begin; g < end; ++g) sum += (group_rows[g + 1] - group_rows[g] + Cfg::kBlockM - 1) / Cfg::kBlockM;
+    for (int g = begin; g < end; ++g) sum += (group_rows[g + 1] - group_rows[g] + block_rows - 1) / block_rows;
     int inclusive = sum;
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
@@ -411,7 +474,7 @@ __device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, i
     int before = inclusive - sum;
     for (int g = begin; g < end; ++g) {
       group_blocks[g] = before;
-      before += (group_rows[g + 1] - group_rows[g] + Cfg::kBlockM - 1) / Cfg::kBlockM;
+      before += (group_rows[g + 1] - group_rows[g] + block_rows - 1) / block_rows;
     }
     if (tid == 31) group_blocks[args.groups] = inclusive;
   }
@@ -419,34 +482,43 @@ __device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, i
   return group_blocks[args.groups];
 }
 
-template <class Cfg>
+// kN: the wgmma's N (kSubN, or the whole tile's where nothing happens between sub-tiles: one
+// instruction reads A's rows once for all of B's).
+template <class Cfg, int kN = Cfg::kSubN>
 struct WgmmaSlice {
   using Op = decltype(cute::SM90::GMMA::ss_op_selector<typename Cfg::A, typename Cfg::B, float,
-                                                        cute::Shape<cute::_64, cute::Int<Cfg::kSubN>, cute::Int<Cfg::kStepK>>,
+                                                        cute::Shape<cute::_64, cute::Int<kN>, cute::Int<Cfg::kStepK>>,
                                                         cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
 
-  // acc (+)= the 64 rows of A at a_rows times the kSubN rows of B at b_rows, over one 128-deep
-  // slice: 4 k-steps of 32 bytes inside the swizzled rows.
-  __device__ static __forceinline__ void slice(uint32_t a_rows, uint32_t b_rows, float (&acc)[Cfg::kSubRegs],
+  // acc (+)= the 64 rows of A at a_rows times the kN rows of B at b_rows, over one 128-deep slice: 4
+  // k-steps of 32 bytes inside the swizzled rows.
+  __device__ static __forceinline__ void slice(uint32_t a_rows, uint32_t b_rows, float (&acc)[kN / 2],
                                                bool accumulate) {
     const uint64_t a_desc = hopper::smem_desc(a_rows, 16, 1024);
     const uint64_t b_desc = hopper::smem_desc(b_rows, 16, 1024);
 #pragma unroll
     for (int step = 0; step < 4; ++step) {
       hopper::gmma_ss<Op>(a_desc + 2 * step, b_desc + 2 * step, acc, accumulate || step > 0,
-                        std::make_index_sequence<Cfg::kSubRegs>{});
+                        std::make_index_sequence<kN / 2>{});
     }
   }
 };
 
 // The TMA loads of one k-slice into a load stage (lane 0 of the producer's warp 0), completing on
 // its full barrier with the transaction bytes (a_bytes: 0 where A is not in the load ring). B's rows
-// in two boxes of half the tile (the GLU epilogue's up and gate rows lie n / 2 apart).
+// in two boxes of half the tile (the GLU epilogue's up and gate rows lie n / 2 apart); in clusters of
+// 2, rank r loads box r into both CTAs' stages (multicast: each CTA's barrier counts both halves).
 template <class Cfg>
 __device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const GemmTile& tile,
                                            int kb, uint32_t dst, uint32_t full, uint32_t a_bytes) {
   hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kLoadBBytes);
   if constexpr (Cfg::kLoadARows > 0) hopper::tma_load_2d(dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
+  if (args.cluster > 1) {
+    const int rank = map.rank();
+    hopper::tma_load_3d_multicast(dst + Cfg::kLoadBOffset + rank * Cfg::kLoadBBytes / 2, &args.tma_b, full,
+                                  kb * Cfg::kLoadRowBytes, map.b_row(tile, rank * Cfg::kBlockN / 2), tile.group, 0x3);
+    return;
+  }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     hopper::tma_load_3d(dst + Cfg::kLoadBOffset + h * Cfg::kLoadBBytes / 2, &args.tma_b, full, kb * Cfg::kLoadRowBytes,
@@ -459,9 +531,9 @@ __device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const Gemm
 // stage's full barrier).
 template <class Cfg>
 __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
-                             uint32_t smem, int lane) {
+                             const UnitMailbox<Cfg>& mailbox, uint32_t smem, int lane) {
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kLoadRowBytes;
-  UnitScheduler<Cfg> scheduler{args, queue, map.units()};
+  UnitScheduler<Cfg> scheduler{args, queue, mailbox, map.units(), map.rank()};
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
     const int u = scheduler.advance(j, lane);
@@ -510,10 +582,10 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
 // offset arithmetic took ~3000 cycles a slice (the header says more).
 template <class Cfg>
 __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
-                                 uint32_t smem, int thread) {
+                                 const UnitMailbox<Cfg>& mailbox, uint32_t smem, int thread) {
   constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kLoadRowBytes;
-  UnitScheduler<Cfg> scheduler{args, queue, map.units()};
+  UnitScheduler<Cfg> scheduler{args, queue, mailbox, map.units(), map.rank()};
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
     const int u = thread < 32 ? scheduler.advance(j, thread) : queue.take(j);
@@ -860,6 +932,24 @@ __device__ bool reduce_splits(const WgmmaGemmArgs& args, const GemmUnit& unit, t
   return true;
 }
 
+// The kRegs accumulators from part * kRegs on, of the sub-tiles' taken as one array (the fragment of
+// a wgmma kRegs * 2 wide).
+template <int kRegs, int kSubTiles, int kSubRegs>
+__device__ __forceinline__ float (&accumulator_part(float (&acc)[kSubTiles][kSubRegs], int part))[kRegs] {
+  return *reinterpret_cast<float(*)[kRegs]>(&acc[0][0] + part * kRegs);
+}
+
+// A consumer thread is done with a stage (its warp's wgmmas that read it have completed): an
+// arrival on this CTA's empty barrier (lane 0 of each warp; groupwise every thread, which read the
+// stage's scales), and in clusters of 2 lane 0's on the peer's too (it multicast half of this
+// stage's B and must not overwrite it before both CTAs are done).
+template <class Cfg>
+__device__ __forceinline__ void release_stage(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t bar,
+                                              int lane) {
+  if (Cfg::kGroupwise || lane == 0) hopper::mbar_arrive(bar);
+  if (args.cluster > 1 && lane == 0) hopper::mbar_arrive_remote(hopper::cluster_address(bar, map.rank() ^ 1));
+}
+
 template <class Cfg>
 __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                              const uint8_t* smem_raw, uint32_t smem, int consumer, int thread) {
@@ -901,7 +991,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
           if constexpr (Cfg::kTakeTurns) hopper::named_arrive(Cfg::kTurnBarrier + (consumer ^ 1), 256);
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
-          if (h == Cfg::kSubTiles - 1) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * stage);
+          if (h == Cfg::kSubTiles - 1) release_stage<Cfg>(args, map, smem + Cfg::kEmptyOffset + 8 * stage, lane);
           const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
 #pragma unroll
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
@@ -915,19 +1005,22 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         const uint32_t a_rows = smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK;
         const uint32_t b_rows = smem + stage * Cfg::kStageBytes + Cfg::kABytes;
         hopper::wgmma_fence();
+        // kWgmmaN-wide wgmmas over the sub-tiles' accumulators taken as one array: they lie in the
+        // order of a wide wgmma's fragment (register 4 j + e of sub-tile h is its 4 (j + h kSubN / 8) + e).
 #pragma unroll
-        for (int h = 0; h < Cfg::kSubTiles; ++h) {
-          WgmmaSlice<Cfg>::slice(a_rows, b_rows + h * Cfg::kSubN * Cfg::kBlockK, acc[h], kb > unit.k_begin);
+        for (int w = 0; w < Cfg::kBlockN / Cfg::kWgmmaN; ++w) {
+          WgmmaSlice<Cfg, Cfg::kWgmmaN>::slice(a_rows, b_rows + w * Cfg::kWgmmaN * Cfg::kBlockK,
+                                               accumulator_part<Cfg::kWgmmaN / 2>(acc, w), kb > unit.k_begin);
         }
         hopper::wgmma_commit();
         hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage is free
-        if (kb > unit.k_begin && lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
+        if (kb > unit.k_begin) release_stage<Cfg>(args, map, smem + Cfg::kEmptyOffset + 8 * previous, lane);
         previous = stage;
       }
       hopper::wgmma_wait<0>();
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
-      if (lane == 0) hopper::mbar_arrive(smem + Cfg::kEmptyOffset + 8 * previous);
+      release_stage<Cfg>(args, map, smem + Cfg::kEmptyOffset + 8 * previous, lane);
     }
     if (args.k_splits > 1 && !reduce_splits<Cfg>(args, unit, acc, row0 < tile.row_end, consumer, thread)) continue;
     // Per-tensor: the scales once (B's of the tile's group), on the tile's (or the splits' summed)
@@ -958,10 +1051,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
   const uint32_t smem = hopper::smem_addr(smem_raw);
   if ((smem & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
   const int tid = static_cast<int>(threadIdx.x);
+  const uint32_t mailbox_base = smem + Cfg::kUnitOffset + Cfg::kMailboxOffset;
   if (tid == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kStageFullArrivals);
-      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s, Cfg::kStageReleases);
+      hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s,
+                        Cfg::kStageReleases + (args.cluster > 1 ? Cfg::kPeerReleases : 0));
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
@@ -970,27 +1065,32 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     for (int s = 0; s < Cfg::kUnitSlots; ++s) {
       hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * s, 1);
       hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * (Cfg::kUnitSlots + s), Cfg::kUnitReaders);
+      hopper::mbar_init(mailbox_base + 8 * s, 1);
+      hopper::mbar_init(mailbox_base + 8 * (Cfg::kUnitSlots + s), 1);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
+  if (args.cluster > 1) hopper::cluster_sync();  // the peer's barriers are initialised before any multicast
   pdl_wait();
   int* group_rows = reinterpret_cast<int*>(smem_raw + Cfg::kGroupOffset);
   int* group_blocks = group_rows + kMaxDeviceGroups + 1;
+  const int block_rows = Cfg::kBlockM * args.cluster;
   int m_blocks = 0;
   if (args.rows_per_group > 0) {
     __syncthreads();
-    m_blocks = args.groups * ((args.rows_per_group + Cfg::kBlockM - 1) / Cfg::kBlockM);
+    m_blocks = args.groups * ((args.rows_per_group + block_rows - 1) / block_rows);
   } else {
-    m_blocks = stage_device_groups<Cfg>(args, group_rows, group_blocks, tid);
+    m_blocks = stage_device_groups<Cfg>(args, group_rows, group_blocks, block_rows, tid);
   }
   const GemmTileMap<Cfg> map{args, group_rows, group_blocks, m_blocks};
   const UnitQueue<Cfg> queue{smem + Cfg::kUnitOffset,
                              reinterpret_cast<int*>(smem_raw + Cfg::kUnitOffset + 16 * Cfg::kUnitSlots)};
+  const UnitMailbox<Cfg> mailbox{mailbox_base};
   const int warpgroup = tid / 128;
   if (warpgroup == 0) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
-    if constexpr (Cfg::kFp4) run_fp4_producer<Cfg>(args, map, queue, smem, tid);
-    else if (tid < 32) run_producer<Cfg>(args, map, queue, smem, tid);
+    if constexpr (Cfg::kFp4) run_fp4_producer<Cfg>(args, map, queue, mailbox, smem, tid);
+    else if (tid < 32) run_producer<Cfg>(args, map, queue, mailbox, smem, tid);
   } else if (warpgroup <= Cfg::kConverters) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kConverterRegs));
     if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid % 128);
@@ -998,6 +1098,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
     run_consumer<Cfg>(args, map, queue, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
   }
+  // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
+  if (args.cluster > 1) hopper::cluster_sync();
   pdl_launch_dependents();
 #else
   (void)args;
@@ -1005,16 +1107,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
 #endif
 }
 
-// The launch of one instantiation (explicitly instantiated by its translation unit).
+// The launch of one instantiation (explicitly instantiated by its translation unit): persistent,
+// min(units, clusters resident at once) clusters of args.cluster CTAs.
 template <class Cfg>
-cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int grid, cudaStream_t stream, bool pdl) {
+cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int units, cudaStream_t stream, bool pdl) {
   void (*kernel)(WgmmaGemmArgs) = wgmma_gemm_kernel<Cfg>;
   static std::atomic<uint64_t> smem_done{0};
+  static std::atomic<int> resident_pairs[64];  // clusters of 2 resident at once, per device
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
   if (status == cudaSuccess) status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
   if (status != cudaSuccess) return status;
-  return launch_kernel(kernel, dim3(grid), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, pdl, args);
+  int resident = current_sm_count();
+  if (args.cluster > 1) {
+    std::atomic<int>* cached = device >= 0 && device < 64 ? &resident_pairs[device] : nullptr;
+    resident = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
+    if (resident <= 0) {
+      status = max_active_clusters(kernel, args.cluster, Cfg::kThreads, Cfg::kSmemBytes, &resident);
+      if (status != cudaSuccess) return status;
+      if (resident <= 0) return cudaErrorInvalidConfiguration;
+      if (cached != nullptr) cached->store(resident, std::memory_order_relaxed);
+    }
+  }
+  const int clusters = std::max(1, std::min(units, resident));
+  return launch_kernel(kernel, dim3(clusters * args.cluster), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, pdl, args,
+                       args.cluster);
 }
 
 // The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where

@@ -75,7 +75,7 @@ class SplitKWorkspace {
 
 struct WgmmaGemm::Plan {
   WgmmaGemmArgs args{};
-  int grid = 0;
+  int units = 0;  // of clusters (args.cluster CTAs each)
   bool pdl = false;
   Launch launch = nullptr;
   std::unique_ptr<SplitKWorkspace> workspace;  // split-K only
@@ -162,6 +162,22 @@ int choose_k_splits(const WgmmaGemmParams& p, int64_t b_panels, int64_t tiles, i
   return wgmma_gemm_k_splits(b_panels, tiles, k_blocks, current_sm_count());
 }
 
+// Clusters possible for these tiles and splits (wgmma_gemm_cluster says why not).
+bool clusters_possible(const WgmmaGemmParams& p, int block_n, int k_splits) {
+  const bool fp4 = p.scaling == GemmScaling::block_fp4 || p.scaling == GemmScaling::weight_fp4;
+  return !fp4 && k_splits == 1 && block_n == 256;
+}
+
+// The heuristic's, or KBENCH_WGMMA_GEMM_CLUSTER=1|2 where clusters are possible, for tuning.
+int choose_cluster(const WgmmaGemmParams& p, const TileChoice& tiles, int k_splits) {
+  const char* forced = std::getenv("KBENCH_WGMMA_GEMM_CLUSTER");
+  if (forced != nullptr && clusters_possible(p, tiles.block_n, k_splits)) {
+    if (std::string_view(forced) == "1") return 1;
+    if (std::string_view(forced) == "2") return 2;
+  }
+  return wgmma_gemm_cluster(p, tiles.block_m, tiles.block_n, k_splits);
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
 // How TMA loads an operand's rows: their bytes, one k-slice's (FP4 codes: 64 elements, 32 bytes
@@ -192,6 +208,13 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 }
 
 }  // namespace
+
+int wgmma_gemm_cluster(const WgmmaGemmParams& p, int block_m, int block_n, int k_splits) {
+  if (!clusters_possible(p, block_n, k_splits) || block_m <= 0 || p.groups < 1) return 1;
+  if (p.rows_per_group <= 0) return p.rows >= 8 * static_cast<int64_t>(block_m) * p.groups ? 2 : 1;
+  const int64_t blocks = ceil_div(p.rows_per_group, block_m);
+  return blocks % 2 == 0 || blocks >= 8 ? 2 : 1;
+}
 
 int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count) {
   if (b_panels <= 0 || tiles <= 0 || b_panels >= kSplitKBStreams || tiles >= sm_count) return 1;
@@ -356,17 +379,19 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
     a.tile_arrivals = plan->workspace->tile_arrivals();
   }
   a.unit_counter = reinterpret_cast<int*>(plan->unit_counter.get());
-  plan->grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(units, current_sm_count())));
+  a.cluster = choose_cluster(p, tiles, a.k_splits);
+  plan->units = static_cast<int>(a.cluster > 1 ? m_blocks(p, tiles.block_m * a.cluster) * a.n_blocks : units);
   plan->pdl = p.enable_pdl;
   plan->launch = tiles.launch;
   plan_ = std::move(plan);
 }
 
 cudaError_t WgmmaGemm::run(cudaStream_t stream) const {
-  return plan_->launch(plan_->args, plan_->grid, stream, plan_->pdl);
+  return plan_->launch(plan_->args, plan_->units, stream, plan_->pdl);
 }
 
 int WgmmaGemm::k_splits() const { return plan_->args.k_splits; }
+int WgmmaGemm::cluster() const { return plan_->args.cluster; }
 
 std::size_t WgmmaGemm::workspace_bytes() const { return plan_->workspace ? plan_->workspace->bytes() : 0; }
 

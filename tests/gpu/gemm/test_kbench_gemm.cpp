@@ -1,9 +1,9 @@
 // GPU tests of kbench's own FP8 GEMM kernel (backend `cuda`, kernels/gemm/sm90): through kbench's
 // refcheck (gemm_backend_check.hpp: the fp32 reference, poisoned output, a second input set, a
 // CUDA-graph replay) over odd m (1, 7, 100, 1000), both scale layouts, both output dtypes, both tile
-// configurations, the group GEMM, the per-tensor routines and the BF16 ones; then the kernel alone on groups of
-// unequal sizes, empty ones included, read on the device: one plan (unsplit, then split-K forced) run
-// on two sets of group sizes against the host's double GEMM. Each test skips itself without a CUDA
+// configurations, clusters of 2, the group GEMM, the per-tensor routines and the BF16 ones; then the
+// kernel alone on groups of unequal sizes, empty ones included, read on the device: one plan
+// (unsplit, then split-K forced) run on two sets of group sizes against the host's double GEMM. Each test skips itself without a CUDA
 // device; off Hopper the backend says why and the lines are not run. Split-K's own tests:
 // test_kbench_gemm_split_k.cpp.
 #include <cuda_bf16.h>
@@ -75,6 +75,25 @@ TEST(KbenchGemm, EveryTileShape) {
     }
   }
   ASSERT_EQ(unsetenv("KBENCH_WGMMA_GEMM_TILES"), 0);
+}
+
+// Clusters of 2 (B multicast) on every routine of the wgmma GEMM that can take them, on shapes whose
+// pairs run past a group's end (odd m-blocks), past n, and over device groups.
+TEST(KbenchGemm, ClustersOfTwo) {
+  KBENCH_REQUIRE_GPU();
+  const kbench::testing::ScopedEnv tiles("KBENCH_WGMMA_GEMM_TILES", "128x256");
+  const kbench::testing::ScopedEnv cluster("KBENCH_WGMMA_GEMM_CLUSTER", "2");
+  for (const GemmLine& line : {
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 257 --n 2112 --k 512 --scale_major_mode K"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
+           GemmLine{"mm_fp8", "--m 129 --n 520 --k 272"},
+           GemmLine{"mm_bf16", "--m 385 --n 520 --k 264"},
+           GemmLine{"bmm_fp8", "--batch_size 3 --m 300 --n 512 --k 256"},
+           GemmLine{"bmm_bf16", "--batch_size 2 --m 200 --n 520 --k 136"},
+       }) {
+    expect_kbench_passes(line);
+  }
 }
 
 TEST(KbenchGemm, GroupGemmFp8) {

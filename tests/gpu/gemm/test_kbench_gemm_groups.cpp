@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/host_tensor.hpp"
@@ -120,8 +121,8 @@ void expect_group_matches(const std::vector<uint16_t>& got, DType d_dtype, int64
   EXPECT_EQ(bad, 0) << "group " << group << " rows " << begin << ".." << end;
 }
 
-// Plans `p` (its groups, rows and D set here) once per tile shape and once with split-K forced
-// (3 splits where k has the blocks), runs each plan on every partition of `groups` over a poisoned D,
+// Plans `p` (its groups, rows and D set here) once per tile shape, once with split-K forced (3 splits
+// where k has the blocks) and once in clusters of 2 (128 x 256 tiles, B multicast), runs each plan on every partition of `groups` over a poisoned D,
 // and compares each non-empty group with its reference; rows past the last offset stay poison. All on
 // `stream`, the one the operands were made on.
 void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, const GroupOperands& operands,
@@ -138,13 +139,18 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
   struct PlanChoice {
     const char* tiles;
     const char* splits;
+    const char* cluster;
   };
-  for (const PlanChoice choice : {PlanChoice{"128x256", "1"}, PlanChoice{"64x128", "1"}, PlanChoice{nullptr, "3"}}) {
+  for (const PlanChoice choice : {PlanChoice{"128x256", "1", "1"}, PlanChoice{"64x128", "1", "1"},
+                                  PlanChoice{nullptr, "3", "1"}, PlanChoice{"128x256", "1", "2"}}) {
     SCOPED_TRACE(std::string("tiles ") + (choice.tiles != nullptr ? choice.tiles : "(heuristic)") + ", splits " +
-                 choice.splits);
+                 choice.splits + ", cluster " + choice.cluster);
     const ScopedEnv tiles("KBENCH_WGMMA_GEMM_TILES", choice.tiles);
     const ScopedEnv splits("KBENCH_WGMMA_GEMM_SPLITS", choice.splits);
+    const ScopedEnv cluster("KBENCH_WGMMA_GEMM_CLUSTER", choice.cluster);
     const wg::WgmmaGemm gemm(p);
+    const bool fp4 = p.scaling == wg::GemmScaling::block_fp4 || p.scaling == wg::GemmScaling::weight_fp4;
+    EXPECT_EQ(gemm.cluster(), std::string_view(choice.cluster) == "2" && !fp4 ? 2 : 1);
     for (const std::vector<int32_t>& bounds : groups.partitions) {
       if (groups.rows_per_group == 0) {
         KBENCH_CUDA_CHECK(cudaMemcpyAsync(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice, stream));
@@ -507,6 +513,10 @@ TEST(KbenchGemmGroups, GluEpilogue) {
   expect_glu_matches_plain_epilogue(device_groups(), 256, 384, GatedLinearUnit::geglu);
   expect_glu_matches_plain_epilogue(equal_groups(3, 100), 768, 256, GatedLinearUnit::swiglu);
   expect_glu_matches_plain_epilogue(many_device_groups(), 256, 256, GatedLinearUnit::geglu);
+  // Clusters of 2 (B's up and gate halves each multicast by one CTA), pairs past a group's end.
+  const ScopedEnv cluster("KBENCH_WGMMA_GEMM_CLUSTER", "2");
+  expect_glu_matches_plain_epilogue(device_groups(), 512, 512, GatedLinearUnit::swiglu);
+  expect_glu_matches_plain_epilogue(equal_groups(3, 100), 768, 256, GatedLinearUnit::geglu);
 }
 
 // What the GLU epilogue refuses: other scalings, and n not two halves of whole 128-column blocks.
