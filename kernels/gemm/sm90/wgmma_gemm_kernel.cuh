@@ -187,6 +187,9 @@ struct WgmmaGemmConfig {
   // a full barrier each in rank 1, an empty one each in rank 0), and the peer's releases of a stage
   // (lane 0 of each of its consumer warps: it read the B half this CTA multicast).
   static constexpr int kPeerReleases = 4 * kConsumers;
+  // Only 128 x 256 tiles without FP4 run in clusters (wgmma_gemm_cluster): the other
+  // instantiations compile the cluster paths out (they cost the 64 x 128 decode tiles 2-4%).
+  static constexpr bool kClusters = kBlockN == 256 && !kFp4;
   static constexpr int kUnitQueueBytes = 256;
   static constexpr int kMailboxOffset = 128;  // within the unit queue's bytes
   // Barriers, the stages' scales, the device groups' row offsets and m-block prefix
@@ -263,6 +266,12 @@ struct WgmmaGemmConfig {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
+// The launch's CTAs a cluster (args.cluster), 1 where Cfg never runs in clusters.
+template <class Cfg>
+__device__ __forceinline__ int cluster_size(const WgmmaGemmArgs& args) {
+  return Cfg::kClusters ? args.cluster : 1;
+}
+
 // One unit of work: a tile (its index in the tile order) and the k-blocks [k_begin, k_end) of its
 // split (a tile's splits differ by at most one k-block).
 struct GemmUnit {
@@ -295,7 +304,7 @@ struct GemmTileMap {
   int m_blocks;             // all groups' m-blocks (of kBlockM x args.cluster rows)
 
   // This CTA's rank in its cluster (read where used: a value held across setmaxnreg spilled).
-  __device__ int rank() const { return args.cluster > 1 ? static_cast<int>(hopper::cluster_rank()) : 0; }
+  __device__ int rank() const { return cluster_size<Cfg>(args) > 1 ? static_cast<int>(hopper::cluster_rank()) : 0; }
 
   __device__ int tiles() const { return m_blocks * args.n_blocks; }
   __device__ int units() const { return tiles() * args.k_splits; }
@@ -315,7 +324,7 @@ struct GemmTileMap {
   __device__ GemmTile at(int t) const {
     GemmTile tile;
     int group_first_block = 0, group_m_blocks = 0;
-    const int block_rows = Cfg::kBlockM * args.cluster;
+    const int block_rows = Cfg::kBlockM * cluster_size<Cfg>(args);
     if (args.rows_per_group > 0) {
       group_m_blocks = (args.rows_per_group + block_rows - 1) / block_rows;
       tile.group = t / (group_m_blocks * args.n_blocks);
@@ -424,8 +433,8 @@ struct UnitScheduler {
   UnitMailbox<Cfg> mailbox;
   int units;
   int rank;  // in the cluster
-  int clusters = static_cast<int>(gridDim.x) / args.cluster;
-  int next = static_cast<int>(blockIdx.x) / args.cluster;  // thread 0's: the unit it took for the next iteration
+  int clusters = static_cast<int>(gridDim.x) / cluster_size<Cfg>(args);
+  int next = static_cast<int>(blockIdx.x) / cluster_size<Cfg>(args);  // thread 0's: the unit it took for the next iteration
 
   // The CTA's j-th unit for every lane of warp 0 (units or more: none left). Thread 0 publishes it
   // and already takes the one after (the atomic's latency hides behind this unit's loads; rank 1
@@ -439,7 +448,7 @@ struct UnitScheduler {
       if (unit < units) {
         if (rank == 0) {
           next = clusters + atomicAdd(args.unit_counter, 1);
-          if (args.cluster > 1) mailbox.send(j, next);
+          if (cluster_size<Cfg>(args) > 1) mailbox.send(j, next);
         } else {
           next = mailbox.receive(j);
         }
@@ -513,7 +522,7 @@ __device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const Gemm
                                            int kb, uint32_t dst, uint32_t full, uint32_t a_bytes) {
   hopper::mbar_arrive_expect_tx(full, a_bytes + Cfg::kLoadBBytes);
   if constexpr (Cfg::kLoadARows > 0) hopper::tma_load_2d(dst, &args.tma_a, full, kb * Cfg::kLoadRowBytes, tile.row_begin);
-  if (args.cluster > 1) {
+  if (cluster_size<Cfg>(args) > 1) {
     const int rank = map.rank();
     hopper::tma_load_3d_multicast(dst + Cfg::kLoadBOffset + rank * Cfg::kLoadBBytes / 2, &args.tma_b, full,
                                   kb * Cfg::kLoadRowBytes, map.b_row(tile, rank * Cfg::kBlockN / 2), tile.group, 0x3);
@@ -947,7 +956,7 @@ template <class Cfg>
 __device__ __forceinline__ void release_stage(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t bar,
                                               int lane) {
   if (Cfg::kGroupwise || lane == 0) hopper::mbar_arrive(bar);
-  if (args.cluster > 1 && lane == 0) hopper::mbar_arrive_remote(hopper::cluster_address(bar, map.rank() ^ 1));
+  if (cluster_size<Cfg>(args) > 1 && lane == 0) hopper::mbar_arrive_remote(hopper::cluster_address(bar, map.rank() ^ 1));
 }
 
 template <class Cfg>
@@ -1056,7 +1065,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     for (int s = 0; s < Cfg::kStages; ++s) {
       hopper::mbar_init(smem + Cfg::kFullOffset + 8 * s, Cfg::kStageFullArrivals);
       hopper::mbar_init(smem + Cfg::kEmptyOffset + 8 * s,
-                        Cfg::kStageReleases + (args.cluster > 1 ? Cfg::kPeerReleases : 0));
+                        Cfg::kStageReleases + (cluster_size<Cfg>(args) > 1 ? Cfg::kPeerReleases : 0));
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
@@ -1070,11 +1079,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if (args.cluster > 1) hopper::cluster_sync();  // the peer's barriers are initialised before any multicast
+  if (cluster_size<Cfg>(args) > 1) hopper::cluster_sync();  // the peer's barriers are initialised before any multicast
   pdl_wait();
   int* group_rows = reinterpret_cast<int*>(smem_raw + Cfg::kGroupOffset);
   int* group_blocks = group_rows + kMaxDeviceGroups + 1;
-  const int block_rows = Cfg::kBlockM * args.cluster;
+  const int block_rows = Cfg::kBlockM * cluster_size<Cfg>(args);
   int m_blocks = 0;
   if (args.rows_per_group > 0) {
     __syncthreads();
@@ -1099,7 +1108,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     run_consumer<Cfg>(args, map, queue, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
-  if (args.cluster > 1) hopper::cluster_sync();
+  if (cluster_size<Cfg>(args) > 1) hopper::cluster_sync();
   pdl_launch_dependents();
 #else
   (void)args;
@@ -1118,6 +1127,7 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int units, cudaStream_t
   cudaError_t status = cudaGetDevice(&device);
   if (status == cudaSuccess) status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
   if (status != cudaSuccess) return status;
+  if (args.cluster > 1 && !Cfg::kClusters) return cudaErrorNotSupported;
   int resident = current_sm_count();
   if (args.cluster > 1) {
     std::atomic<int>* cached = device >= 0 && device < 64 ? &resident_pairs[device] : nullptr;
