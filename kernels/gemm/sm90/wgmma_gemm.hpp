@@ -113,12 +113,28 @@ struct WgmmaGemmParams {
 // (12.9 us against 14.2 with 7 and 14.5 with 2; bench/results/h100/gemm/session15/split_sweep/).
 inline constexpr int64_t kSplitKBStreams = 48;
 
+// The HBM bandwidth kSplitKBStreams was measured at: an H100 SXM's (2619 MHz x 5120 bits, double
+// data rate), bytes/s.
+inline constexpr double kSplitKReferenceBandwidth = 2.0 * 2619e6 * 5120 / 8;
+
+// The streams of B wanted on a GPU whose HBM moves `bandwidth` bytes/s: kSplitKBStreams scaled by
+// its bandwidth against the H100's, at least 1. A faster memory needs more CTAs streaming: on an
+// H200 (4.81 TB/s: 69 streams) m 64 x n 7168 x k 16384 groupwise runs in 38 us in 2 splits against
+// 56 unsplit, n 2112 in 12.4 us in 5 against 14.5 in 3 (bench/results/h200/gemm/session32/call8/).
+// Pure.
+[[nodiscard]] int64_t wgmma_gemm_b_streams(double bandwidth);
+
+// wgmma_gemm_b_streams of the current device's HBM (its memory clock and bus width, queried once per
+// device); kSplitKBStreams where the query fails.
+[[nodiscard]] int64_t wgmma_gemm_device_b_streams();
+
 // The split heuristic's k-splits per tile for `tiles` output tiles over `b_panels` distinct panels of
-// B (groups x n-blocks), each of `k_blocks` k-slices (128 bytes of k), on `sm_count` SMs: 1 where the
-// tiles give every SM one or B's panels alone make kSplitKBStreams streams; otherwise the fewest
-// splits that make that many streams, capped at one wave of units (tiles x splits <= SMs) and one
-// k-slice a split. Pure: the plan's heuristic, testable on the host.
-[[nodiscard]] int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count);
+// B (groups x n-blocks), each of `k_blocks` k-slices (128 bytes of k), on `sm_count` SMs wanting
+// `streams` streams of B: 1 where the tiles give every SM one or B's panels alone make that many
+// streams; otherwise the fewest splits that make them, capped at one wave of units (tiles x splits
+// <= SMs) and one k-slice a split. Pure: the plan's heuristic, testable on the host.
+[[nodiscard]] int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count,
+                                      int64_t streams = kSplitKBStreams);
 
 // The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split
 // k_splits ways. Clusters of 2 CTAs on adjacent m-blocks share B's slices by TMA multicast (a third

@@ -6,8 +6,11 @@
 // reading its share of B (these shapes are bound by reading B once from memory, not by the tensor
 // cores). Splits: where even those tiles leave SMs idle (n 2112 at m <= 128: 17 or 34 tiles for 132
 // SMs), each tile's k-blocks are split over several CTAs (wgmma_gemm_k_splits), so that more SMs
-// pull B from memory.
+// pull B from memory (as many more as the GPU's HBM is faster than the H100's:
+// wgmma_gemm_b_streams).
 #include <algorithm>
+#include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <span>
 #include <stdexcept>
@@ -159,7 +162,7 @@ int choose_k_splits(const WgmmaGemmParams& p, int64_t b_panels, int64_t tiles, i
     }
   }
   if (p.rows_per_group <= 0) return 1;
-  return wgmma_gemm_k_splits(b_panels, tiles, k_blocks, current_sm_count());
+  return wgmma_gemm_k_splits(b_panels, tiles, k_blocks, current_sm_count(), wgmma_gemm_device_b_streams());
 }
 
 // Clusters possible for these tiles and splits (wgmma_gemm_cluster says why not).
@@ -216,9 +219,36 @@ int wgmma_gemm_cluster(const WgmmaGemmParams& p, int block_m, int block_n, int k
   return blocks % 2 == 0 || blocks >= 8 ? 2 : 1;
 }
 
-int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count) {
-  if (b_panels <= 0 || tiles <= 0 || b_panels >= kSplitKBStreams || tiles >= sm_count) return 1;
-  const int64_t wanted = ceil_div(kSplitKBStreams, b_panels);
+int64_t wgmma_gemm_b_streams(double bandwidth) {
+  if (!(bandwidth > 0.0)) return kSplitKBStreams;
+  return std::max<int64_t>(1, std::llround(static_cast<double>(kSplitKBStreams) * bandwidth / kSplitKReferenceBandwidth));
+}
+
+int64_t wgmma_gemm_device_b_streams() {
+  static std::atomic<int64_t> cache[64];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return kSplitKBStreams;
+  }
+  if (device >= 0 && device < 64) {
+    const int64_t cached = cache[device].load(std::memory_order_relaxed);
+    if (cached > 0) return cached;
+  }
+  int clock_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return kSplitKBStreams;
+  }
+  const int64_t streams = wgmma_gemm_b_streams(2.0 * clock_khz * 1e3 * bus_bits / 8);
+  if (device >= 0 && device < 64) cache[device].store(streams, std::memory_order_relaxed);
+  return streams;
+}
+
+int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count, int64_t streams) {
+  if (b_panels <= 0 || tiles <= 0 || b_panels >= streams || tiles >= sm_count) return 1;
+  const int64_t wanted = ceil_div(streams, b_panels);
   return static_cast<int>(std::max<int64_t>(1, std::min({wanted, sm_count / tiles, k_blocks})));
 }
 

@@ -204,8 +204,8 @@ TEST(KbenchGemmSplitK, GraphReplay) {
   }
 }
 
-// The plan for the decode shapes: the heuristic's splits (7, 3, 2 and 1 on an H100's 132
-// SMs) and the workspace they take; KBENCH_WGMMA_GEMM_SPLITS overriding it, clamped to the k-blocks.
+// The plan for the decode shapes: the heuristic's splits (3, 3, 1 and 1 on an H100's 132
+// SMs; 5, 3, 2 and 1 on an H200's) and the workspace they take; KBENCH_WGMMA_GEMM_SPLITS overriding it, clamped to the k-blocks.
 TEST(KbenchGemmSplitK, PlanOfTheDecodeShapes) {
   KBENCH_REQUIRE_GPU();
   if (!wg::wgmma_gemm_built_for_sm90a()) GTEST_SKIP() << "this build has no sm_90a code";
@@ -229,7 +229,8 @@ TEST(KbenchGemmSplitK, PlanOfTheDecodeShapes) {
     p.a_scale = scales.as<float>();  // read only by a run
     p.b_scale = scales.as<float>();
     const int64_t k_blocks = s.k / 128;
-    const int expected = wg::wgmma_gemm_k_splits(s.n / 128, s.tiles, k_blocks, sms);
+    const int64_t streams = wg::wgmma_gemm_device_b_streams();
+    const int expected = wg::wgmma_gemm_k_splits(s.n / 128, s.tiles, k_blocks, sms, streams);
     {
       const ScopedEnv heuristic(kSplits, nullptr);
       const wg::WgmmaGemm gemm(p);
@@ -238,8 +239,11 @@ TEST(KbenchGemmSplitK, PlanOfTheDecodeShapes) {
       const auto tiles = static_cast<std::size_t>(s.tiles), splits = static_cast<std::size_t>(expected);
       const std::size_t bytes = splits == 1 ? 0 : (tiles * 4 + 255) / 256 * 256 + tiles * splits * 64 * 128 * 4;
       EXPECT_EQ(gemm.workspace_bytes(), bytes);
-      if (sms == 132) {
+      if (sms == 132 && streams == wg::kSplitKBStreams) {  // an H100
         EXPECT_EQ(gemm.k_splits(), s.n == 2112 ? 3 : 1);
+      }
+      if (sms == 132 && streams == 69) {  // an H200 (3201 MHz x 6016 bits of HBM)
+        EXPECT_EQ(gemm.k_splits(), s.n == 2112 ? (s.m == 64 ? 5 : 3) : (s.m == 64 ? 2 : 1));
       }
     }
     {
