@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "kernels/common/kernel_image.hpp"
+#include "kernels/common/launch.hpp"
 #include "kernels/sampling/row_kernels.cuh"
 
 namespace kbench::kernels::sampling {
@@ -65,19 +66,8 @@ const RowKernels* kernels_for(DType t) {
 
 // Whether a cluster of `plan` can be resident at all (the occupancy calculator: at least one).
 bool cluster_fits(const void* kernel, const RowPlan& plan) {
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(plan.cluster));
-  config.blockDim = dim3(static_cast<unsigned>(plan.threads));
-  config.dynamicSmemBytes = static_cast<std::size_t>(plan.smem_bytes);
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
   int clusters = 0;
-  const cudaError_t status = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+  const cudaError_t status = max_active_clusters(kernel, plan.cluster, plan.threads, plan.smem_bytes, &clusters);
   if (status != cudaSuccess) (void)cudaGetLastError();
   return status == cudaSuccess && clusters > 0;
 }
@@ -139,11 +129,9 @@ cudaError_t launch_rows(void (*kernel)(Args), const Args& args, int64_t rows, co
   config.blockDim = dim3(static_cast<unsigned>(plan.threads));
   config.dynamicSmemBytes = static_cast<std::size_t>(plan.smem_bytes);
   config.stream = stream;
+  // The cluster attribute even for clusters of 1 (the row kernels' timings were measured so).
   cudaLaunchAttribute attributes[2];
-  attributes[0].id = cudaLaunchAttributeClusterDimension;
-  attributes[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
-  attributes[0].val.clusterDim.y = 1;
-  attributes[0].val.clusterDim.z = 1;
+  attributes[0] = cluster_attribute(plan.cluster);
   attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attributes[1].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attributes;
