@@ -31,6 +31,7 @@ cudaError_t mla_fa3_available() {
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::lockstep>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<false, Schedule::seesaw>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::seesaw>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes(&attributes);
   return kernel_image_status(probe);
 #else
   return cudaErrorNoKernelImageForDevice;  // built without sm_90a (sources.cmake): the body would trap
@@ -74,8 +75,11 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
   const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
                           static_cast<unsigned>(p.batch));
+  // fp8 KV with a request's rows in one 16-column block: the transposed kernel (keys on wgmma's M).
+  const bool transposed = a.kv_fp8 != 0 && a.rows <= kTransposedMaxRows && !plan.balanced();
   const cudaError_t status =
-      plan.balanced() ? (seesaw ? launch_mla_fa3_grid<true, Schedule::seesaw>(a, balanced_grid, stream)
+      transposed ? launch_mla_fa3_transposed(a, uniform_grid, stream)
+      : plan.balanced() ? (seesaw ? launch_mla_fa3_grid<true, Schedule::seesaw>(a, balanced_grid, stream)
                                 : launch_mla_fa3_grid<true, Schedule::lockstep>(a, balanced_grid, stream))
                       : (seesaw ? launch_mla_fa3_grid<false, Schedule::seesaw>(a, uniform_grid, stream)
                                 : launch_mla_fa3_grid<false, Schedule::lockstep>(a, uniform_grid, stream));

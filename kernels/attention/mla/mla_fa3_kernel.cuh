@@ -238,6 +238,15 @@ struct Segments {
   }
 };
 
+// The uniform grid's empty split (split 0 never is: every row sees key 0): its partials get no weight
+// in the merge (threads 0 .. 63 mark the block's rows). True where the CTA has nothing else to do.
+__device__ __forceinline__ bool is_empty_split(const Args& a, const Block& blk, int tid) {
+  if (blk.num_tiles > 0) return false;
+  const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
+  if (blk.slot >= 0 && tid < kRows && blk.j0 + tid < a.rows) a.part_lse[part_row0 + tid] = -INFINITY;
+  return true;
+}
+
 __device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
@@ -370,24 +379,35 @@ __device__ __forceinline__ void for_each_warp_key(int64_t my_row, int warp, F f)
   for (int k = 0; k < 16; ++k) f(warp * 16 + k, __shfl_sync(0xffffffffu, my_row, k));
 }
 
-// fp8 KV: the raw bytes of one tile into stage `s`'s upper half: by five TMA boxes, each landing on
-// its own raw_full (the widening starts on the first), on pages of whole tiles, every key inside the request (thread 0 arrives for the others), else
-// warp w gathers keys [16 w, 16 w + 16) (a key's 512 ckv bytes by one 16-byte copy a lane into the
-// swizzled boxes, its 64 kpe bytes by lanes 0..3; keys past the range zero-filled). my_row: the
-// cache row of key 16 warp + lane % 16 (-1 past the range).
-__device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, uint32_t stage, const Barriers& bars,
-                                              int s, int64_t my_row, int tile, int tid) {
+// The cache row of key 16 warp + (lane % 16) of the block's tile `tile` (pages: the request's page
+// ids); -1 past the block's keys.
+__device__ __forceinline__ int64_t tile_cache_row(const Args& a, const Block& blk, const int32_t* pages, int tile,
+                                                  int warp, int lane) {
+  const int t = blk.k_begin + tile * kTile + warp * 16 + (lane & 15);
+  return t < blk.k_end ? static_cast<int64_t>(__ldg(pages + t / a.page_size)) * a.page_size + t % a.page_size
+                       : int64_t{-1};
+}
+
+// fp8 KV: the raw bytes of one tile to `raw` (four 128-byte-swizzled ckv boxes [64 keys][128 B],
+// then kpe [64 keys][64 B]): by five TMA boxes, box b landing on the mbarrier at raw_full + 8 b (the
+// widening starts on the first), on pages of whole tiles, every key inside the request (thread 0
+// arrives for the others), else warp w gathers keys [16 w, 16 w + 16) (a key's 512 ckv bytes by one
+// 16-byte copy a lane into the swizzled boxes, its 64 kpe bytes by lanes 0..3; keys past the range
+// zero-filled). my_row: the cache row of key 16 warp + lane % 16 (-1 past the range).
+__device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, uint32_t raw, uint32_t raw_full,
+                                              int64_t my_row, int tile, int tid) {
+  constexpr int kKpe = kRawKpe - kRawCkv;  // of raw
   if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
     if (tid == 0) {
       for (int q = 0; q < kDc / 128; ++q) {
-        mbar_arrive_expect_tx(bars.raw_full(s, q), kRawBoxBytes);
-        tma_load_4d(stage + kRawCkv + q * kRawBoxBytes, &a.ckv_map, bars.raw_full(s, q), 0, static_cast<int>(my_row),
-                    q, 0);
-        mbar_arrive_count(bars.raw_full(s, q), kProducerThreads - 1);
+        mbar_arrive_expect_tx(raw_full + 8 * q, kRawBoxBytes);
+        tma_load_4d(raw + q * kRawBoxBytes, &a.ckv_map, raw_full + 8 * q, 0, static_cast<int>(my_row), q, 0);
+        mbar_arrive_count(raw_full + 8 * q, kProducerThreads - 1);
       }
-      mbar_arrive_expect_tx(bars.raw_full(s, kRawBoxes - 1), kTile * kDp);
-      tma_load_2d(stage + kRawKpe, &a.kpe_map, bars.raw_full(s, kRawBoxes - 1), 0, static_cast<int>(my_row));
-      mbar_arrive_count(bars.raw_full(s, kRawBoxes - 1), kProducerThreads - 1);
+      const uint32_t kpe_full = raw_full + 8 * (kRawBoxes - 1);
+      mbar_arrive_expect_tx(kpe_full, kTile * kDp);
+      tma_load_2d(raw + kKpe, &a.kpe_map, kpe_full, 0, static_cast<int>(my_row));
+      mbar_arrive_count(kpe_full, kProducerThreads - 1);
     }
     __syncwarp();
     return;
@@ -399,13 +419,13 @@ __device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, u
   for_each_warp_key(my_row, warp, [&](int key, int64_t row) {
     const bool valid = row >= 0;
     const uint32_t bytes = valid ? 16u : 0u;
-    const uint32_t ckv_dst = stage + kRawCkv + (lane / 8) * kRawBoxBytes + key * 128 + (((lane & 7) ^ (key & 7)) << 4);
+    const uint32_t ckv_dst = raw + (lane / 8) * kRawBoxBytes + key * 128 + (((lane & 7) ^ (key & 7)) << 4);
     cp_async_16(ckv_dst, valid ? ckv_cache + row * kDc + 16 * lane : ckv_cache, bytes);
     if (lane < 4) {
-      cp_async_16(stage + kRawKpe + key * kDp + 16 * lane, valid ? kpe_cache + row * kDp + 16 * lane : kpe_cache, bytes);
+      cp_async_16(raw + kKpe + key * kDp + 16 * lane, valid ? kpe_cache + row * kDp + 16 * lane : kpe_cache, bytes);
     }
   });
-  for (int box = 0; box < kRawBoxes; ++box) cp_async_arrive_noinc(bars.raw_full(s, box));
+  for (int box = 0; box < kRawBoxes; ++box) cp_async_arrive_noinc(raw_full + 8 * box);
 }
 
 // The producer's work on one segment; `round` counts the CTA's segments with keys, `it` its tiles.
@@ -445,12 +465,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     cp_async_arrive_noinc(bars.q_full());
   }
   const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
-  // Cache row of key 16 warp + (lane % 16) of tile `tile`; -1 past the range.
-  auto cache_row = [&](int tile) -> int64_t {
-    const int t = blk.k_begin + tile * kTile + warp * 16 + (lane & 15);
-    return t < blk.k_end ? static_cast<int64_t>(__ldg(pages + t / a.page_size)) * a.page_size + t % a.page_size
-                         : int64_t{-1};
-  };
+  auto cache_row = [&](int tile) { return tile_cache_row(a, blk, pages, tile, warp, lane); };
   int64_t next_row = cache_row(0);
   for (int tile = 0; tile < blk.num_tiles; ++tile, ++it) {
     const int s = it % kStages;
@@ -459,7 +474,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     mbar_wait(bars.kv_empty(s), ((it / kStages) & 1) ^ 1);
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
     if (a.kv_fp8 != 0) {
-      load_raw_tile(a, blk, stage, bars, s, my_row, tile, tid);
+      load_raw_tile(a, blk, stage + kRawCkv, bars.raw_full(s, 0), my_row, tile, tid);
       if constexpr (kSchedule == Schedule::lockstep) {  // the front, chunks 0..3, for the consumers
         Widen<kProducerThreads>{a, stage, bars, s, (it / kStages) & 1, tid}.front();
         for (int chunk = 0; chunk < 4; ++chunk) mbar_arrive(bars.kv_full(s, chunk));
@@ -963,12 +978,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
   const int tid = static_cast<int>(threadIdx.x);
   const Segments<kBalanced> segs(a);
   if constexpr (!kBalanced) {
-    const Block blk = segs.at(a, 0);
-    if (blk.num_tiles == 0) {  // an empty split (split 0 never is: every row sees key 0)
-      const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
-      if (blk.slot >= 0 && tid < kRows && blk.j0 + tid < a.rows) a.part_lse[part_row0 + tid] = -INFINITY;
-      return;
-    }
+    if (is_empty_split(a, segs.at(a, 0), tid)) return;
   }
   const Barriers bars{smem + Layout::bars};
   if (tid == 0) {
@@ -1022,6 +1032,12 @@ template <bool kBalanced, Schedule kSchedule>
 cudaError_t mla_fa3_kernel_attributes(cudaFuncAttributes* attributes) {
   return cudaFuncGetAttributes(attributes, mla_fa3_kernel<kBalanced, kSchedule>);
 }
+
+// The transposed variant (mla_fa3_transposed.cu): fp8 KV, blocks of at most kTransposedMaxRows
+// query rows, the uniform grid.
+constexpr int kTransposedMaxRows = 16;
+cudaError_t launch_mla_fa3_transposed(const Args& a, dim3 grid, cudaStream_t stream);
+cudaError_t mla_fa3_transposed_attributes(cudaFuncAttributes* attributes);
 
 #define KBENCH_MLA_FA3_VARIANT(kind, balanced, schedule)                                                \
   kind template cudaError_t launch_mla_fa3_grid<balanced, Schedule::schedule>(const Args&, dim3, cudaStream_t); \

@@ -409,6 +409,21 @@ TEST(MlaFa3Fp8, KpeScaleDiffersFromCkvScale) {
   expect_fp8_kpe_scale_differs(kernels::MlaKernel::fa3);
 }
 
+// fp8 KV with at most 16 query rows a request, fa3's transposed kernel (keys on wgmma's M; the uniform
+// grid, so the splits are forced: the plan may balance ragged lengths): 8 heads x 2 tokens (causal
+// among them) with empty splits, 3 heads unsplit, 16 heads on gathered pages (1) and on pages of whole
+// tiles, 4 heads x 4 tokens with a kpe scale apart from ckv's; bf16 and fp8 q.
+TEST(MlaFa3Fp8, TransposedBlocks) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  for (const bool fp8_q : {false, true}) {
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{2, 37, 300, 1029, 64}, 2, 8, 16, 64, 2}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{1, 65, 128, 700}, 1, 3, 64, 4096, 1}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{1, 63, 4100}, 1, 16, 1, 1024, 2}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{8192, 8192, 5000}, 1, 16, 64, 2048, 2}, fp8_q));
+    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{130, 4099}, 4, 4, 64, 128, 2}, fp8_q, 0.25f));
+  }
+}
+
 // fp8 on the balanced schedule forced over few SMs (many segments a CTA, Q reloaded and widened for
 // each), and the headline shapes (pages of whole tiles: every tile but the last by TMA).
 TEST(MlaFa3Fp8, BalancedScheduleAndHeadlineShapes) {

@@ -1,0 +1,523 @@
+// fa3's transposed variant for fp8 e4m3 KV and blocks of at most 16 query rows (the memory-bound
+// decode: 16 heads x 1 token), on the uniform grid. The lockstep kernel pads 16 rows to wgmma's 64-row
+// M (4x the tensor work) and widens each tile to bf16 in its stage, holding the stage (and the next
+// load) until the tile's GEMMs are done. Here the keys are wgmma's M and the query rows its N:
+//   S^T [64 keys][16 rows] = K Q^T: K's fragments in registers, straight from the tile's e4m3 bytes
+//     (cvt to f16, exact), Q^T in shared memory (f16);
+//   O^T [512][16] += V^T P^T: V^T the tile's ckv as f16 in shared memory (MN-major), P^T f16.
+// So a raw tile is read once into registers and its slot refilled before the GEMMs on it are done,
+// and the tensor work is a quarter of the padded kernel's. f16 takes e4m3 exactly in one cvt per two
+// values, and bf16 q exactly times a power of two. Shared memory bandwidth bounds it (a tile's V is
+// written and read as f16): the keys are permuted within each 8-row group so that the raw rows and
+// the V rows a warp touches at once fall on distinct banks.
+//
+// 384 threads: warpgroup 0 loads tiles (load_raw_tile: TMA boxes or gathers) into two raw slots;
+// consumer warpgroup w (1, 2 -> w = 0, 1) takes tiles w, w + 2, ... (slot w) with its own online
+// softmax, V buffer and P^T; at the end the two warpgroups' (max, sum, O) are merged through shared
+// memory. The K dimension (576) is permuted within each 64-wide chunk so that a thread's A fragments
+// of four k-steps are 16 consecutive bytes of its key's row: quad q's k-step j takes dims 16 q + 4 j
+// + {0, 1} (A columns 2 q, 2 q + 1) and 16 q + 4 j + {2, 3} (columns 2 q + 8, 2 q + 9); Q^T is
+// stored in that order. q is staged as f16 times 2^e (e from the block's largest |q|, so that bf16 q
+// converts without overflow; fp8 q: e = 0); kpe's GEMM has its own accumulator (times kpe_mul).
+// (Both warpgroups on every tile, each half the dims, with three raw slots, measured slower: the
+// partial scores' exchange costs more shared memory traffic than the third slot saves.)
+//
+// Shared memory (1024-byte aligned, 128-byte swizzle): Q^T [9 chunks][16 rows][128 B] (18 KB), two raw
+// slots (36 KB each: load_raw_tile's layout), two V buffers [8 chunks][64 keys][128 B] f16 (64 KB
+// each; at the end, the output rows in fp32), two P^T [16 rows][64 keys] f16, the warps' column
+// maxima, the warpgroups' (max, sum), mbarriers: 223 KB, one CTA per SM.
+#include "kernels/attention/mla/mla_fa3_kernel.cuh"
+
+namespace kbench::kernels::mla_fa3_detail {
+
+namespace {
+
+constexpr int kCols = kTransposedMaxRows;        // query rows of a block: the GEMMs' N
+constexpr int kQBytes = kChunks * kCols * 128;   // Q^T
+constexpr int kRawBytes = kBlockBytes / 2;       // a tile's e4m3 ckv boxes and kpe rows
+constexpr int kVBytes = (kChunks - 1) * kChunkBytes;  // a tile's ckv as f16
+constexpr int kPBytes = kCols * 128;             // P^T
+constexpr int kMergeStride = kDc + 4;            // fp32 output row over a V buffer (padded: no bank conflicts)
+constexpr int kWarpgroupBarrier = 1;             // + w: consumer warpgroup w's named barrier (128)
+
+struct TLayout {
+  static constexpr int q = 0;
+  static constexpr int raw = q + kQBytes;  // [warpgroup]: slot w holds warpgroup w's tiles
+  static constexpr int v = raw + 2 * kRawBytes;
+  static constexpr int p = v + 2 * kVBytes;
+  static constexpr int red = p + 2 * kPBytes;             // [warpgroup][warp][16] fp32: column maxima, sums
+  static constexpr int stats = red + 2 * 4 * kCols * 4;    // [warpgroup][max, sum][16] fp32
+  static constexpr int bars = stats + 2 * 2 * kCols * 4;   // raw_full[slot][box], raw_empty[slot], merge
+  static constexpr int bytes = bars + 8 * (2 * (kRawBoxes + 1) + 1);
+};
+static_assert(TLayout::raw % 1024 == 0 && TLayout::v % 1024 == 0 && TLayout::p % 1024 == 0, "swizzle atoms");
+static_assert(TLayout::bytes <= 227 * 1024, "shared memory per block");
+static_assert(kCols * kMergeStride * 4 <= kVBytes, "the output rows fit a V buffer");
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+using namespace ::kbench::kernels::hopper;
+namespace gmma = cute::SM90::GMMA;
+// S^T = K Q^T on 64 keys x 16 rows: K from registers, Q^T K-major in shared memory.
+using KqOp = decltype(gmma::rs_op_selector<cute::half_t, cute::half_t, float, cute::Shape<cute::_64, cute::_16, cute::_16>,
+                                           gmma::Major::K, gmma::Major::K>());
+// O^T += V^T P^T on 64 dims x 16 rows: V^T MN-major (the V buffer's [key][dim] rows), P^T K-major.
+using VpOp = decltype(gmma::ss_op_selector<cute::half_t, cute::half_t, float, cute::Shape<cute::_64, cute::_16, cute::_16>,
+                                           gmma::Major::MN, gmma::Major::K>());
+
+__device__ __forceinline__ uint32_t raw_full(uint32_t smem, int slot, int box) {
+  return smem + TLayout::bars + 8 * (slot * kRawBoxes + box);
+}
+// The slot's tile read by its consumer warpgroup (every thread of it arrives).
+__device__ __forceinline__ uint32_t raw_empty(uint32_t smem, int slot) {
+  return smem + TLayout::bars + 8 * (2 * kRawBoxes + slot);
+}
+// The merge's syncs of both consumer warpgroups (an mbarrier: compute-sanitizer's racecheck loses
+// track of a 256-thread named barrier beside the warpgroups' 128-thread ones).
+__device__ __forceinline__ uint32_t merge_bar(uint32_t smem) { return smem + TLayout::bars + 8 * 2 * (kRawBoxes + 1); }
+
+// Two e4m3 values (the low 16 bits) -> f16x2, exact.
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t bits) {
+  uint32_t out;
+  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(out) : "r"(bits));
+  return out;
+}
+
+// Sixteen e4m3 values -> sixteen f16 (f[i]: values 2 i, 2 i + 1).
+__device__ __forceinline__ void e4m3x16_to_f16x16(uint4 bits, uint32_t (&f)[8]) {
+  const uint32_t w[4] = {bits.x, bits.y, bits.z, bits.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = e4m3x2_to_f16x2(w[i]);
+    f[2 * i + 1] = e4m3x2_to_f16x2(w[i] >> 16);
+  }
+}
+
+// Byte offset in Q^T of the f16 pair (row n, dims d, d + 1), d even: the permuted column p of chunk
+// d / 64 (see the header), 128-byte swizzled.
+__device__ __forceinline__ uint32_t q_pair_offset(int n, int d) {
+  const int dd = d % 64, quad = dd / 16, step = (dd % 16) / 4, high = (dd % 4) / 2;
+  const int p = 16 * step + 2 * quad + 8 * high;
+  return (d / 64) * (kCols * 128) + n * 128 + ((((p / 8) ^ (n & 7))) << 4) + (p % 8) * 2;
+}
+
+// Q^T of the block (rows past the request's zero) by all 384 threads; returns e (q is stored times
+// 2^e). bf16 q: e puts the block's largest |q| in [2^14, 2^15); fp8 q: e = 0. Ends with a block barrier.
+__device__ __forceinline__ int stage_q(const Args& a, const Block& blk, uint32_t smem, float* scratch, int tid) {
+  constexpr int kPieces = kCols * (kDc + kDp) / 8;  // of 8 values
+  constexpr int kPerThread = (kPieces + kThreads - 1) / kThreads;
+  const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+  // Piece i: row i / 72, dims [8 (i % 72), + 8); q_nope below 512, q_pe above.
+  const auto piece_at = [&](int i, int& n, int& d) {
+    n = i / 72;
+    d = 8 * (i % 72);
+    return i < kPieces && blk.j0 + n < a.rows;
+  };
+  float scale = 1.0f;
+  int e = 0;
+  if (a.q_fp8 == 0) {
+    const auto* q_nope = static_cast<const __nv_bfloat16*>(a.q_nope);
+    const auto* q_pe = static_cast<const __nv_bfloat16*>(a.q_pe);
+    uint4 v[kPerThread];
+    float largest = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      int n, d;
+      v[k] = make_uint4(0u, 0u, 0u, 0u);
+      if (piece_at(tid + k * kThreads, n, d)) {
+        const __nv_bfloat16* src = d < kDc ? q_nope + (row0 + n) * kDc + d : q_pe + (row0 + n) * kDp + d - kDc;
+        v[k] = __ldg(reinterpret_cast<const uint4*>(src));
+      }
+      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        largest = fmaxf(largest, fmaxf(fabsf(f.x), fabsf(f.y)));
+      }
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, off));
+    if (tid % 32 == 0) scratch[tid / 32] = largest;
+    __syncthreads();
+    largest = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w) largest = fmaxf(largest, scratch[w]);
+    if (largest > 0.0f) {
+      int x;
+      frexpf(largest, &x);  // largest in [2^(x - 1), 2^x)
+      e = min(15 - x, 64);  // (values below 2^-88 flush: their scores are 0 to 1e-26)
+      scale = ldexpf(1.0f, e);
+    }
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      int n, d;
+      piece_at(tid + k * kThreads, n, d);
+      if (n >= kCols) continue;
+      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = __bfloat1622float2(h[i]);
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(smem + TLayout::q + q_pair_offset(n, d + 2 * i)),
+                     "r"(pack2<false>(f.x * scale, f.y * scale))
+                     : "memory");
+      }
+    }
+  } else {
+    const auto* q_nope = static_cast<const uint8_t*>(a.q_nope);
+    const auto* q_pe = static_cast<const uint8_t*>(a.q_pe);
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      int n, d;
+      const bool valid = piece_at(tid + k * kThreads, n, d);
+      if (n >= kCols) continue;
+      uint2 bits = make_uint2(0u, 0u);
+      if (valid) {
+        const uint8_t* src = d < kDc ? q_nope + (row0 + n) * kDc + d : q_pe + (row0 + n) * kDp + d - kDc;
+        bits = __ldg(reinterpret_cast<const uint2*>(src));
+      }
+      const uint32_t w[2] = {bits.x, bits.y};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        asm volatile("st.shared.b32 [%0], %1;" ::"r"(smem + TLayout::q + q_pair_offset(n, d + 2 * i)),
+                     "r"(e4m3x2_to_f16x2(w[i / 2] >> (16 * (i % 2))))
+                     : "memory");
+      }
+    }
+  }
+  fence_proxy_async();  // Q^T's generic stores, read by wgmma
+  __syncthreads();
+  return e;
+}
+
+__device__ __forceinline__ void produce(const Args& a, const Block& blk, uint32_t smem, int tid) {
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
+  int64_t next_row = tile_cache_row(a, blk, pages, 0, warp, lane);
+  for (int tile = 0; tile < blk.num_tiles; ++tile) {
+    const int slot = tile % 2;
+    const int64_t my_row = next_row;
+    if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
+    mbar_wait(raw_empty(smem, slot), ((tile / 2) & 1) ^ 1);
+    load_raw_tile(a, blk, smem + TLayout::raw + slot * kRawBytes, raw_full(smem, slot, 0), my_row, tile, tid);
+  }
+  cp_async_wait_all();
+}
+
+// Consumer warpgroup w's tiles w, w + 2, ... of the block, then the merge with the other warpgroup and
+// the block's output. Thread t holds a tile's keys r and r + 8 and query rows (columns) 8 g + 2 quad
+// + c at index 2 g + c (g, c in {0, 1}). r = 16 (t / 32) + sigma((t % 32) / 4), sigma = 0 4 1 5 2 6 3
+// 7: wgmma's row order is free (S^T's M, PV's K), and with it the eight lanes of a shared-memory
+// phase read raw rows whose 16-byte swizzle chunks differ (rows 8 i and 8 i + 4); the V stores swap
+// their two halves on those rows for the same reason.
+__device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr, int e_q,
+                                        int wg, int t) {
+  const int warp = t / 32;
+  const int lane = t % 32;
+  const int quad = lane % 4;
+  const int r = 16 * warp + ((lane / 8) | ((lane / 4) & 1) << 2);
+  const int first_half = (r / 4) & 1;  // the V piece stored first
+  const int dim_row = 16 * warp + lane / 4;  // O^T's rows (dims of a 64-dim block), in order
+  const auto col_of = [&](int i) { return 8 * (i / 2) + 2 * quad + i % 2; };
+  int end[4];  // keys the thread's columns see (rows past the request's: all, never stored)
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int j = blk.j0 + col_of(i);
+    end[i] = j < a.rows ? min(blk.kv_len - a.s_qo + 1 + j / a.num_heads, blk.k_end) : blk.k_end;
+  }
+  const int mask_from = min(blk.kv_len - a.s_qo + 1 + blk.j0 / a.num_heads, blk.k_end);  // column 0's end
+  const float scale = a.scale_log2 * ldexpf(1.0f, -e_q);
+  float* red = reinterpret_cast<float*>(smem_ptr + TLayout::red) + wg * 4 * kCols;  // this warpgroup's [warp][16]
+  const uint32_t raw = smem + TLayout::raw + wg * kRawBytes;
+  const uint32_t vbuf = smem + TLayout::v + wg * kVBytes;
+  const uint32_t pbuf = smem + TLayout::p + wg * kPBytes;
+  const uint64_t p_desc = smem_desc(pbuf, 16, 1024);
+  const uint64_t q_desc = smem_desc(smem + TLayout::q, 16, 1024);
+
+  float o[8][8];  // O^T: dims 64 mb + dim_row (+ 8 at index 2, 3 of a group) x the thread's columns
+#pragma unroll
+  for (int mb = 0; mb < 8; ++mb) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[mb][i] = 0.0f;
+  }
+  float m[4], l[4];  // running maxima (log2 units) and this thread's share of the sums, per column
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    m[i] = -INFINITY;
+    l[i] = 0.0f;
+  }
+  uint32_t parity = 0;
+  for (int tile = wg; tile < blk.num_tiles; tile += 2, parity ^= 1) {
+    float s_nope[8], s_pe[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      s_nope[i] = 0.0f;
+      s_pe[i] = 0.0f;
+    }
+    fence_regs(s_nope);  // zeroed here, not sunk between the GEMM's stages (ptxas would serialize them)
+    fence_regs(s_pe);
+    // Chunk c (64 dims; 8 is kpe): the thread's 16 bytes of rows r and r + 8 -> f16 A fragments of 4
+    // k-steps, and (ckv) into the V buffer; S^T += K_c Q^T_c, one commit group a chunk, at most two in
+    // flight (their fragments' registers). Chunk c + 1's bytes are loaded before chunk c is taken (the
+    // loads' latency otherwise stalls every chunk).
+    const auto load_chunk = [&](int c, uint4& row0, uint4& row1) {
+      if (c % 2 == 0) mbar_wait(raw_full(smem, wg, c / 2), parity);
+      if (c < kChunks - 1) {
+        const int u = 4 * (c % 2) + quad;  // 16-byte piece of the key's 128-byte box row
+        const uint32_t box = raw + (c / 2) * kRawBoxBytes;
+        row0 = ld_shared_v4(box + r * 128 + ((u ^ (r & 7)) << 4));
+        row1 = ld_shared_v4(box + (r + 8) * 128 + ((u ^ (r & 7)) << 4));
+      } else {
+        const uint32_t kpe = raw + (kRawKpe - kRawCkv);
+        row0 = ld_shared_v4(kpe + r * kDp + 16 * quad);
+        row1 = ld_shared_v4(kpe + (r + 8) * kDp + 16 * quad);
+      }
+    };
+    uint4 next0, next1;
+    load_chunk(0, next0, next1);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const uint4 row0 = next0, row1 = next1;
+      if (c + 1 < kChunks) load_chunk(c + 1, next0, next1);
+      uint32_t x[8], y[8];  // rows r, r + 8
+      e4m3x16_to_f16x16(row0, x);
+      e4m3x16_to_f16x16(row1, y);
+      if (c < kChunks - 1) {
+        const uint32_t chunk = vbuf + c * kChunkBytes;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+          const int h = k ^ first_half;
+          const uint32_t swz = ((2 * quad + h) ^ (r & 7)) << 4;
+          const uint4 xh = h == 0 ? make_uint4(x[0], x[1], x[2], x[3]) : make_uint4(x[4], x[5], x[6], x[7]);
+          const uint4 yh = h == 0 ? make_uint4(y[0], y[1], y[2], y[3]) : make_uint4(y[4], y[5], y[6], y[7]);
+          st_shared_v4(chunk + r * 128 + swz, xh);
+          st_shared_v4(chunk + (r + 8) * 128 + swz, yh);
+        }
+      }
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint64_t b = q_desc + ((c * kCols * 128 + j * 32) >> 4);
+        if (c < kChunks - 1) {
+          gmma_rs<KqOp>(x[2 * j], y[2 * j], x[2 * j + 1], y[2 * j + 1], b, s_nope, std::make_index_sequence<8>{});
+        } else {
+          gmma_rs<KqOp>(x[2 * j], y[2 * j], x[2 * j + 1], y[2 * j + 1], b, s_pe, std::make_index_sequence<8>{});
+        }
+      }
+      wgmma_commit();
+      if (c > 0) wgmma_wait<1>();
+    }
+    mbar_arrive(raw_empty(smem, wg));  // every raw byte read: the slot refills under this tile's softmax
+    fence_proxy_async();               // the V buffer's generic stores, read by wgmma
+    wgmma_wait<0>();
+    fence_regs(s_nope);
+    fence_regs(s_pe);
+
+    // Scores (log2 units), masked where the tile reaches past column 0's bound; column maxima over
+    // the thread's keys, its 8 lanes (xor 4, 8, 16), then the warpgroup's 4 warps.
+    const int key0 = blk.k_begin + tile * kTile;
+    const bool masked = key0 + kTile > mask_from;
+    float s[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      // s[i]: key r + 8 ((i / 2) % 2), column index 2 (i / 4) + i % 2
+      const int ci = 2 * (i / 4) + i % 2;
+      const int key = key0 + r + 8 * ((i / 2) % 2);
+      const float v = (s_nope[i] + a.kpe_mul * s_pe[i]) * scale;
+      s[i] = masked && key >= end[ci] ? -INFINITY : v;
+    }
+#pragma unroll
+    for (int ci = 0; ci < 4; ++ci) {
+      const int i = 4 * (ci / 2) + ci % 2;
+      float v = fmaxf(s[i], s[i + 2]);
+#pragma unroll
+      for (int off = 4; off < 32; off *= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+      if (lane < 4) red[warp * kCols + col_of(ci)] = v;
+    }
+    named_sync(kWarpgroupBarrier + wg, 128);
+    float alpha[4], base[4];
+#pragma unroll
+    for (int ci = 0; ci < 4; ++ci) {
+      float v = m[ci];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) v = fmaxf(v, red[w * kCols + col_of(ci)]);
+      base[ci] = v == -INFINITY ? 0.0f : v;  // a column with no key yet: its P are all 0
+      alpha[ci] = sm80::ex2(m[ci] - base[ci]);
+      m[ci] = v;
+      l[ci] *= alpha[ci];
+    }
+    // P^T [column][key] f16, 128-byte swizzled (the B operand, K-major).
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int ci = 2 * (i / 4) + i % 2;
+      const float p = sm80::ex2(s[i] - base[ci]);
+      l[ci] += p;
+      const int n = col_of(ci), key = r + 8 * ((i / 2) % 2);
+      const __half h = __float2half_rn(p);
+      asm volatile("st.shared.b16 [%0], %1;" ::"r"(pbuf + n * 128 + (((key / 8) ^ (n & 7)) << 4) + (key % 8) * 2),
+                   "h"(*reinterpret_cast<const uint16_t*>(&h))
+                   : "memory");
+    }
+    fence_proxy_async();  // P^T's generic stores, read by wgmma
+    named_sync(kWarpgroupBarrier + wg, 128);  // every thread's V and P^T stores (and max reads) done
+
+    // O^T = alpha O^T + V^T P^T: 8 blocks of 64 dims x 4 k-steps of 16 keys (2048 bytes).
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) o[mb][i] *= alpha[2 * (i / 4) + i % 2];
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) {
+      const uint64_t v_desc = smem_desc(vbuf + mb * kChunkBytes, kChunkBytes, 1024);
+#pragma unroll
+      for (int kk = 0; kk < kTile / 16; ++kk) {
+        gmma_ss<VpOp>(v_desc + ((kk * 2048) >> 4), p_desc + ((kk * 32) >> 4), o[mb], true,
+                      std::make_index_sequence<8>{});
+      }
+    }
+    wgmma_commit();
+    // Waited for here, freeing the V buffer and P^T (a GEMM left in flight across the loop's back
+    // edge makes ptxas serialize every wgmma); the other warpgroup keeps the SM busy meanwhile.
+    wgmma_wait<0>();
+#pragma unroll
+    for (int mb = 0; mb < 8; ++mb) fence_regs(o[mb]);
+  }
+
+  // The warpgroup's column sums (lanes xor 4, 8, 16, then its warps; every thread is past the last
+  // tile's reads of red), then both warpgroups' (max, sum) to stats.
+  float* stats = reinterpret_cast<float*>(smem_ptr + TLayout::stats);  // [warpgroup][max, sum][16]
+#pragma unroll
+  for (int ci = 0; ci < 4; ++ci) {
+    float v = l[ci];
+#pragma unroll
+    for (int off = 4; off < 32; off *= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (lane < 4) red[warp * kCols + col_of(ci)] = v;
+  }
+  named_sync(kWarpgroupBarrier + wg, 128);
+  if (t < 4) {  // lane q holds columns col_of(0..3)
+#pragma unroll
+    for (int ci = 0; ci < 4; ++ci) {
+      const int col = col_of(ci);
+      stats[2 * wg * kCols + col] = m[ci];
+      stats[(2 * wg + 1) * kCols + col] = red[col] + red[kCols + col] + red[2 * kCols + col] + red[3 * kCols + col];
+    }
+  }
+  uint32_t merge_phase = 0;
+  const auto consumers_sync = [&] {
+    mbar_arrive(merge_bar(smem));
+    mbar_wait(merge_bar(smem), merge_phase);
+    merge_phase ^= 1;
+  };
+  consumers_sync();  // also: both warpgroups' GEMMs are done
+  // Column col's merged max and sum, and warpgroup w's weight 2^(m_w - max) (0 without keys).
+  const auto weight = [&](int w, int col, float big) {
+    const float mw = stats[2 * w * kCols + col];
+    return mw == -INFINITY ? 0.0f : sm80::ex2(mw - big);
+  };
+  const auto merged = [&](int col, float& big, float& sum) {
+    big = fmaxf(stats[col], stats[2 * kCols + col]);
+    sum = stats[kCols + col] * weight(0, col, big) + stats[3 * kCols + col] * weight(1, col, big);
+  };
+  // O = sum_w weight_w O_w / sum (times ckv_scale) into the output rows [16][kMergeStride] fp32 over
+  // warpgroup 0's V buffer: warpgroup 0's written, then 1's added.
+  float* merge = reinterpret_cast<float*>(smem_ptr + TLayout::v);
+  float factor[4];
+#pragma unroll
+  for (int ci = 0; ci < 4; ++ci) {
+    float big, sum;
+    merged(col_of(ci), big, sum);
+    factor[ci] = sum > 0.0f ? weight(wg, col_of(ci), big) / sum * a.v_scale : 0.0f;
+  }
+#pragma unroll
+  for (int pass = 0; pass < 2; ++pass) {
+    if (wg == pass) {
+#pragma unroll
+      for (int mb = 0; mb < 8; ++mb) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+          const int ci = 2 * (i / 4) + i % 2;
+          float& x = merge[col_of(ci) * kMergeStride + 64 * mb + dim_row + 8 * ((i / 2) % 2)];
+          x = (pass == 0 ? 0.0f : x) + o[mb][i] * factor[ci];
+        }
+      }
+    }
+    consumers_sync();
+  }
+  // The block's rows: bf16 output, or the normalised partial and its log2-sum-exp.
+  const int rows = min(kCols, a.rows - blk.j0);
+  const int ct = wg * 128 + t;
+  if (blk.slot < 0) {
+    const int64_t out_row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+    for (int i = ct; i < rows * (kDc / 8); i += 256) {
+      const int j = i / (kDc / 8), d = 8 * (i % (kDc / 8));
+      const float4 x0 = *reinterpret_cast<const float4*>(merge + j * kMergeStride + d);
+      const float4 x1 = *reinterpret_cast<const float4*>(merge + j * kMergeStride + d + 4);
+      *reinterpret_cast<uint4*>(a.out + (out_row0 + j) * kDc + d) =
+          make_uint4(pack2<true>(x0.x, x0.y), pack2<true>(x0.z, x0.w), pack2<true>(x1.x, x1.y), pack2<true>(x1.z, x1.w));
+    }
+    return;
+  }
+  const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
+  for (int i = ct; i < rows * (kDc / 4); i += 256) {
+    const int j = i / (kDc / 4), d = 4 * (i % (kDc / 4));
+    *reinterpret_cast<float4*>(a.part_o + (part_row0 + j) * kDc + d) =
+        *reinterpret_cast<const float4*>(merge + j * kMergeStride + d);
+  }
+  if (ct < rows) {
+    float big, sum;
+    merged(ct, big, sum);
+    a.part_lse[part_row0 + ct] = sum > 0.0f ? big + __log2f(sum) : -INFINITY;
+  }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+__global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const __grid_constant__ Args a) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = smem_addr(smem_raw);
+  if ((smem & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
+  const int tid = static_cast<int>(threadIdx.x);
+  const Block blk = Segments<false>(a).at(a, 0);
+  if (is_empty_split(a, blk, tid)) return;
+  if (tid == 0) {
+    for (int slot = 0; slot < 2; ++slot) {
+      for (int box = 0; box < kRawBoxes; ++box) mbar_init(raw_full(smem, slot, box), kProducerThreads);
+      mbar_init(raw_empty(smem, slot), 128);  // every thread of its consumer warpgroup
+    }
+    mbar_init(merge_bar(smem), 256);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  const int e_q = stage_q(a, blk, smem, reinterpret_cast<float*>(smem_raw + TLayout::red), tid);  // a block barrier
+  if (tid < 128) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+    produce(a, blk, smem, tid);
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+    // The warpgroup index through a shuffle, which ptxas knows to be warp-uniform.
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0) - 1;
+    consume(a, blk, smem, smem_raw, e_q, wg, tid % 128);
+  }
+#else
+  (void)a;
+  __trap();  // sm_90a only; mla_fa3_available refuses other devices
+#endif
+}
+
+}  // namespace
+
+cudaError_t launch_mla_fa3_transposed(const Args& a, dim3 grid, cudaStream_t stream) {
+  static std::atomic<uint64_t> smem_done{0};
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status == cudaSuccess) status = ensure_smem_limit(mla_fa3_transposed_kernel, TLayout::bytes, device, smem_done);
+  if (status != cudaSuccess) return status;
+  return launch_kernel(mla_fa3_transposed_kernel, grid, dim3(kThreads), TLayout::bytes, stream, false, a);
+}
+
+cudaError_t mla_fa3_transposed_attributes(cudaFuncAttributes* attributes) {
+  return cudaFuncGetAttributes(attributes, mla_fa3_transposed_kernel);
+}
+
+}  // namespace kbench::kernels::mla_fa3_detail
