@@ -205,17 +205,16 @@ __device__ __forceinline__ void produce(const Args& a, const Block& blk, uint32_
 
 // Consumer warpgroup w's tiles w, w + 2, ... of the block, then the merge with the other warpgroup and
 // the block's output. Thread t holds a tile's keys r and r + 8 and query rows (columns) 8 g + 2 quad
-// + c at index 2 g + c (g, c in {0, 1}). r = 16 (t / 32) + sigma((t % 32) / 4), sigma = 0 4 1 5 2 6 3
-// 7: wgmma's row order is free (S^T's M, PV's K), and with it the eight lanes of a shared-memory
-// phase read raw rows whose 16-byte swizzle chunks differ (rows 8 i and 8 i + 4); the V stores swap
-// their two halves on those rows for the same reason.
+// + c at index 2 g + c (g, c in {0, 1}). r = 16 (t / 32) + sigma((t % 32) / 4), sigma = 0 5 1 4 2 7 3
+// 6: wgmma's row order is free (S^T's M, PV's K), and with it the eight lanes of a shared-memory
+// phase take two rows 5 apart (mod 8), whose swizzled 16-byte chunks differ both for the raw loads
+// (chunks u ^ row, u in 0..3 or 4..7) and for the V stores (2 q + h ^ row): no bank conflicts.
 __device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr, int e_q,
                                         int wg, int t) {
   const int warp = t / 32;
   const int lane = t % 32;
   const int quad = lane % 4;
-  const int r = 16 * warp + ((lane / 8) | ((lane / 4) & 1) << 2);
-  const int first_half = (r / 4) & 1;  // the V piece stored first
+  const int r = 16 * warp + ((lane / 8) ^ (5 * ((lane / 4) & 1)));
   const int dim_row = 16 * warp + lane / 4;  // O^T's rows (dims of a 64-dim block), in order
   const auto col_of = [&](int i) { return 8 * (i / 2) + 2 * quad + i % 2; };
   int end[4];  // keys the thread's columns see (rows past the request's: all, never stored)
@@ -284,13 +283,10 @@ __device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_
       if (c < kChunks - 1) {
         const uint32_t chunk = vbuf + c * kChunkBytes;
 #pragma unroll
-        for (int k = 0; k < 2; ++k) {
-          const int h = k ^ first_half;
+        for (int h = 0; h < 2; ++h) {
           const uint32_t swz = ((2 * quad + h) ^ (r & 7)) << 4;
-          const uint4 xh = h == 0 ? make_uint4(x[0], x[1], x[2], x[3]) : make_uint4(x[4], x[5], x[6], x[7]);
-          const uint4 yh = h == 0 ? make_uint4(y[0], y[1], y[2], y[3]) : make_uint4(y[4], y[5], y[6], y[7]);
-          st_shared_v4(chunk + r * 128 + swz, xh);
-          st_shared_v4(chunk + (r + 8) * 128 + swz, yh);
+          st_shared_v4(chunk + r * 128 + swz, make_uint4(x[4 * h], x[4 * h + 1], x[4 * h + 2], x[4 * h + 3]));
+          st_shared_v4(chunk + (r + 8) * 128 + swz, make_uint4(y[4 * h], y[4 * h + 1], y[4 * h + 2], y[4 * h + 3]));
         }
       }
       wgmma_fence();
