@@ -38,8 +38,22 @@ cudaError_t mla_fa3_available() {
 #endif
 }
 
+namespace {
+
+// fp8 KV with a request's rows in one 16-column block: the transposed kernel, on the uniform grid only.
+bool takes_transposed(const MlaParams& p) {
+  return p.kv_dtype == DType::fp8_e4m3 && static_cast<int64_t>(p.s_qo) * p.num_heads <= kTransposedMaxRows;
+}
+
+// The lockstep kernel's time for an fp8 tile over the transposed kernel's (H200, 128 x 8192 keys x
+// 16 heads: 380 against 176 us, experiments/session33/run12.sh): a balanced schedule of the lockstep
+// kernel must save that much to beat the transposed kernel's uniform grid.
+constexpr double kLockstepOverTransposedTile = 2.15;
+
+}  // namespace
+
 MlaPlan plan_mla_fa3(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
-  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count);
+  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count, takes_transposed(p) ? kLockstepOverTransposedTile : 1.0);
 }
 
 cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
@@ -75,8 +89,7 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
   const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
                           static_cast<unsigned>(p.batch));
-  // fp8 KV with a request's rows in one 16-column block: the transposed kernel (keys on wgmma's M).
-  const bool transposed = a.kv_fp8 != 0 && a.rows <= kTransposedMaxRows && !plan.balanced();
+  const bool transposed = takes_transposed(p) && !plan.balanced();  // (keys on wgmma's M)
   const cudaError_t status =
       transposed ? launch_mla_fa3_transposed(a, uniform_grid, stream)
       : plan.balanced() ? (seesaw ? launch_mla_fa3_grid<true, Schedule::seesaw>(a, balanced_grid, stream)
