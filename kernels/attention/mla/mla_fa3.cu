@@ -31,29 +31,16 @@ cudaError_t mla_fa3_available() {
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::lockstep>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<false, Schedule::seesaw>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::seesaw>(&attributes);
-  if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes<false>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes<true>(&attributes);
   return kernel_image_status(probe);
 #else
   return cudaErrorNoKernelImageForDevice;  // built without sm_90a (sources.cmake): the body would trap
 #endif
 }
 
-namespace {
-
-// fp8 KV with a request's rows in one 16-column block: the transposed kernel, on the uniform grid only.
-bool takes_transposed(const MlaParams& p) {
-  return p.kv_dtype == DType::fp8_e4m3 && static_cast<int64_t>(p.s_qo) * p.num_heads <= kTransposedMaxRows;
-}
-
-// The lockstep kernel's time for an fp8 tile over the transposed kernel's (H200, 128 x 8192 keys x
-// 16 heads: 380 against 176 us, experiments/session33/run12.sh): a balanced schedule of the lockstep
-// kernel must save that much to beat the transposed kernel's uniform grid.
-constexpr double kLockstepOverTransposedTile = 2.15;
-
-}  // namespace
-
 MlaPlan plan_mla_fa3(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
-  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count, takes_transposed(p) ? kLockstepOverTransposedTile : 1.0);
+  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count);
 }
 
 cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
@@ -89,9 +76,11 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
   const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
                           static_cast<unsigned>(p.batch));
-  const bool transposed = takes_transposed(p) && !plan.balanced();  // (keys on wgmma's M)
+  // fp8 KV with a request's rows in one 16-column block: the transposed kernel (keys on wgmma's M).
+  const bool transposed = a.kv_fp8 != 0 && a.rows <= kTransposedMaxRows;
   const cudaError_t status =
-      transposed ? launch_mla_fa3_transposed(a, uniform_grid, stream)
+      transposed ? (plan.balanced() ? launch_mla_fa3_transposed<true>(a, balanced_grid, stream)
+                                    : launch_mla_fa3_transposed<false>(a, uniform_grid, stream))
       : plan.balanced() ? (seesaw ? launch_mla_fa3_grid<true, Schedule::seesaw>(a, balanced_grid, stream)
                                 : launch_mla_fa3_grid<true, Schedule::lockstep>(a, balanced_grid, stream))
                       : (seesaw ? launch_mla_fa3_grid<false, Schedule::seesaw>(a, uniform_grid, stream)

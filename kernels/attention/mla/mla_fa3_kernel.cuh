@@ -1033,10 +1033,12 @@ cudaError_t mla_fa3_kernel_attributes(cudaFuncAttributes* attributes) {
   return cudaFuncGetAttributes(attributes, mla_fa3_kernel<kBalanced, kSchedule>);
 }
 
-// The transposed variant (mla_fa3_transposed.cu): fp8 KV, blocks of at most kTransposedMaxRows
-// query rows, the uniform grid.
+// The transposed variant (mla_fa3_transposed_kernel.cuh): fp8 KV, blocks of at most kTransposedMaxRows
+// query rows, on the uniform grid or a balanced schedule.
 constexpr int kTransposedMaxRows = 16;
+template <bool kBalanced>
 cudaError_t launch_mla_fa3_transposed(const Args& a, dim3 grid, cudaStream_t stream);
+template <bool kBalanced>
 cudaError_t mla_fa3_transposed_attributes(cudaFuncAttributes* attributes);
 
 #define KBENCH_MLA_FA3_VARIANT(kind, balanced, schedule)                                                \

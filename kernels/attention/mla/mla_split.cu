@@ -257,13 +257,12 @@ MlaPlan make_mla_balanced_schedule(const MlaParams& p, std::span<const int32_t> 
 }
 
 MlaPlan plan_mla_balanced(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta, int tile_keys,
-                          int sm_count, double balanced_tile_cost) {
+                          int sm_count) {
   MlaPlan uniform = uniform_plan(p, kv_lens, rows_per_cta, tile_keys, sm_count);
   if (!schedulable(p, kv_lens, sm_count)) return uniform;
   double cost = 0.0;
   MlaPlan balanced = balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
-  return cost * balanced_tile_cost < 0.97 * uniform_cost(p, kv_lens, uniform, tile_keys, sm_count) ? balanced
-                                                                                                      : uniform;
+  return cost < 0.97 * uniform_cost(p, kv_lens, uniform, tile_keys, sm_count) ? balanced : uniform;
 }
 
 cudaError_t upload_mla_schedule(const MlaParams& p, const MlaPlan& plan, void* workspace) {

@@ -57,11 +57,9 @@ struct MlaPlan {
 // runs of a CTA per row block, or one run where there are fewer SMs than row blocks) where the cost model
 // (a CTA's time: its KV tiles plus kMlaSegmentOverheadTiles a segment, CTAs taken in launch order
 // by the free SMs; the merge's partials read at the same bandwidth) predicts it 3% faster or more:
-// random lengths, where the uniform grid's CTAs wait on the longest request. balanced_tile_cost: the
-// time of a tile on the balanced schedule's kernel over the uniform grid's (fa3 runs a faster kernel
-// on the uniform grid for fp8 KV and few query rows).
+// random lengths, where the uniform grid's CTAs wait on the longest request.
 [[nodiscard]] MlaPlan plan_mla_balanced(const MlaParams& params, std::span<const int32_t> kv_lens, int rows_per_cta,
-                                        int tile_keys, int sm_count, double balanced_tile_cost = 1.0);
+                                        int tile_keys, int sm_count);
 
 // The balanced schedule whatever the model predicts (tests: many segments a CTA over few SMs); the
 // uniform plan where there is nothing to schedule.

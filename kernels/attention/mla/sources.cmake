@@ -11,7 +11,8 @@ target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_balanced.cu
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_uniform_seesaw.cu
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_balanced_seesaw.cu
-  ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_transposed.cu)
+  ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_transposed_uniform.cu
+  ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_transposed_balanced.cu)
 # wgmma and setmaxnreg exist only in sm_90a code: elsewhere fa3's body traps, so it must refuse.
 if(CMAKE_CUDA_ARCHITECTURES MATCHES "(^|;)90a")
   set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/mla_fa3.cu

@@ -80,24 +80,6 @@ TEST(MlaFa3Plan, EqualLengthsKeepTheUniformGrid) {
   EXPECT_GT(one.num_splits, 1);
 }
 
-// fp8 KV with at most 16 query rows a request runs the transposed kernel on the uniform grid, whose
-// tiles take less than half the balanced schedule's kernel's time: 32 equal requests of 32768 keys
-// keep the uniform grid there (bf16 balances them), random lengths as well.
-TEST(MlaFa3Plan, Fp8FewRowsPreferTheTransposedKernelsUniformGrid) {
-  kernels::MlaParams p = mla_params(32, 1, 16);
-  const std::vector<int32_t> equal(32, 32768);
-  EXPECT_TRUE(kernels::plan_mla_fa3(p, equal, kSms).balanced());
-  p.kv_dtype = DType::fp8_e4m3;
-  const kernels::MlaPlan fp8 = kernels::plan_mla_fa3(p, equal, kSms);
-  EXPECT_FALSE(fp8.balanced());
-  EXPECT_GT(fp8.num_splits, 1);
-  kernels::MlaParams random = mla_params(128, 1, 16);
-  random.kv_dtype = DType::fp8_e4m3;
-  EXPECT_FALSE(kernels::plan_mla_fa3(random, random_lengths(128, 8192, 3), kSms).balanced());
-  random.num_heads = 32;  // two tokens' worth of rows: the lockstep kernel, balanced
-  EXPECT_TRUE(kernels::plan_mla_fa3(random, random_lengths(128, 8192, 3), kSms).balanced());
-}
-
 TEST(MlaFa3Plan, RandomLengthsGetABalancedSchedule) {
   const kernels::MlaParams p = mla_params(128, 1, 16);
   const std::vector<int32_t> lens = random_lengths(128, 8192, 3);

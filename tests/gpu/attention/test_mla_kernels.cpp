@@ -336,8 +336,8 @@ void expect_fp8_matrix_case(kernels::MlaKernel kernel, const Fp8MatrixParam& par
   expect_matches_reference(kernel, fp8({{s_qo, 37, 300, 1029, 64}, s_qo, heads, page, std::nullopt, 0}, fp8_q));
 }
 
-// Batch one split, three 64-row blocks, a large ragged batch, many partly empty splits; bf16 and
-// fp8 q.
+// Batch one split, three 64-row blocks, a large ragged batch (fa3: balanced), many partly empty
+// splits; bf16 and fp8 q.
 void expect_fp8_splits_and_batches(kernels::MlaKernel kernel) {
   const bool fa3 = kernel == kernels::MlaKernel::fa3;
   for (const bool fp8_q : {false, true}) {
@@ -347,9 +347,9 @@ void expect_fp8_splits_and_batches(kernels::MlaKernel kernel) {
     std::mt19937 rng(5);
     std::vector<int32_t> lens(300);
     for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 700);
-    // (fa3: the transposed kernel's uniform grid or a balanced schedule, as the plan's model picks; the
-    // balanced fp8 path is forced below, in BalancedScheduleAndHeadlineShapes)
-    expect_matches_reference(kernel, fp8({lens, 1, 16, 64, std::nullopt, fa3 ? 0 : 1}, fp8_q));
+    KernelCase ragged = fp8({lens, 1, 16, 64, std::nullopt, fa3 ? 0 : 1}, fp8_q);
+    ragged.expect_balanced = fa3;
+    expect_matches_reference(kernel, ragged);
     lens.resize(140);
     for (auto& len : lens) len = std::max(len, 2);
     expect_matches_reference(kernel, fp8({lens, 2, 128, 32, std::nullopt, 1}, fp8_q));
@@ -409,9 +409,9 @@ TEST(MlaFa3Fp8, KpeScaleDiffersFromCkvScale) {
   expect_fp8_kpe_scale_differs(kernels::MlaKernel::fa3);
 }
 
-// fp8 KV with at most 16 query rows a request, fa3's transposed kernel (keys on wgmma's M; the uniform
-// grid, so the splits are forced: the plan may balance ragged lengths): 8 heads x 2 tokens (causal
-// among them) with empty splits, 3 heads unsplit, 16 heads on gathered pages (1) and on pages of whole
+// fp8 KV with at most 16 query rows a request, fa3's transposed kernel (keys on wgmma's M). On the
+// uniform grid (splits forced: the plan may balance ragged lengths): 8 heads x 2 tokens (causal among
+// them) with empty splits, 3 heads unsplit, 16 heads on gathered pages (1) and on pages of whole
 // tiles, 4 heads x 4 tokens with a kpe scale apart from ckv's; bf16 and fp8 q.
 TEST(MlaFa3Fp8, TransposedBlocks) {
   KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
@@ -421,6 +421,24 @@ TEST(MlaFa3Fp8, TransposedBlocks) {
     expect_matches_reference(kernels::MlaKernel::fa3, fp8({{1, 63, 4100}, 1, 16, 1, 1024, 2}, fp8_q));
     expect_matches_reference(kernels::MlaKernel::fa3, fp8({{8192, 8192, 5000}, 1, 16, 64, 2048, 2}, fp8_q));
     expect_matches_reference(kernels::MlaKernel::fa3, fp8({{130, 4099}, 4, 4, 64, 128, 2}, fp8_q, 0.25f));
+    // Its balanced schedule: forced over 5 and 3 SMs (many segments a CTA, Q restaged for each,
+    // requests split over CTAs and merged, empty partials), and as the plan picks it for random lengths.
+    KernelCase few = fp8({{2, 700, 4099, 130, 64, 65, 2000, 3, 1500}, 1, 16, 16, std::nullopt, 2}, fp8_q);
+    few.force_balanced = true;
+    few.expect_balanced = true;
+    few.plan_sm_count = 5;
+    expect_matches_reference(kernels::MlaKernel::fa3, few);
+    KernelCase tokens = fp8({{2, 37, 300, 1029, 64, 5, 900}, 2, 8, 1, std::nullopt, 0}, fp8_q, 2.0f);
+    tokens.force_balanced = true;
+    tokens.expect_balanced = true;
+    tokens.plan_sm_count = 3;
+    expect_matches_reference(kernels::MlaKernel::fa3, tokens);
+    std::mt19937 rng(13);
+    std::vector<int32_t> lens(128);
+    for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 4096);
+    KernelCase random = fp8({lens, 1, 16, 64, std::nullopt, 0}, fp8_q);
+    random.expect_balanced = true;
+    expect_matches_reference(kernels::MlaKernel::fa3, random);
   }
 }
 

@@ -1,5 +1,7 @@
 // fa3's transposed variant for fp8 e4m3 KV and blocks of at most 16 query rows (the memory-bound
-// decode: 16 heads x 1 token), on the uniform grid. The lockstep kernel pads 16 rows to wgmma's 64-row
+// decode: 16 heads x 1 token), on the uniform grid or a balanced schedule (mla_split.hpp: a CTA's
+// segments in turn, each one's Q^T staged by the producers once the consumers are done with the
+// previous one's, the raw slots running on across segments). The lockstep kernel pads 16 rows to wgmma's 64-row
 // M (4x the tensor work) and widens each tile to bf16 in its stage, holding the stage (and the next
 // load) until the tile's GEMMs are done. Here the keys are wgmma's M and the query rows its N:
 //   S^T [64 keys][16 rows] = K Q^T: K's fragments in registers, straight from the tile's e4m3 bytes
@@ -26,11 +28,15 @@
 // slots (36 KB each: load_raw_tile's layout), two V buffers [8 chunks][64 keys][128 B] f16 (64 KB
 // each; at the end, the output rows in fp32), two P^T [16 rows][64 keys] f16, the warps' column
 // maxima, the warpgroups' (max, sum), mbarriers: 223 KB, one CTA per SM.
+//
+// One variant a translation unit (mla_fa3_transposed_{uniform,balanced}.cu).
+#pragma once
+
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
 
 namespace kbench::kernels::mla_fa3_detail {
 
-namespace {
+namespace transposed {
 
 constexpr int kCols = kTransposedMaxRows;        // query rows of a block: the GEMMs' N
 constexpr int kQBytes = kChunks * kCols * 128;   // Q^T
@@ -39,6 +45,7 @@ constexpr int kVBytes = (kChunks - 1) * kChunkBytes;  // a tile's ckv as f16
 constexpr int kPBytes = kCols * 128;             // P^T
 constexpr int kMergeStride = kDc + 4;            // fp32 output row over a V buffer (padded: no bank conflicts)
 constexpr int kWarpgroupBarrier = 1;             // + w: consumer warpgroup w's named barrier (128)
+constexpr int kProducerBarrier = 3;              // the producers' named barrier (128)
 
 struct TLayout {
   static constexpr int q = 0;
@@ -47,8 +54,11 @@ struct TLayout {
   static constexpr int p = v + 2 * kVBytes;
   static constexpr int red = p + 2 * kPBytes;             // [warpgroup][warp][16] fp32: column maxima, sums
   static constexpr int stats = red + 2 * 4 * kCols * 4;    // [warpgroup][max, sum][16] fp32
-  static constexpr int bars = stats + 2 * 2 * kCols * 4;   // raw_full[slot][box], raw_empty[slot], merge
-  static constexpr int bytes = bars + 8 * (2 * (kRawBoxes + 1) + 1);
+  static constexpr int q_scratch = stats + 2 * 2 * kCols * 4;  // [segment parity][producer warp] fp32: |q| maxima
+  static constexpr int q_exp = q_scratch + 2 * 4 * 4;        // the segment's e (Q^T holds q times 2^e)
+  // raw_full[slot][box], raw_empty[slot], merge, q_full, q_empty
+  static constexpr int bars = q_exp + 16;
+  static constexpr int bytes = bars + 8 * (2 * (kRawBoxes + 1) + 3);
 };
 static_assert(TLayout::raw % 1024 == 0 && TLayout::v % 1024 == 0 && TLayout::p % 1024 == 0, "swizzle atoms");
 static_assert(TLayout::bytes <= 227 * 1024, "shared memory per block");
@@ -75,6 +85,9 @@ __device__ __forceinline__ uint32_t raw_empty(uint32_t smem, int slot) {
 // The merge's syncs of both consumer warpgroups (an mbarrier: compute-sanitizer's racecheck loses
 // track of a 256-thread named barrier beside the warpgroups' 128-thread ones).
 __device__ __forceinline__ uint32_t merge_bar(uint32_t smem) { return smem + TLayout::bars + 8 * 2 * (kRawBoxes + 1); }
+// The segment's Q^T staged (the producers arrive) / read by every consumer (all of them arrive).
+__device__ __forceinline__ uint32_t q_full(uint32_t smem) { return merge_bar(smem) + 8; }
+__device__ __forceinline__ uint32_t q_empty(uint32_t smem) { return merge_bar(smem) + 16; }
 
 // Two e4m3 values (the low 16 bits) -> f16x2, exact.
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t bits) {
@@ -101,104 +114,95 @@ __device__ __forceinline__ uint32_t q_pair_offset(int n, int d) {
   return (d / 64) * (kCols * 128) + n * 128 + ((((p / 8) ^ (n & 7))) << 4) + (p % 8) * 2;
 }
 
-// Q^T of the block (rows past the request's zero) by all 384 threads; returns e (q is stored times
-// 2^e). bf16 q: e puts the block's largest |q| in [2^14, 2^15); fp8 q: e = 0. Ends with a block barrier.
-__device__ __forceinline__ int stage_q(const Args& a, const Block& blk, uint32_t smem, float* scratch, int tid) {
+// Q^T of a segment's block (rows past the request's zero) by the producers, once the consumers are
+// done with the previous segment's: q times 2^e, e to q_exp, then q_full. bf16 q: e puts the
+// block's largest |q| in [2^14, 2^15) (a first pass over q finds it); fp8 q: e = 0.
+__device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr, int tid,
+                                        int round) {
   constexpr int kPieces = kCols * (kDc + kDp) / 8;  // of 8 values
-  constexpr int kPerThread = (kPieces + kThreads - 1) / kThreads;
   const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+  const int rows = min(kCols, a.rows - blk.j0);
   // Piece i: row i / 72, dims [8 (i % 72), + 8); q_nope below 512, q_pe above.
-  const auto piece_at = [&](int i, int& n, int& d) {
-    n = i / 72;
-    d = 8 * (i % 72);
-    return i < kPieces && blk.j0 + n < a.rows;
+  const auto source = [&](int i, int elem_bytes) {
+    const int n = i / 72, d = 8 * (i % 72);
+    const auto* base = static_cast<const uint8_t*>(d < kDc ? a.q_nope : a.q_pe);
+    return base + ((row0 + n) * (d < kDc ? kDc : kDp) + (d < kDc ? d : d - kDc)) * elem_bytes;
   };
-  float scale = 1.0f;
+  if (round > 0) mbar_wait(q_empty(smem), (round - 1) & 1);
   int e = 0;
   if (a.q_fp8 == 0) {
-    const auto* q_nope = static_cast<const __nv_bfloat16*>(a.q_nope);
-    const auto* q_pe = static_cast<const __nv_bfloat16*>(a.q_pe);
-    uint4 v[kPerThread];
     float largest = 0.0f;
+    for (int i = tid; i < rows * 72; i += kProducerThreads) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(source(i, 2)));
+      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      int n, d;
-      v[k] = make_uint4(0u, 0u, 0u, 0u);
-      if (piece_at(tid + k * kThreads, n, d)) {
-        const __nv_bfloat16* src = d < kDc ? q_nope + (row0 + n) * kDc + d : q_pe + (row0 + n) * kDp + d - kDc;
-        v[k] = __ldg(reinterpret_cast<const uint4*>(src));
-      }
-      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(h[i]);
+      for (int k = 0; k < 4; ++k) {
+        const float2 f = __bfloat1622float2(h[k]);
         largest = fmaxf(largest, fmaxf(fabsf(f.x), fabsf(f.y)));
       }
     }
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, off));
+    float* scratch = reinterpret_cast<float*>(smem_ptr + TLayout::q_scratch) + (round & 1) * 4;
     if (tid % 32 == 0) scratch[tid / 32] = largest;
-    __syncthreads();
-    largest = 0.0f;
-    for (int w = 0; w < kThreads / 32; ++w) largest = fmaxf(largest, scratch[w]);
+    named_sync(kProducerBarrier, kProducerThreads);
+    largest = fmaxf(fmaxf(scratch[0], scratch[1]), fmaxf(scratch[2], scratch[3]));
     if (largest > 0.0f) {
       int x;
       frexpf(largest, &x);  // largest in [2^(x - 1), 2^x)
       e = min(15 - x, 64);  // (values below 2^-88 flush: their scores are 0 to 1e-26)
-      scale = ldexpf(1.0f, e);
-    }
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      int n, d;
-      piece_at(tid + k * kThreads, n, d);
-      if (n >= kCols) continue;
-      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v[k]);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 f = __bfloat1622float2(h[i]);
-        asm volatile("st.shared.b32 [%0], %1;" ::"r"(smem + TLayout::q + q_pair_offset(n, d + 2 * i)),
-                     "r"(pack2<false>(f.x * scale, f.y * scale))
-                     : "memory");
-      }
-    }
-  } else {
-    const auto* q_nope = static_cast<const uint8_t*>(a.q_nope);
-    const auto* q_pe = static_cast<const uint8_t*>(a.q_pe);
-#pragma unroll
-    for (int k = 0; k < kPerThread; ++k) {
-      int n, d;
-      const bool valid = piece_at(tid + k * kThreads, n, d);
-      if (n >= kCols) continue;
-      uint2 bits = make_uint2(0u, 0u);
-      if (valid) {
-        const uint8_t* src = d < kDc ? q_nope + (row0 + n) * kDc + d : q_pe + (row0 + n) * kDp + d - kDc;
-        bits = __ldg(reinterpret_cast<const uint2*>(src));
-      }
-      const uint32_t w[2] = {bits.x, bits.y};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        asm volatile("st.shared.b32 [%0], %1;" ::"r"(smem + TLayout::q + q_pair_offset(n, d + 2 * i)),
-                     "r"(e4m3x2_to_f16x2(w[i / 2] >> (16 * (i % 2))))
-                     : "memory");
-      }
     }
   }
+  const float scale = ldexpf(1.0f, e);
+  for (int i = tid; i < kPieces; i += kProducerThreads) {
+    const int n = i / 72, d = 8 * (i % 72);
+    uint32_t f[4] = {0u, 0u, 0u, 0u};  // f16 pairs of dims d, d + 2, d + 4, d + 6
+    if (n < rows && a.q_fp8 == 0) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(source(i, 2)));
+      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float2 x = __bfloat1622float2(h[k]);
+        f[k] = pack2<false>(x.x * scale, x.y * scale);
+      }
+    } else if (n < rows) {
+      const uint2 bits = __ldg(reinterpret_cast<const uint2*>(source(i, 1)));
+#pragma unroll
+      for (int k = 0; k < 4; ++k) f[k] = e4m3x2_to_f16x2((k < 2 ? bits.x : bits.y) >> (16 * (k % 2)));
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(smem + TLayout::q + q_pair_offset(n, d + 2 * k)), "r"(f[k])
+                   : "memory");
+    }
+  }
+  if (tid == 0) *reinterpret_cast<int*>(smem_ptr + TLayout::q_exp) = e;
   fence_proxy_async();  // Q^T's generic stores, read by wgmma
-  __syncthreads();
-  return e;
+  mbar_arrive(q_full(smem));
 }
 
-__device__ __forceinline__ void produce(const Args& a, const Block& blk, uint32_t smem, int tid) {
+// The producers: each segment's Q^T, then its tiles, tile it of the CTA (over its segments) into
+// slot it % 2. (Q^T after the segment's first two loads measured slower: 1-2%, 7% with gathers.)
+template <bool kBalanced>
+__device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
+                                        uint8_t* smem_ptr, int tid) {
   const int warp = tid / 32;
   const int lane = tid % 32;
-  const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
-  int64_t next_row = tile_cache_row(a, blk, pages, 0, warp, lane);
-  for (int tile = 0; tile < blk.num_tiles; ++tile) {
-    const int slot = tile % 2;
-    const int64_t my_row = next_row;
-    if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
-    mbar_wait(raw_empty(smem, slot), ((tile / 2) & 1) ^ 1);
-    load_raw_tile(a, blk, smem + TLayout::raw + slot * kRawBytes, raw_full(smem, slot, 0), my_row, tile, tid);
+  uint32_t it = 0;
+  int round = 0;
+  for (int i = 0; i < segs.size(); ++i) {
+    const Block blk = segs.at(a, i);
+    if (blk.num_tiles == 0) continue;
+    stage_q(a, blk, smem, smem_ptr, tid, round++);
+    const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
+    int64_t next_row = tile_cache_row(a, blk, pages, 0, warp, lane);
+    for (int tile = 0; tile < blk.num_tiles; ++tile, ++it) {
+      const int slot = it % 2;
+      const int64_t my_row = next_row;
+      if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
+      mbar_wait(raw_empty(smem, slot), ((it / 2) & 1) ^ 1);
+      load_raw_tile(a, blk, smem + TLayout::raw + slot * kRawBytes, raw_full(smem, slot, 0), my_row, tile, tid);
+    }
   }
   cp_async_wait_all();
 }
@@ -209,8 +213,8 @@ __device__ __forceinline__ void produce(const Args& a, const Block& blk, uint32_
 // 6: wgmma's row order is free (S^T's M, PV's K), and with it the eight lanes of a shared-memory
 // phase take two rows 5 apart (mod 8), whose swizzled 16-byte chunks differ both for the raw loads
 // (chunks u ^ row, u in 0..3 or 4..7) and for the V stores (2 q + h ^ row): no bank conflicts.
-__device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr, int e_q,
-                                        int wg, int t) {
+__device__ __forceinline__ void consume_segment(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr,
+                                                int e_q, int wg, int t, uint32_t it0, uint32_t& merge_phase) {
   const int warp = t / 32;
   const int lane = t % 32;
   const int quad = lane % 4;
@@ -244,8 +248,9 @@ __device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_
     m[i] = -INFINITY;
     l[i] = 0.0f;
   }
-  uint32_t parity = 0;
-  for (int tile = wg; tile < blk.num_tiles; tile += 2, parity ^= 1) {
+  // The CTA's tile it0 + tile is warpgroup (it0 + tile) % 2's, in its slot.
+  for (int tile = (wg ^ static_cast<int>(it0)) & 1; tile < blk.num_tiles; tile += 2) {
+    const uint32_t parity = ((it0 + tile) / 2) & 1;
     float s_nope[8], s_pe[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
@@ -399,7 +404,6 @@ __device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_
       stats[(2 * wg + 1) * kCols + col] = red[col] + red[kCols + col] + red[2 * kCols + col] + red[3 * kCols + col];
     }
   }
-  uint32_t merge_phase = 0;
   const auto consumers_sync = [&] {
     mbar_arrive(merge_bar(smem));
     mbar_wait(merge_bar(smem), merge_phase);
@@ -452,48 +456,77 @@ __device__ __forceinline__ void consume(const Args& a, const Block& blk, uint32_
       *reinterpret_cast<uint4*>(a.out + (out_row0 + j) * kDc + d) =
           make_uint4(pack2<true>(x0.x, x0.y), pack2<true>(x0.z, x0.w), pack2<true>(x1.x, x1.y), pack2<true>(x1.z, x1.w));
     }
-    return;
+  } else {
+    const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
+    for (int i = ct; i < rows * (kDc / 4); i += 256) {
+      const int j = i / (kDc / 4), d = 4 * (i % (kDc / 4));
+      *reinterpret_cast<float4*>(a.part_o + (part_row0 + j) * kDc + d) =
+          *reinterpret_cast<const float4*>(merge + j * kMergeStride + d);
+    }
+    if (ct < rows) {
+      float big, sum;
+      merged(ct, big, sum);
+      a.part_lse[part_row0 + ct] = sum > 0.0f ? big + __log2f(sum) : -INFINITY;
+    }
   }
-  const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
-  for (int i = ct; i < rows * (kDc / 4); i += 256) {
-    const int j = i / (kDc / 4), d = 4 * (i % (kDc / 4));
-    *reinterpret_cast<float4*>(a.part_o + (part_row0 + j) * kDc + d) =
-        *reinterpret_cast<const float4*>(merge + j * kMergeStride + d);
-  }
-  if (ct < rows) {
-    float big, sum;
-    merged(ct, big, sum);
-    a.part_lse[part_row0 + ct] = sum > 0.0f ? big + __log2f(sum) : -INFINITY;
+  // The output rows, stats and Q^T read: the next segment may overwrite them.
+  consumers_sync();
+  mbar_arrive(q_empty(smem));
+}
+
+// A consumer warpgroup's segments (one on the uniform grid), `it` counting the CTA's tiles.
+template <bool kBalanced>
+__device__ __forceinline__ void consume(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
+                                        uint8_t* smem_ptr, int wg, int t) {
+  uint32_t it = 0, merge_phase = 0;
+  int round = 0;
+  for (int i = 0; i < segs.size(); ++i) {
+    const Block blk = segs.at(a, i);
+    if (blk.num_tiles == 0) {  // a partial with no key the block's rows see: no weight in the merge
+      if (blk.slot >= 0 && wg == 0 && t < kCols && blk.j0 + t < a.rows) {
+        a.part_lse[(static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0 + t] = -INFINITY;
+      }
+      continue;
+    }
+    mbar_wait(q_full(smem), round++ & 1);
+    const int e_q = *reinterpret_cast<const int*>(smem_ptr + TLayout::q_exp);
+    consume_segment(a, blk, smem, smem_ptr, e_q, wg, t, it, merge_phase);
+    it += blk.num_tiles;
   }
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+template <bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const __grid_constant__ Args a) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = smem_addr(smem_raw);
   if ((smem & 1023) != 0) __trap();  // the swizzle atoms and descriptors assume it
   const int tid = static_cast<int>(threadIdx.x);
-  const Block blk = Segments<false>(a).at(a, 0);
-  if (is_empty_split(a, blk, tid)) return;
+  const Segments<kBalanced> segs(a);
+  if constexpr (!kBalanced) {
+    if (is_empty_split(a, segs.at(a, 0), tid)) return;
+  }
   if (tid == 0) {
     for (int slot = 0; slot < 2; ++slot) {
       for (int box = 0; box < kRawBoxes; ++box) mbar_init(raw_full(smem, slot, box), kProducerThreads);
       mbar_init(raw_empty(smem, slot), 128);  // every thread of its consumer warpgroup
     }
     mbar_init(merge_bar(smem), 256);
+    mbar_init(q_full(smem), kProducerThreads);
+    mbar_init(q_empty(smem), 256);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  const int e_q = stage_q(a, blk, smem, reinterpret_cast<float*>(smem_raw + TLayout::red), tid);  // a block barrier
+  __syncthreads();
   if (tid < 128) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-    produce(a, blk, smem, tid);
+    produce<kBalanced>(a, segs, smem, smem_raw, tid);
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
     // The warpgroup index through a shuffle, which ptxas knows to be warp-uniform.
     const int wg = __shfl_sync(0xffffffffu, tid / 128, 0) - 1;
-    consume(a, blk, smem, smem_raw, e_q, wg, tid % 128);
+    consume<kBalanced>(a, segs, smem, smem_raw, wg, tid % 128);
   }
 #else
   (void)a;
@@ -501,19 +534,31 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const _
 #endif
 }
 
-}  // namespace
+}  // namespace transposed
 
+template <bool kBalanced>
 cudaError_t launch_mla_fa3_transposed(const Args& a, dim3 grid, cudaStream_t stream) {
   static std::atomic<uint64_t> smem_done{0};
   int device = 0;
   cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess) status = ensure_smem_limit(mla_fa3_transposed_kernel, TLayout::bytes, device, smem_done);
+  if (status == cudaSuccess) {
+    status = ensure_smem_limit(transposed::mla_fa3_transposed_kernel<kBalanced>, transposed::TLayout::bytes, device,
+                               smem_done);
+  }
   if (status != cudaSuccess) return status;
-  return launch_kernel(mla_fa3_transposed_kernel, grid, dim3(kThreads), TLayout::bytes, stream, false, a);
+  return launch_kernel(transposed::mla_fa3_transposed_kernel<kBalanced>, grid, dim3(kThreads),
+                       transposed::TLayout::bytes, stream, false, a);
 }
 
+template <bool kBalanced>
 cudaError_t mla_fa3_transposed_attributes(cudaFuncAttributes* attributes) {
-  return cudaFuncGetAttributes(attributes, mla_fa3_transposed_kernel);
+  return cudaFuncGetAttributes(attributes, transposed::mla_fa3_transposed_kernel<kBalanced>);
 }
+
+#define KBENCH_MLA_FA3_TRANSPOSED_VARIANT(kind, balanced)                                   \
+  kind template cudaError_t launch_mla_fa3_transposed<balanced>(const Args&, dim3, cudaStream_t); \
+  kind template cudaError_t mla_fa3_transposed_attributes<balanced>(cudaFuncAttributes*);
+KBENCH_MLA_FA3_TRANSPOSED_VARIANT(extern, false)
+KBENCH_MLA_FA3_TRANSPOSED_VARIANT(extern, true)
 
 }  // namespace kbench::kernels::mla_fa3_detail
