@@ -1,32 +1,35 @@
 // fa3's transposed variant for fp8 e4m3 KV and blocks of at most 16 query rows (the memory-bound
 // decode: 16 heads x 1 token), on the uniform grid or a balanced schedule (mla_split.hpp: a CTA's
 // segments in turn, each one's Q^T staged by the producers once the consumers are done with the
-// previous one's, the raw slots running on across segments). The lockstep kernel pads 16 rows to wgmma's 64-row
-// M (4x the tensor work) and widens each tile to bf16 in its stage, holding the stage (and the next
-// load) until the tile's GEMMs are done. Here the keys are wgmma's M and the query rows its N:
+// previous one's, the raw slots running on across segments). The lockstep kernel pads 16 rows to
+// wgmma's 64-row M (4x the tensor work) and widens each tile to bf16 in its stage, holding the
+// stage (and the next load) until the tile's GEMMs are done. Here the keys are wgmma's M and the
+// query rows its N:
 //   S^T [64 keys][16 rows] = K Q^T: K's fragments in registers, straight from the tile's e4m3 bytes
 //     (cvt to f16, exact), Q^T in shared memory (f16);
 //   O^T [512][16] += V^T P^T: V^T the tile's ckv as f16 in shared memory (MN-major), P^T f16.
 // So a raw tile is read once into registers and its slot refilled before the GEMMs on it are done,
-// and the tensor work is a quarter of the padded kernel's. f16 takes e4m3 exactly in one cvt per two
-// values, and bf16 q exactly times a power of two. Shared memory bandwidth bounds it (a tile's V is
-// written and read as f16): the keys are permuted within each 8-row group so that the raw rows and
-// the V rows a warp touches at once fall on distinct banks.
+// and the tensor work is a quarter of the padded kernel's. f16 takes e4m3 exactly in one cvt per
+// two values, and bf16 q exactly times a power of two. The consumers' instruction latency bounds it
+// (experiments/session33/): each tile's chunks load the next chunk's bytes before converting
+// theirs, and the keys are permuted within each 8-row group so that the raw rows and the V rows a
+// warp touches at once fall on distinct banks.
 //
 // 384 threads: warpgroup 0 loads tiles (load_raw_tile: TMA boxes or gathers) into two raw slots;
-// consumer warpgroup w (1, 2 -> w = 0, 1) takes tiles w, w + 2, ... (slot w) with its own online
-// softmax, V buffer and P^T; at the end the two warpgroups' (max, sum, O) are merged through shared
-// memory. The K dimension (576) is permuted within each 64-wide chunk so that a thread's A fragments
-// of four k-steps are 16 consecutive bytes of its key's row: quad q's k-step j takes dims 16 q + 4 j
-// + {0, 1} (A columns 2 q, 2 q + 1) and 16 q + 4 j + {2, 3} (columns 2 q + 8, 2 q + 9); Q^T is
-// stored in that order. q is staged as f16 times 2^e (e from the block's largest |q|, so that bf16 q
-// converts without overflow; fp8 q: e = 0); kpe's GEMM has its own accumulator (times kpe_mul).
-// (Both warpgroups on every tile, each half the dims, with three raw slots, measured slower: the
-// partial scores' exchange costs more shared memory traffic than the third slot saves.)
+// consumer warpgroup w (1, 2 -> w = 0, 1) takes the CTA's tiles of parity w (slot w) with its own online
+// softmax, V buffer and P^T; at a segment's end the two warpgroups' (max, sum, O) are merged
+// through shared memory. The K dimension (576) is permuted within each 64-wide chunk so that a
+// thread's A fragments of four k-steps are 16 consecutive bytes of its key's row: quad q's k-step j
+// takes dims 16 q + 4 j + {0, 1} (A columns 2 q, 2 q + 1) and 16 q + 4 j + {2, 3} (columns 2 q + 8,
+// 2 q + 9); Q^T is stored in that order. q is staged as f16 times 2^e (e from the block's largest
+// |q|, so that bf16 q converts without overflow; fp8 q: e = 0); kpe's GEMM has its own accumulator
+// (times kpe_mul). (Both warpgroups on every tile, each half the dims, with three raw slots,
+// measured slower: the partial scores' exchange costs more shared memory traffic than the third
+// slot saves.)
 //
-// Shared memory (1024-byte aligned, 128-byte swizzle): Q^T [9 chunks][16 rows][128 B] (18 KB), two raw
-// slots (36 KB each: load_raw_tile's layout), two V buffers [8 chunks][64 keys][128 B] f16 (64 KB
-// each; at the end, the output rows in fp32), two P^T [16 rows][64 keys] f16, the warps' column
+// Shared memory (1024-byte aligned, 128-byte swizzle): Q^T [9 chunks][16 rows][128 B] (18 KB), two
+// raw slots (36 KB each: load_raw_tile's layout), two V buffers [8 chunks][64 keys][128 B] f16 (64
+// KB each; at the end, the output rows in fp32), two P^T [16 rows][64 keys] f16, the warps' column
 // maxima, the warpgroups' (max, sum), mbarriers: 223 KB, one CTA per SM.
 //
 // One variant a translation unit (mla_fa3_transposed_{uniform,balanced}.cu).
@@ -207,12 +210,13 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
   cp_async_wait_all();
 }
 
-// Consumer warpgroup w's tiles w, w + 2, ... of the block, then the merge with the other warpgroup and
-// the block's output. Thread t holds a tile's keys r and r + 8 and query rows (columns) 8 g + 2 quad
-// + c at index 2 g + c (g, c in {0, 1}). r = 16 (t / 32) + sigma((t % 32) / 4), sigma = 0 5 1 4 2 7 3
-// 6: wgmma's row order is free (S^T's M, PV's K), and with it the eight lanes of a shared-memory
-// phase take two rows 5 apart (mod 8), whose swizzled 16-byte chunks differ both for the raw loads
-// (chunks u ^ row, u in 0..3 or 4..7) and for the V stores (2 q + h ^ row): no bank conflicts.
+// Consumer warpgroup w's tiles of a segment (the CTA's tiles it0 + tile of parity w), then the
+// merge with the other warpgroup and the block's output. Thread t holds a tile's keys r and r + 8
+// and query rows (columns) 8 g + 2 quad + c at index 2 g + c (g, c in {0, 1}). r = 16 (t / 32) +
+// sigma((t % 32) / 4), sigma = 0 5 1 4 2 7 3 6: wgmma's row order is free (S^T's M, PV's K), and
+// with it the eight lanes of a shared-memory phase take two rows 5 apart (mod 8), whose swizzled
+// 16-byte chunks differ both for the raw loads (chunks u ^ row, u in 0..3 or 4..7) and for the V
+// stores (2 q + h ^ row): no bank conflicts.
 __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr,
                                                 int e_q, int wg, int t, uint32_t it0, uint32_t& merge_phase) {
   const int warp = t / 32;
@@ -259,10 +263,10 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     }
     fence_regs(s_nope);  // zeroed here, not sunk between the GEMM's stages (ptxas would serialize them)
     fence_regs(s_pe);
-    // Chunk c (64 dims; 8 is kpe): the thread's 16 bytes of rows r and r + 8 -> f16 A fragments of 4
-    // k-steps, and (ckv) into the V buffer; S^T += K_c Q^T_c, one commit group a chunk, at most two in
-    // flight (their fragments' registers). Chunk c + 1's bytes are loaded before chunk c is taken (the
-    // loads' latency otherwise stalls every chunk).
+    // Chunk c (64 dims; 8 is kpe): the thread's 16 bytes of rows r and r + 8 -> f16 A fragments of
+    // 4 k-steps, and (ckv) into the V buffer; S^T += K_c Q^T_c, one commit group a chunk, at most
+    // two in flight (their fragments' registers). Chunk c + 1's bytes are loaded before chunk c is
+    // taken (the loads' latency otherwise stalls every chunk).
     const auto load_chunk = [&](int c, uint4& row0, uint4& row1) {
       if (c % 2 == 0) mbar_wait(raw_full(smem, wg, c / 2), parity);
       if (c < kChunks - 1) {
@@ -419,8 +423,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     big = fmaxf(stats[col], stats[2 * kCols + col]);
     sum = stats[kCols + col] * weight(0, col, big) + stats[3 * kCols + col] * weight(1, col, big);
   };
-  // O = sum_w weight_w O_w / sum (times ckv_scale) into the output rows [16][kMergeStride] fp32 over
-  // warpgroup 0's V buffer: warpgroup 0's written, then 1's added.
+  // O = sum_w weight_w O_w / sum (times ckv_scale) into the output rows [16][kMergeStride] fp32
+  // over warpgroup 0's V buffer: warpgroup 0's written, then 1's added.
   float* merge = reinterpret_cast<float*>(smem_ptr + TLayout::v);
   float factor[4];
 #pragma unroll
