@@ -87,6 +87,7 @@
 #include "kernels/attention/decode/decode_internal.hpp"
 
 #if defined(__CUDACC__)
+#include "kernels/common/fp8_pack.cuh"
 #include "kernels/common/mma_sm80.cuh"
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -242,36 +243,6 @@ __device__ __forceinline__ void cp_async4(uint32_t dst, const void* src) {
 // The halves of a bf16x2 register as floats.
 __device__ __forceinline__ float bf16_lo(uint32_t x) { return __uint_as_float(x << 16); }
 __device__ __forceinline__ float bf16_hi(uint32_t x) { return __uint_as_float(x & 0xFFFF0000u); }
-
-// ------------------------------------------------------------------------------------------------
-// fp8 -> fp16 (exact for e4m3 and e5m2)
-// ------------------------------------------------------------------------------------------------
-
-// Four fp8 bytes x = [b0 b1 b2 b3] -> lo = f16x2(b0, b1), hi = f16x2(b2, b3) (first in the low half).
-template <bool kE4m3>
-__device__ __forceinline__ void fp8x4_to_f16(uint32_t x, uint32_t& lo, uint32_t& hi) {
-  if constexpr (!kE4m3) {
-    // e5m2 is the upper byte of an fp16.
-    lo = __byte_perm(x, 0u, 0x1404);
-    hi = __byte_perm(x, 0u, 0x3424);
-  } else {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    asm("{\n .reg .b16 l, h;\n mov.b32 {l, h}, %2;\n cvt.rn.f16x2.e4m3x2 %0, l;\n cvt.rn.f16x2.e4m3x2 %1, h;\n}\n"
-        : "=r"(lo), "=r"(hi)
-        : "r"(x));
-#else
-    // Each byte into the upper byte of an fp16 half, exponent and mantissa shifted right by one:
-    // the fp16 with e4m3's bits, 2^-8 times the value (subnormals included); one multiply by 2^8.
-    const uint32_t a = __byte_perm(x, 0u, 0x1404);
-    const uint32_t b = __byte_perm(x, 0u, 0x3424);
-    const uint32_t ta = (a & 0x80008000u) | ((a >> 1) & 0x3F803F80u);
-    const uint32_t tb = (b & 0x80008000u) | ((b >> 1) & 0x3F803F80u);
-    const uint32_t k256 = 0x5C005C00u;
-    asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(lo) : "r"(ta), "r"(k256));
-    asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(hi) : "r"(tb), "r"(k256));
-#endif
-  }
-}
 
 // ------------------------------------------------------------------------------------------------
 // q / out element conversions (runtime element code)

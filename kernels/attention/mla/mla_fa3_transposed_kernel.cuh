@@ -36,6 +36,7 @@
 #pragma once
 
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
+#include "kernels/common/fp8_pack.cuh"
 
 namespace kbench::kernels::mla_fa3_detail {
 
@@ -92,21 +93,11 @@ __device__ __forceinline__ uint32_t merge_bar(uint32_t smem) { return smem + TLa
 __device__ __forceinline__ uint32_t q_full(uint32_t smem) { return merge_bar(smem) + 8; }
 __device__ __forceinline__ uint32_t q_empty(uint32_t smem) { return merge_bar(smem) + 16; }
 
-// Two e4m3 values (the low 16 bits) -> f16x2, exact.
-__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t bits) {
-  uint32_t out;
-  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.rn.f16x2.e4m3x2 %0, lo; }" : "=r"(out) : "r"(bits));
-  return out;
-}
-
-// Sixteen e4m3 values -> sixteen f16 (f[i]: values 2 i, 2 i + 1).
+// Sixteen e4m3 values -> sixteen f16, exact (f[i]: values 2 i, 2 i + 1).
 __device__ __forceinline__ void e4m3x16_to_f16x16(uint4 bits, uint32_t (&f)[8]) {
   const uint32_t w[4] = {bits.x, bits.y, bits.z, bits.w};
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    f[2 * i] = e4m3x2_to_f16x2(w[i]);
-    f[2 * i + 1] = e4m3x2_to_f16x2(w[i] >> 16);
-  }
+  for (int i = 0; i < 4; ++i) fp8x4_to_f16<true>(w[i], f[2 * i], f[2 * i + 1]);
 }
 
 // Byte offset in Q^T of the f16 pair (row n, dims d, d + 1), d even: the permuted column p of chunk
@@ -170,8 +161,8 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
       }
     } else if (n < rows) {
       const uint2 bits = __ldg(reinterpret_cast<const uint2*>(source(i, 1)));
-#pragma unroll
-      for (int k = 0; k < 4; ++k) f[k] = e4m3x2_to_f16x2((k < 2 ? bits.x : bits.y) >> (16 * (k % 2)));
+      fp8x4_to_f16<true>(bits.x, f[0], f[1]);
+      fp8x4_to_f16<true>(bits.y, f[2], f[3]);
     }
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
