@@ -1,7 +1,7 @@
 // fa3's transposed variant for fp8 e4m3 KV and blocks of at most 16 query rows (the memory-bound
 // decode: 16 heads x 1 token), on the uniform grid or a balanced schedule (mla_split.hpp: a CTA's
-// segments in turn, each one's Q^T staged by the producers once the consumers are done with the
-// previous one's, the raw slots running on across segments). The lockstep kernel pads 16 rows to
+// segments in turn, each one's Q^T staged by the producers while the consumers merge the previous
+// one's, the raw slots running on across segments: `produce`). The lockstep kernel pads 16 rows to
 // wgmma's 64-row M (4x the tensor work) and widens each tile to bf16 in its stage, holding the
 // stage (and the next load) until the tile's GEMMs are done. Here the keys are wgmma's M and the
 // query rows its N:
@@ -175,8 +175,22 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
   mbar_arrive(q_full(smem));
 }
 
-// The producers: each segment's Q^T, then its tiles, tile it of the CTA (over its segments) into
-// slot it % 2. (Q^T after the segment's first two loads measured slower: 1-2%, 7% with gathers.)
+// A block's q rows (Q^T's source) into L2 by one thread's bulk prefetches, ahead of stage_q.
+__device__ __forceinline__ void prefetch_q(const Args& a, const Block& blk) {
+  const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+  const uint32_t rows = static_cast<uint32_t>(min(kCols, a.rows - blk.j0));
+  const uint32_t elem = a.q_fp8 != 0 ? 1 : 2;
+  const auto* nope = static_cast<const uint8_t*>(a.q_nope) + row0 * kDc * elem;
+  const auto* pe = static_cast<const uint8_t*>(a.q_pe) + row0 * kDp * elem;
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(nope), "r"(rows * kDc * elem) : "memory");
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(pe), "r"(rows * kDp * elem) : "memory");
+}
+
+// The producers: each segment's tiles, tile it of the CTA (over its segments) into slot it % 2, and
+// its Q^T. The first segment's Q^T before its tiles (its loads would delay it: 1-2%, 7% with
+// gathers); on a balanced schedule a later segment's after its first two tiles, whose slots free
+// while the consumers finish the segment before, and from q rows prefetched into L2 when that
+// segment's last tile was loaded: a segment's start then waits neither on its loads nor on q.
 template <bool kBalanced>
 __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
                                         uint8_t* smem_ptr, int tid) {
@@ -187,15 +201,19 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles == 0) continue;
-    stage_q(a, blk, smem, smem_ptr, tid, round++);
+    const int q_after = kBalanced && round > 0 ? min(2, blk.num_tiles) : 0;  // tiles loaded before Q^T
     const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
     int64_t next_row = tile_cache_row(a, blk, pages, 0, warp, lane);
-    for (int tile = 0; tile < blk.num_tiles; ++tile, ++it) {
+    // One call site of stage_q (two inlined copies made the kernel slower).
+    for (int tile = 0;; ++tile, ++it) {
+      if (tile == q_after) stage_q(a, blk, smem, smem_ptr, tid, round++);
+      if (tile == blk.num_tiles) break;
       const int slot = it % 2;
       const int64_t my_row = next_row;
       if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
       mbar_wait(raw_empty(smem, slot), ((it / 2) & 1) ^ 1);
       load_raw_tile(a, blk, smem + TLayout::raw + slot * kRawBytes, raw_full(smem, slot, 0), my_row, tile, tid);
+      if (kBalanced && tile + 1 == blk.num_tiles && i + 1 < segs.size() && tid == 0) prefetch_q(a, segs.at(a, i + 1));
     }
   }
   cp_async_wait_all();
@@ -380,6 +398,9 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     for (int mb = 0; mb < 8; ++mb) fence_regs(o[mb]);
   }
 
+  // Q^T is read (every wgmma of the warpgroup's tiles waited for): the next segment's may be staged
+  // under the merge.
+  mbar_arrive(q_empty(smem));
   // The warpgroup's column sums (lanes xor 4, 8, 16, then its warps; every thread is past the last
   // tile's reads of red), then both warpgroups' (max, sum) to stats.
   float* stats = reinterpret_cast<float*>(smem_ptr + TLayout::stats);  // [warpgroup][max, sum][16]
@@ -464,9 +485,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
       a.part_lse[part_row0 + ct] = sum > 0.0f ? big + __log2f(sum) : -INFINITY;
     }
   }
-  // The output rows, stats and Q^T read: the next segment may overwrite them.
+  // The output rows and stats read: the next segment may overwrite them.
   consumers_sync();
-  mbar_arrive(q_empty(smem));
 }
 
 // A consumer warpgroup's segments (one on the uniform grid), `it` counting the CTA's tiles.
