@@ -8,42 +8,68 @@
 
 namespace kbench::kernels {
 
-// Raises `kernel`'s dynamic shared-memory limit to `bytes` and asks for the largest shared-memory
+// Per-device memos of device queries, so that launches do not repeat them on every call: one array
+// per query (a static of the caller's), a slot per device below kMemoDevices.
+inline constexpr int kMemoDevices = 64;
+template <class T>
+using DeviceMemo = std::atomic<T>[kMemoDevices];
+
+// *value for the current device (into *device where asked): the memo's, or query(device, value)
+// run until it succeeds with a positive value, which the memo then keeps.
+template <class T, class Query>
+[[nodiscard]] cudaError_t memo_per_device(DeviceMemo<T>& memo, Query&& query, T* value, int* device = nullptr) {
+  int current = 0;
+  cudaError_t status = cudaGetDevice(&current);
+  if (device != nullptr) *device = current;
+  if (status != cudaSuccess) return status;
+  const bool slot = current >= 0 && current < kMemoDevices;
+  if (slot) {
+    const T cached = memo[current].load(std::memory_order_relaxed);
+    if (cached > 0) {
+      *value = cached;
+      return cudaSuccess;
+    }
+  }
+  status = query(current, value);
+  if (status == cudaSuccess && slot && *value > 0) memo[current].store(*value, std::memory_order_relaxed);
+  return status;
+}
+
+// memo_per_device of one device attribute.
+[[nodiscard]] inline cudaError_t memo_attribute(DeviceMemo<int>& memo, cudaDeviceAttr attribute, int* value) {
+  return memo_per_device(
+      memo, [attribute](int device, int* v) { return cudaDeviceGetAttribute(v, attribute, device); }, value);
+}
+
+// Raises kKernel's dynamic shared-memory limit to `bytes` and asks for the largest shared-memory
 // carveout (so that as many CTAs as the shared memory allows fit per SM), once per device (the
-// current one, `device`): `done` is the caller's record of the devices done (a static per kernel).
-// Idempotent attribute calls and no synchronisation, so a first launch inside a stream capture is
-// fine.
-template <class Kernel>
-[[nodiscard]] cudaError_t ensure_smem_limit(Kernel kernel, int bytes, int device, std::atomic<uint64_t>& done) {
+// current one). Idempotent attribute calls and no synchronisation, so a first launch inside a
+// stream capture is fine.
+template <auto kKernel>
+[[nodiscard]] cudaError_t ensure_smem_limit(int bytes) {
+  static std::atomic<uint64_t> done{0};  // the devices done, a bit each
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) return status;
   const uint64_t bit = device >= 0 && device < 64 ? (uint64_t{1} << device) : 0;
   if (bit != 0 && (done.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
-  cudaError_t status = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  status = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
   if (status != cudaSuccess) return status;
-  status = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+  status = cudaFuncSetAttribute(kKernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                 static_cast<int>(cudaSharedmemCarveoutMaxShared));
   if (status == cudaSuccess && bit != 0) done.fetch_or(bit, std::memory_order_acq_rel);
   return status;
 }
 
-// The current device's SM count, queried once per device and cached (launches size their grids
-// with it on every call); 132 (an H100's) where the query fails.
+// The current device's SM count, queried once per device (launches size their grids with it on
+// every call); 132 (an H100's) where the query fails.
 [[nodiscard]] inline int current_sm_count() {
-  static std::atomic<int> cache[64];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 132;
-  }
-  if (device >= 0 && device < 64) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) return cached;
-  }
+  static DeviceMemo<int> memo;
   int count = 0;
-  if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || count <= 0) {
+  if (memo_attribute(memo, cudaDevAttrMultiProcessorCount, &count) != cudaSuccess || count <= 0) {
     (void)cudaGetLastError();
     return 132;
   }
-  if (device >= 0 && device < 64) cache[device].store(count, std::memory_order_relaxed);
   return count;
 }
 

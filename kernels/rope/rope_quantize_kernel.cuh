@@ -21,9 +21,9 @@
 
 #include <cuda_fp8.h>
 
-#include <atomic>
 
 #include "kernels/common/fp8_pack.cuh"
+#include "kernels/common/launch.hpp"
 #include "kernels/rope/rope_kernel.cuh"
 #include "kernels/rope/rope_quantize_layout.hpp"
 
@@ -209,21 +209,15 @@ __global__ void __launch_bounds__(kQuantMaxThreads, 4) rope_quantize_kernel(Rope
 // CTAs of `block_warps` warps of this kernel resident per SM, queried once per device and size.
 template <class T, __nv_fp8_interpretation_t kKind>
 int resident_blocks_per_sm(int block_warps) {
-  static std::atomic<int> cache[64][kMaxBlockWarps + 1];
-  int device = 0;
-  const bool cached = cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < 64;
-  if (cached) {
-    const int blocks = cache[device][block_warps].load(std::memory_order_relaxed);
-    if (blocks > 0) return blocks;
-  }
+  static DeviceMemo<int> memo[kMaxBlockWarps + 1];
   int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, rope_quantize_kernel<T, kKind>, block_warps * kWarpSlots, 0) !=
-          cudaSuccess ||
-      blocks <= 0) {
+  const auto query = [block_warps](int, int* value) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(value, rope_quantize_kernel<T, kKind>, block_warps * kWarpSlots, 0);
+  };
+  if (memo_per_device(memo[block_warps], query, &blocks) != cudaSuccess || blocks <= 0) {
     (void)cudaGetLastError();
     return 1;
   }
-  if (cached) cache[device][block_warps].store(blocks, std::memory_order_relaxed);
   return blocks;
 }
 

@@ -56,7 +56,6 @@
 // logits s) into the workspace slot.
 #pragma once
 
-#include <atomic>
 
 #include "kernels/attention/decode/decode_common.cuh"
 #include "kernels/common/launch.hpp"
@@ -479,12 +478,8 @@ __global__ void __launch_bounds__(Fa2Config<kHeadDim, kHeads, kKv>::kThreads, 2)
 template <int kHeadDim, int kHeads, int kKv>
 cudaError_t launch_fa2_config(const Fa2Args& args, int num_items, bool pdl, cudaStream_t stream) {
   using C = Fa2Config<kHeadDim, kHeads, kKv>;
-  static std::atomic<uint64_t> smem_done{0};
   void (*kernel)(Fa2Args) = fa2_decode_kernel<kHeadDim, kHeads, kKv>;
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  status = ensure_smem_limit(kernel, C::kSmemBytes, device, smem_done);
+  const cudaError_t status = ensure_smem_limit<fa2_decode_kernel<kHeadDim, kHeads, kKv>>(C::kSmemBytes);
   if (status != cudaSuccess) return status;
   return launch_kernel(kernel, dim3(static_cast<unsigned>(num_items) * static_cast<unsigned>(args.tiles), 1, 1),
                        dim3(C::kThreads, 1, 1), C::kSmemBytes, stream, pdl, args);

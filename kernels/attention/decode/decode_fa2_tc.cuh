@@ -81,7 +81,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/attention/decode/decode_internal.hpp"
@@ -131,7 +130,7 @@ struct TcArgs {
 // per block (bytes).
 #define KBENCH_FA2_TC_DECLARE(NAME)                                                                       \
   [[nodiscard]] cudaError_t launch_##NAME(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, \
-                                          int max_smem, int device, bool pdl, cudaStream_t stream)
+                                          int max_smem, bool pdl, cudaStream_t stream)
 KBENCH_FA2_TC_DECLARE(bf16);
 KBENCH_FA2_TC_DECLARE(fp16);
 KBENCH_FA2_TC_DECLARE(e4m3);
@@ -842,15 +841,14 @@ __global__ void __launch_bounds__(kThreads, (TcConfig<D, KvInfo<KvT>::kBytes, kS
 // ------------------------------------------------------------------------------------------------
 
 template <int D, class KvT, int kStages, int kItems = 1>
-cudaError_t launch_config(const TcArgs& args, int m_tiles, int max_smem, int device, bool pdl, cudaStream_t stream) {
+cudaError_t launch_config(const TcArgs& args, int m_tiles, int max_smem, bool pdl, cudaStream_t stream) {
   using Cfg = TcConfig<D, KvInfo<KvT>::kBytes, kStages, kItems>;
   constexpr int kSmem = Cfg::kSmemBytes;
   if (kSmem > max_smem) return cudaErrorInvalidValue;
   // Head pairs: each item's query heads fit its half of the one M tile.
   if (kItems > 1 && (m_tiles != 1 || args.group > Cfg::kRowsPerItem)) return cudaErrorInvalidValue;
   void (*kernel)(TcArgs) = fa2_tc_kernel<D, KvT, kStages, kItems>;
-  static std::atomic<uint64_t> smem_done{0};
-  const cudaError_t status = ensure_smem_limit(kernel, kSmem, device, smem_done);
+  const cudaError_t status = ensure_smem_limit<fa2_tc_kernel<D, KvT, kStages, kItems>>(kSmem);
   if (status != cudaSuccess) return status;
   const int ctas = (args.num_items + kItems - 1) / kItems;
   return launch_kernel(kernel, dim3(static_cast<unsigned>(ctas), static_cast<unsigned>(m_tiles), 1), dim3(kThreads, 1, 1),
@@ -858,29 +856,29 @@ cudaError_t launch_config(const TcArgs& args, int m_tiles, int max_smem, int dev
 }
 
 template <class KvT>
-cudaError_t launch_typed(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, int max_smem, int device,
+cudaError_t launch_typed(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, int max_smem,
                          bool pdl, cudaStream_t stream) {
   constexpr int kB = KvInfo<KvT>::kBytes;
   if constexpr (kB == 1) {
     if (items_per_cta == 2 && head_dim == 128) {
-      return launch_config<128, KvT, default_stages(128, kB, 2), 2>(args, m_tiles, max_smem, device, pdl, stream);
+      return launch_config<128, KvT, default_stages(128, kB, 2), 2>(args, m_tiles, max_smem, pdl, stream);
     }
   }
   if (items_per_cta != 1) return cudaErrorInvalidValue;
   switch (head_dim) {
     case 64:
-      return launch_config<64, KvT, default_stages(64, kB)>(args, m_tiles, max_smem, device, pdl, stream);
+      return launch_config<64, KvT, default_stages(64, kB)>(args, m_tiles, max_smem, pdl, stream);
     case 128:
-      return launch_config<128, KvT, default_stages(128, kB)>(args, m_tiles, max_smem, device, pdl, stream);
+      return launch_config<128, KvT, default_stages(128, kB)>(args, m_tiles, max_smem, pdl, stream);
     case 256:
       if constexpr (kB == 2) {
         // 64 KB tiles: three stages where the device allows 203 KB per block (H100), else two.
         if (TcConfig<256, kB, 3>::kSmemBytes <= max_smem) {
-          return launch_config<256, KvT, 3>(args, m_tiles, max_smem, device, pdl, stream);
+          return launch_config<256, KvT, 3>(args, m_tiles, max_smem, pdl, stream);
         }
-        return launch_config<256, KvT, 2>(args, m_tiles, max_smem, device, pdl, stream);
+        return launch_config<256, KvT, 2>(args, m_tiles, max_smem, pdl, stream);
       } else {
-        return launch_config<256, KvT, default_stages(256, kB)>(args, m_tiles, max_smem, device, pdl, stream);
+        return launch_config<256, KvT, default_stages(256, kB)>(args, m_tiles, max_smem, pdl, stream);
       }
     default: return cudaErrorInvalidValue;
   }

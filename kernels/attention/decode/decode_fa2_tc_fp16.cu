@@ -3,9 +3,9 @@
 
 namespace kbench::kernels::decode_tc_detail {
 
-cudaError_t launch_fp16(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, int max_smem, int device,
-                        bool pdl, cudaStream_t stream) {
-  return launch_typed<__half>(args, head_dim, items_per_cta, m_tiles, max_smem, device, pdl, stream);
+cudaError_t launch_fp16(const TcArgs& args, int head_dim, int items_per_cta, int m_tiles, int max_smem, bool pdl,
+                        cudaStream_t stream) {
+  return launch_typed<__half>(args, head_dim, items_per_cta, m_tiles, max_smem, pdl, stream);
 }
 
 }  // namespace kbench::kernels::decode_tc_detail

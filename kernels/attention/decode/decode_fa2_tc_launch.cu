@@ -6,12 +6,12 @@
 // decode_fa2_tc.cuh). Requirements beyond the API's: q, out and the cache 16-byte aligned; the
 // workspace 16-byte aligned; a plan with split items passes merge_indptr (its last entry, the
 // number of partial slots, places partial_lse).
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 
 #include "kernels/attention/decode/decode_fa2_tc.cuh"
 #include "kernels/attention/decode/decode_internal.hpp"
+#include "kernels/common/launch.hpp"
 
 namespace kbench::kernels::decode_detail {
 
@@ -31,24 +31,10 @@ int elem_code(DType t) {
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
-// Opt-in shared memory per block of the current device (cached per device).
-cudaError_t device_smem(int* device, int* max_smem) {
-  static std::atomic<int> cache[64];
-  cudaError_t status = cudaGetDevice(device);
-  if (status != cudaSuccess) return status;
-  if (*device >= 0 && *device < 64) {
-    const int cached = cache[*device].load(std::memory_order_relaxed);
-    if (cached > 0) {
-      *max_smem = cached;
-      return cudaSuccess;
-    }
-  }
-  int value = 0;
-  status = cudaDeviceGetAttribute(&value, cudaDevAttrMaxSharedMemoryPerBlockOptin, *device);
-  if (status != cudaSuccess) return status;
-  if (*device >= 0 && *device < 64) cache[*device].store(value, std::memory_order_relaxed);
-  *max_smem = value;
-  return cudaSuccess;
+// Opt-in shared memory per block of the current device (a memo per device).
+cudaError_t device_smem(int* max_smem) {
+  static DeviceMemo<int> memo;
+  return memo_attribute(memo, cudaDevAttrMaxSharedMemoryPerBlockOptin, max_smem);
 }
 
 // Head pairs (two work items per CTA, side by side in its shared-memory rows) where an NHD fp8 row
@@ -132,9 +118,8 @@ cudaError_t launch_fa2_tc(const DecodeParams& params, const DecodeWorkspace& wor
   args.v_scale = kv.v_scale;
   args.out_scale = params.out_scale;
 
-  int device = 0;
   int max_smem = 0;
-  const cudaError_t status = device_smem(&device, &max_smem);
+  const cudaError_t status = device_smem(&max_smem);
   if (status != cudaSuccess) return status;
   const int m_tiles = (args.group + decode_tc_detail::kMRows - 1) / decode_tc_detail::kMRows;
   const int cta_items = items_per_cta(params);
@@ -142,10 +127,10 @@ cudaError_t launch_fa2_tc(const DecodeParams& params, const DecodeWorkspace& wor
   const int hd = kv.head_dim;
   namespace tc = decode_tc_detail;
   switch (kv.dtype) {
-    case DType::bfloat16: return tc::launch_bf16(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
-    case DType::float16: return tc::launch_fp16(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
-    case DType::fp8_e4m3: return tc::launch_e4m3(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
-    case DType::fp8_e5m2: return tc::launch_e5m2(args, hd, cta_items, m_tiles, max_smem, device, pdl, stream);
+    case DType::bfloat16: return tc::launch_bf16(args, hd, cta_items, m_tiles, max_smem, pdl, stream);
+    case DType::float16: return tc::launch_fp16(args, hd, cta_items, m_tiles, max_smem, pdl, stream);
+    case DType::fp8_e4m3: return tc::launch_e4m3(args, hd, cta_items, m_tiles, max_smem, pdl, stream);
+    case DType::fp8_e5m2: return tc::launch_e5m2(args, hd, cta_items, m_tiles, max_smem, pdl, stream);
     default: return cudaErrorInvalidValue;
   }
 }

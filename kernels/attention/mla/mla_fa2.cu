@@ -32,7 +32,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/attention/mla/mla_fp8.cuh"
@@ -398,11 +397,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm<kM>) mla_fa2_kernel(const
 
 template <int kM, bool kFp8Kv>
 cudaError_t launch_rows(const Args& args, int row_blocks, int batch, cudaStream_t stream) {
-  static std::atomic<uint64_t> done{0};
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  status = ensure_smem_limit(mla_fa2_kernel<kM, kFp8Kv>, Layout<kM>::bytes, device, done);
+  const cudaError_t status = ensure_smem_limit<mla_fa2_kernel<kM, kFp8Kv>>(Layout<kM>::bytes);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>(args.num_splits), static_cast<unsigned>(row_blocks),
                   static_cast<unsigned>(batch));

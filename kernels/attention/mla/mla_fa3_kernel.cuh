@@ -80,7 +80,6 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <utility>
@@ -1018,12 +1017,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
 // its kernel image (cudaFuncGetAttributes).
 template <bool kBalanced, Schedule kSchedule>
 cudaError_t launch_mla_fa3_grid(const Args& a, dim3 grid, cudaStream_t stream) {
-  static std::atomic<uint64_t> smem_done{0};
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess) {
-    status = ensure_smem_limit(mla_fa3_kernel<kBalanced, kSchedule>, Layout::bytes, device, smem_done);
-  }
+  const cudaError_t status = ensure_smem_limit<mla_fa3_kernel<kBalanced, kSchedule>>(Layout::bytes);
   if (status != cudaSuccess) return status;
   return launch_kernel(mla_fa3_kernel<kBalanced, kSchedule>, grid, dim3(kThreads), Layout::bytes, stream, false, a);
 }

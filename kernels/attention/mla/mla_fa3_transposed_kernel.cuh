@@ -553,13 +553,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const _
 
 template <bool kBalanced>
 cudaError_t launch_mla_fa3_transposed(const Args& a, dim3 grid, cudaStream_t stream) {
-  static std::atomic<uint64_t> smem_done{0};
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess) {
-    status = ensure_smem_limit(transposed::mla_fa3_transposed_kernel<kBalanced>, transposed::TLayout::bytes, device,
-                               smem_done);
-  }
+  const cudaError_t status =
+      ensure_smem_limit<transposed::mla_fa3_transposed_kernel<kBalanced>>(transposed::TLayout::bytes);
   if (status != cudaSuccess) return status;
   return launch_kernel(transposed::mla_fa3_transposed_kernel<kBalanced>, grid, dim3(kThreads),
                        transposed::TLayout::bytes, stream, false, a);

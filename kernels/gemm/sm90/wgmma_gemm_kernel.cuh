@@ -67,7 +67,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -1121,23 +1120,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
 template <class Cfg>
 cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int units, cudaStream_t stream, bool pdl) {
   void (*kernel)(WgmmaGemmArgs) = wgmma_gemm_kernel<Cfg>;
-  static std::atomic<uint64_t> smem_done{0};
-  static std::atomic<int> resident_pairs[64];  // clusters of 2 resident at once, per device
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status == cudaSuccess) status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
+  cudaError_t status = ensure_smem_limit<wgmma_gemm_kernel<Cfg>>(Cfg::kSmemBytes);
   if (status != cudaSuccess) return status;
   if (args.cluster > 1 && !Cfg::kClusters) return cudaErrorNotSupported;
   int resident = current_sm_count();
   if (args.cluster > 1) {
-    std::atomic<int>* cached = device >= 0 && device < 64 ? &resident_pairs[device] : nullptr;
-    resident = cached != nullptr ? cached->load(std::memory_order_relaxed) : 0;
-    if (resident <= 0) {
-      status = max_active_clusters(kernel, args.cluster, Cfg::kThreads, Cfg::kSmemBytes, &resident);
-      if (status != cudaSuccess) return status;
-      if (resident <= 0) return cudaErrorInvalidConfiguration;
-      if (cached != nullptr) cached->store(resident, std::memory_order_relaxed);
-    }
+    static DeviceMemo<int> resident_pairs;  // clusters of 2 resident at once
+    const auto query = [&](int, int* value) {
+      return max_active_clusters(kernel, args.cluster, Cfg::kThreads, Cfg::kSmemBytes, value);
+    };
+    status = memo_per_device(resident_pairs, query, &resident);
+    if (status != cudaSuccess) return status;
+    if (resident <= 0) return cudaErrorInvalidConfiguration;
   }
   const int clusters = std::max(1, std::min(units, resident));
   return launch_kernel(kernel, dim3(clusters * args.cluster), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, pdl, args,

@@ -9,13 +9,13 @@
 // pull B from memory (as many more as the GPU's HBM is faster than the H100's:
 // wgmma_gemm_b_streams).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <span>
 #include <stdexcept>
 #include <string_view>
 
+#include "kernels/common/launch.hpp"
 #include "kernels/common/tensor_map.hpp"
 #include "kernels/gemm/sm90/wgmma_gemm_kernel.cuh"
 
@@ -225,24 +225,19 @@ int64_t wgmma_gemm_b_streams(double bandwidth) {
 }
 
 int64_t wgmma_gemm_device_b_streams() {
-  static std::atomic<int64_t> cache[64];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
+  static DeviceMemo<int64_t> memo;
+  int64_t streams = 0;
+  const auto query = [](int device, int64_t* value) {
+    int clock_khz = 0, bus_bits = 0;
+    cudaError_t status = cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device);
+    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device);
+    if (status == cudaSuccess) *value = wgmma_gemm_b_streams(2.0 * clock_khz * 1e3 * bus_bits / 8);
+    return status;
+  };
+  if (memo_per_device(memo, query, &streams) != cudaSuccess) {
     (void)cudaGetLastError();
     return kSplitKBStreams;
   }
-  if (device >= 0 && device < 64) {
-    const int64_t cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) return cached;
-  }
-  int clock_khz = 0, bus_bits = 0;
-  if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return kSplitKBStreams;
-  }
-  const int64_t streams = wgmma_gemm_b_streams(2.0 * clock_khz * 1e3 * bus_bits / 8);
-  if (device >= 0 && device < 64) cache[device].store(streams, std::memory_order_relaxed);
   return streams;
 }
 

@@ -40,7 +40,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/common/mma_sm80.cuh"
@@ -459,18 +458,17 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks) fa2_prefill_
 // ------------------------------------------------------------------------------------------------
 
 template <bool kF16, class Tile>
-cudaError_t launch_tile(const Fa2Args& args, int num_items, bool pdl, int device, cudaStream_t stream) {
+cudaError_t launch_tile(const Fa2Args& args, int num_items, bool pdl, cudaStream_t stream) {
   void (*kernel)(Fa2Args) = fa2_prefill_kernel<kF16, Tile>;
-  static std::atomic<uint64_t> smem_done{0};
-  const cudaError_t status = ensure_smem_limit(kernel, Tile::kSmemBytes, device, smem_done);
+  const cudaError_t status = ensure_smem_limit<fa2_prefill_kernel<kF16, Tile>>(Tile::kSmemBytes);
   if (status != cudaSuccess) return status;
   return launch_kernel(kernel, dim3(static_cast<unsigned>(num_items), 1, 1), dim3(Tile::kThreads, 1, 1),
                        Tile::kSmemBytes, stream, pdl, args);
 }
 
 template <bool kF16, int kHeadDimQk, int kHeadDimVo>
-cudaError_t launch_head_dims(const Fa2Args& args, int num_items, bool pdl, int device, cudaStream_t stream) {
-  return launch_tile<kF16, typename Fa2TileFor<kHeadDimQk, kHeadDimVo>::type>(args, num_items, pdl, device, stream);
+cudaError_t launch_head_dims(const Fa2Args& args, int num_items, bool pdl, cudaStream_t stream) {
+  return launch_tile<kF16, typename Fa2TileFor<kHeadDimQk, kHeadDimVo>::type>(args, num_items, pdl, stream);
 }
 
 }  // namespace kbench::kernels::prefill_fa2

@@ -115,11 +115,9 @@ struct Fa2TileFor<192, 128> {
 // aligned (16-byte cp.async and stores).
 [[nodiscard]] cudaError_t make_args(const PrefillParams& params, const PrefillWorkspace& workspace, Fa2Args* args);
 
-// One per translation unit prefill_fa2_<dtype>_<dims>.cu (kF16: fp16 q/k/v, else bf16). device:
-// the current device's ordinal (the shared-memory opt-in is made once per device).
+// One per translation unit prefill_fa2_<dtype>_<dims>.cu (kF16: fp16 q/k/v, else bf16).
 template <bool kF16, int kHeadDimQk, int kHeadDimVo>
-[[nodiscard]] cudaError_t launch_head_dims(const Fa2Args& args, int num_items, bool pdl, int device,
-                                           cudaStream_t stream);
+[[nodiscard]] cudaError_t launch_head_dims(const Fa2Args& args, int num_items, bool pdl, cudaStream_t stream);
 
 // cudaFuncGetAttributes of one kernel (prefill_fa2_bf16_d128.cu): whether this device has an image.
 [[nodiscard]] cudaError_t probe_kernel_image(cudaFuncAttributes* attributes);

@@ -3,7 +3,7 @@
 
 namespace kbench::kernels::prefill_fa2 {
 
-template cudaError_t launch_head_dims<false, 128, 128>(const Fa2Args&, int, bool, int, cudaStream_t);
+template cudaError_t launch_head_dims<false, 128, 128>(const Fa2Args&, int, bool, cudaStream_t);
 
 cudaError_t probe_kernel_image(cudaFuncAttributes* attributes) {
   return cudaFuncGetAttributes(attributes, fa2_prefill_kernel<false, Fa2TileFor<128, 128>::type>);

@@ -3,6 +3,6 @@
 
 namespace kbench::kernels::prefill_fa2 {
 
-template cudaError_t launch_head_dims<false, 256, 256>(const Fa2Args&, int, bool, int, cudaStream_t);
+template cudaError_t launch_head_dims<false, 256, 256>(const Fa2Args&, int, bool, cudaStream_t);
 
 }  // namespace kbench::kernels::prefill_fa2

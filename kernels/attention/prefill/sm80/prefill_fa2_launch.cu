@@ -7,13 +7,13 @@
 // sm_scale q_scale k_scale > 0 (the kernel takes row maxima of unscaled logits); on a device,
 // sm_80+ and the tile's shared memory must fit. Beyond the API: q, out and the K/V data 16-byte
 // aligned (16-byte cp.async and stores).
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 
 #include "kernels/attention/prefill/prefill_internal.hpp"
 #include "kernels/attention/prefill/sm80/prefill_fa2.hpp"
 #include "kernels/common/kernel_image.hpp"
+#include "kernels/common/launch.hpp"
 
 namespace kbench::kernels {
 
@@ -124,34 +124,18 @@ int smem_bytes(HeadDims dims) {
 
 bool is_16bit(DType t) { return t == DType::bfloat16 || t == DType::float16; }
 
-// The current device, its compute capability major and opt-in shared memory per block (cached per
+// The current device's compute capability major and opt-in shared memory per block (memos per
 // device: launches stay free of attribute queries).
 struct DeviceLimits {
-  int device = 0;
   int cc_major = 0;
   int max_smem = 0;
 };
 
 cudaError_t device_limits(DeviceLimits* limits) {
-  static std::atomic<int> cached_smem[64];
-  static std::atomic<int> cached_major[64];
-  cudaError_t status = cudaGetDevice(&limits->device);
+  static DeviceMemo<int> smem_memo, major_memo;
+  const cudaError_t status = memo_attribute(smem_memo, cudaDevAttrMaxSharedMemoryPerBlockOptin, &limits->max_smem);
   if (status != cudaSuccess) return status;
-  const int d = limits->device;
-  if (d >= 0 && d < 64 && cached_smem[d].load(std::memory_order_relaxed) > 0) {
-    limits->max_smem = cached_smem[d].load(std::memory_order_relaxed);
-    limits->cc_major = cached_major[d].load(std::memory_order_relaxed);
-    return cudaSuccess;
-  }
-  status = cudaDeviceGetAttribute(&limits->max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, d);
-  if (status != cudaSuccess) return status;
-  status = cudaDeviceGetAttribute(&limits->cc_major, cudaDevAttrComputeCapabilityMajor, d);
-  if (status != cudaSuccess) return status;
-  if (d >= 0 && d < 64) {
-    cached_major[d].store(limits->cc_major, std::memory_order_relaxed);
-    cached_smem[d].store(limits->max_smem, std::memory_order_relaxed);
-  }
-  return cudaSuccess;
+  return memo_attribute(major_memo, cudaDevAttrComputeCapabilityMajor, &limits->cc_major);
 }
 
 // Dtypes and shapes, without the device.
@@ -168,12 +152,10 @@ bool shape_supported(const PrefillParams& p) {
 }
 
 template <bool kF16>
-cudaError_t launch_typed(HeadDims dims, const Fa2Args& args, int num_items, bool pdl, int device,
-                         cudaStream_t stream) {
+cudaError_t launch_typed(HeadDims dims, const Fa2Args& args, int num_items, bool pdl, cudaStream_t stream) {
   return with_tile(dims, cudaErrorInvalidValue, [&](auto tile) {
     using Tile = decltype(tile);
-    return prefill_fa2::launch_head_dims<kF16, Tile::kHeadDimQk, Tile::kHeadDimVo>(args, num_items, pdl, device,
-                                                                                   stream);
+    return prefill_fa2::launch_head_dims<kF16, Tile::kHeadDimQk, Tile::kHeadDimVo>(args, num_items, pdl, stream);
   });
 }
 
@@ -220,9 +202,9 @@ cudaError_t launch_fa2(const PrefillParams& params, const PrefillWorkspace& work
   if (status != cudaSuccess) return status;
   if (limits.cc_major < 8 || smem_bytes(dims) > limits.max_smem) return cudaErrorInvalidValue;
   if (params.q_dtype == DType::float16) {
-    return launch_typed<true>(dims, args, workspace.num_items, params.enable_pdl, limits.device, stream);
+    return launch_typed<true>(dims, args, workspace.num_items, params.enable_pdl, stream);
   }
-  return launch_typed<false>(dims, args, workspace.num_items, params.enable_pdl, limits.device, stream);
+  return launch_typed<false>(dims, args, workspace.num_items, params.enable_pdl, stream);
 }
 
 }  // namespace prefill_detail

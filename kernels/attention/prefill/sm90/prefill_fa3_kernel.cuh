@@ -70,7 +70,6 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -1027,11 +1026,7 @@ cudaError_t launch_config(Fa3Args& args, const PrefillParams& params, const Fa3L
     if (status != cudaSuccess) return status;
   }
   void (*kernel)(Fa3Args) = fa3_prefill_kernel<Cfg>;
-  static std::atomic<uint64_t> smem_done{0};
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  status = ensure_smem_limit(kernel, Cfg::kSmemBytes, device, smem_done);
+  const cudaError_t status = ensure_smem_limit<fa3_prefill_kernel<Cfg>>(Cfg::kSmemBytes);
   if (status != cudaSuccess) return status;
   return launch_kernel(kernel, dim3(static_cast<unsigned>(launch.grid), 1, 1), dim3(kThreads, 1, 1), Cfg::kSmemBytes,
                        launch.stream, launch.pdl, args);

@@ -7,13 +7,13 @@
 // raw logits).
 #include <cudaTypedefs.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
 
 #include "kernels/attention/prefill/prefill_internal.hpp"
 #include "kernels/attention/prefill/sm90/prefill_fa3.hpp"
+#include "kernels/common/launch.hpp"
 #include "kernels/common/tensor_map.hpp"
 
 namespace kbench::kernels {
@@ -22,25 +22,10 @@ namespace prefill_fa3 {
 
 namespace {
 
-// Multiprocessors of the current device (cached per device).
+// Multiprocessors of the current device (a memo per device).
 cudaError_t sm_count(int* count) {
-  static std::atomic<int> cache[64];
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) return status;
-  if (device >= 0 && device < 64) {
-    const int cached = cache[device].load(std::memory_order_relaxed);
-    if (cached > 0) {
-      *count = cached;
-      return cudaSuccess;
-    }
-  }
-  int value = 0;
-  status = cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device);
-  if (status != cudaSuccess) return status;
-  if (device >= 0 && device < 64) cache[device].store(value, std::memory_order_relaxed);
-  *count = value;
-  return cudaSuccess;
+  static DeviceMemo<int> memo;
+  return memo_attribute(memo, cudaDevAttrMultiProcessorCount, count);
 }
 
 bool input_dtype(DType t) { return t == DType::bfloat16 || t == DType::float16 || t == DType::fp8_e4m3; }
