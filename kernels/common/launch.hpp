@@ -14,24 +14,23 @@ inline constexpr int kMemoDevices = 64;
 template <class T>
 using DeviceMemo = std::atomic<T>[kMemoDevices];
 
-// *value for the current device (into *device where asked): the memo's, or query(device, value)
-// run until it succeeds with a positive value, which the memo then keeps.
+// *value for the current device: the memo's, or query(device, value) run until it succeeds with a
+// positive value, which the memo then keeps.
 template <class T, class Query>
-[[nodiscard]] cudaError_t memo_per_device(DeviceMemo<T>& memo, Query&& query, T* value, int* device = nullptr) {
-  int current = 0;
-  cudaError_t status = cudaGetDevice(&current);
-  if (device != nullptr) *device = current;
+[[nodiscard]] cudaError_t memo_per_device(DeviceMemo<T>& memo, Query&& query, T* value) {
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
   if (status != cudaSuccess) return status;
-  const bool slot = current >= 0 && current < kMemoDevices;
+  const bool slot = device >= 0 && device < kMemoDevices;
   if (slot) {
-    const T cached = memo[current].load(std::memory_order_relaxed);
+    const T cached = memo[device].load(std::memory_order_relaxed);
     if (cached > 0) {
       *value = cached;
       return cudaSuccess;
     }
   }
-  status = query(current, value);
-  if (status == cudaSuccess && slot && *value > 0) memo[current].store(*value, std::memory_order_relaxed);
+  status = query(device, value);
+  if (status == cudaSuccess && slot && *value > 0) memo[device].store(*value, std::memory_order_relaxed);
   return status;
 }
 
