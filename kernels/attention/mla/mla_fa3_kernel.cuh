@@ -89,6 +89,7 @@
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
+#include "kernels/common/smem_vector.cuh"
 
 namespace kbench::kernels {
 namespace mla_fa3_detail {
@@ -244,17 +245,6 @@ __device__ __forceinline__ bool is_empty_split(const Args& a, const Block& blk, 
   const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
   if (blk.slot >= 0 && tid < kRows && blk.j0 + tid < a.rows) a.part_lse[part_row0 + tid] = -INFINITY;
   return true;
-}
-
-__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-
-__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint4 v) {
-  asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
 }
 
 // fp8 q (fp8 KV only), widened to bf16 exactly by plain loads into Q's swizzled layout (zeros past

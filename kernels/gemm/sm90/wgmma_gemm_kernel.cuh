@@ -78,6 +78,7 @@
 #include "kernels/common/launch.hpp"
 #include "kernels/common/pdl.cuh"
 #include "kernels/common/hopper.cuh"
+#include "kernels/common/smem_vector.cuh"
 #include "kernels/gemm/groupwise_fp8.hpp"
 #include "kernels/gemm/sm90/fp4_expand.hpp"
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
@@ -807,16 +808,6 @@ __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
                "r"(r2), "r"(r3)
                : "memory");
-}
-
-__device__ __forceinline__ void st_shared_u16(uint32_t addr, uint32_t value) {
-  asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(static_cast<uint16_t>(value)) : "memory");
-}
-
-__device__ __forceinline__ uint4 ld_shared_v4(uint32_t addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr) : "memory");
-  return v;
 }
 
 // The epilogue's staging (kStagedEpilogue): a warp writes 16 rows x 128 bytes of its D (or GLU
