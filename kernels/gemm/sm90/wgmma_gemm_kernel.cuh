@@ -9,10 +9,10 @@
 // k-slice is 128 bytes deep (128 fp8 or 64 bf16 / fp16 elements): one 128-byte swizzled row per tile
 // row, and (groupwise) one block scale. A unit of work is one tile's k-split (k_splits of them a
 // tile, 1 without split-K), taken in order by persistent CTAs from a global counter (UnitQueue).
-// Clusters of 2 (args.cluster; 128 x 256 tiles of large equal groups): the cluster's CTAs take
-// adjacent m-blocks of the same unit, each loads half of B's slice by TMA multicast into both
-// CTAs' stages (a stage is free once both CTAs' consumers released it), and rank 0 hands its units
-// to rank 1 (UnitMailbox).
+// Clusters of 2 (args.cluster; 128 x 256 and groupwise 128 x 128 tiles of large equal groups): the
+// cluster's CTAs take adjacent m-blocks of the same unit, each loads half of B's slice by TMA
+// multicast into both CTAs' stages (a stage is free once both CTAs' consumers released it), and
+// rank 0 hands its units to rank 1 (UnitMailbox).
 //   per_tensor (and none, bf16 or fp16): one wgmma a k-step as wide as the tile (A's rows read once)
 //               accumulates every slice into the fp32 accumulators; a slice's stage is released
 //               once the next slice's wgmmas are issued and its own are done (one group in flight);
@@ -189,9 +189,10 @@ struct WgmmaGemmConfig {
   // a full barrier each in rank 1, an empty one each in rank 0), and the peer's releases of a stage
   // (lane 0 of each of its consumer warps: it read the B half this CTA multicast).
   static constexpr int kPeerReleases = 4 * kConsumers;
-  // Only 128 x 256 tiles without FP4 run in clusters (wgmma_gemm_cluster): the other
-  // instantiations compile the cluster paths out (they cost the 64 x 128 decode tiles 2-4%).
-  static constexpr bool kClusters = kBlockN == 256 && !kFp4;
+  // Only 128 x 256 tiles without FP4 and groupwise 128 x 128 tiles run in clusters
+  // (wgmma_gemm_cluster): the other instantiations compile the cluster paths out (they cost the
+  // 64 x 128 decode tiles 2-4%).
+  static constexpr bool kClusters = (kBlockN == 256 || (kGroupwise && kConsumers == 2)) && !kFp4;
   static constexpr int kUnitQueueBytes = 256;
   static constexpr int kMailboxOffset = 128;  // within the unit queue's bytes
   // Barriers, the stages' scales, the device groups' row offsets and m-block prefix
@@ -1221,6 +1222,7 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int units, cudaStream_t
 // weight_fp4 on A's type.
 using E4m3 = cute::float_e4m3_t;
 using GroupwiseTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 256, 2>;
+using GroupwiseTile128x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 2>;
 using GroupwiseTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 1>;
 using PerTensorTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor, 256, 2>;
 using PerTensorTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor, 128, 1>;
@@ -1237,6 +1239,7 @@ using WeightFp4Bf16Tile64x128 = WgmmaGemmConfig<Bf16, Bf16, GemmScaling::weight_
 using WeightFp4Fp16Tile128x256 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::weight_fp4, 256, 2>;
 using WeightFp4Fp16Tile64x128 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::weight_fp4, 128, 1>;
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);

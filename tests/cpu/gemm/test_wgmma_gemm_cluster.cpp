@@ -34,10 +34,12 @@ TEST(WgmmaGemmCluster, TheIssuesLargeShapesPair) {
   EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 4096, wg::GemmScaling::per_tensor), 128, 256, 1), 2);
   EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(8, 1024), 128, 256, 1), 2);  // bmm_bf16 8 x 1024
   EXPECT_EQ(wg::wgmma_gemm_cluster(device_groups(8, 8192), 128, 256, 1), 2);  // group GEMM 8 x 1024
+  EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 2048, wg::GemmScaling::groupwise), 128, 128, 1), 2);
 }
 
 TEST(WgmmaGemmCluster, OnlyUnsplitWideTilesOfSixteenBitOrFp8Operands) {
   EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 8192), 64, 128, 1), 1);
+  EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 8192), 128, 128, 1), 1);  // 128 x 128: groupwise only
   EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 8192), 128, 256, 3), 1);
   EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 8192, wg::GemmScaling::block_fp4), 128, 256, 1), 1);
   EXPECT_EQ(wg::wgmma_gemm_cluster(equal_groups(1, 8192, wg::GemmScaling::weight_fp4), 128, 256, 1), 1);

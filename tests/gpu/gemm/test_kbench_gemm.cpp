@@ -60,7 +60,7 @@ TEST(KbenchGemm, GroupwiseFp8) {
 // tiles in m and n.
 TEST(KbenchGemm, EveryTileShape) {
   KBENCH_REQUIRE_GPU();
-  for (const char* tiles : {"128x256", "64x128"}) {
+  for (const char* tiles : {"128x256", "128x128", "64x128"}) {  // 128 x 128: groupwise only (the others' heuristic)
     SCOPED_TRACE(tiles);
     ASSERT_EQ(setenv("KBENCH_WGMMA_GEMM_TILES", tiles, 1), 0);
     for (const GemmLine& line : {
@@ -91,6 +91,13 @@ TEST(KbenchGemm, ClustersOfTwo) {
            GemmLine{"mm_bf16", "--m 385 --n 520 --k 264"},
            GemmLine{"bmm_fp8", "--batch_size 3 --m 300 --n 512 --k 256"},
            GemmLine{"bmm_bf16", "--batch_size 2 --m 200 --n 520 --k 136"},
+       }) {
+    expect_kbench_passes(line);
+  }
+  const kbench::testing::ScopedEnv groupwise_tiles("KBENCH_WGMMA_GEMM_TILES", "128x128");
+  for (const GemmLine& line : {
+           GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
+           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
        }) {
     expect_kbench_passes(line);
   }

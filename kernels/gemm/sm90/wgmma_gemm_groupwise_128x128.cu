@@ -1,0 +1,8 @@
+// One instantiation of kbench's wgmma GEMM kernel (wgmma_gemm_kernel.cuh): GroupwiseTile128x128.
+#include "kernels/gemm/sm90/wgmma_gemm_kernel.cuh"
+
+namespace kbench::kernels::gemm::sm90 {
+
+template cudaError_t launch_wgmma_gemm<GroupwiseTile128x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+
+}  // namespace kbench::kernels::gemm::sm90
