@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Session 36, call 9 (H200): sc_ab.txt with main and sc (its header), one round each, and sc forced
+# into 128 x 128 tiles on it (sc128); the GEMM and MoE GPU tests and racecheck / memcheck on sc.
+source "$(dirname "$0")/../session25/common.sh"
+source "$(dirname "$0")/../session35/steps.sh"
+R=/tmp/res9; rm -rf $R; mkdir -p $R/sc/ab
+unpack_all sc
+list=experiments/session36/sc_ab.txt
+run_as() {  # NAME ROUND BINARY [NAME=VALUE ...]
+  local name=$1 r=$2 bin=$3; shift 3
+  env "$@" timeout 60 /tmp/b/$bin --testlist $list --output_path $R/sc/ab/ab_${name}_$r.csv >$R/sc/ab/ab_${name}_$r.log 2>&1 || echo "$name $r exit $?"
+}
+run_as main 1 main
+run_as sc 1 sc
+run_as sc128 1 sc KBENCH_WGMMA_GEMM_TILES=128x128
+python3 experiments/session35/table.py $R/sc/ab
+gtests gtest.log 70 'KbenchGemm*:*Moe*:-MoeA2a*:MoeCommA2a*:KbenchGemmFp4*'
+sanitize racecheck sc experiments/session36/sanitize_gw.txt racecheck.log 25
+sanitize memcheck sc experiments/session36/sanitize_gw.txt memcheck.log 25
+finish 9
