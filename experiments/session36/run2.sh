@@ -3,8 +3,9 @@
 # in turn; DeepSeek-V3's FP8 MoE layer at 4096 tokens, 2 rounds.
 source "$(dirname "$0")/../session25/common.sh"
 source "$(dirname "$0")/../session35/steps.sh"
+source "$(dirname "$0")/steps.sh"
 R=/tmp/res2; rm -rf $R; mkdir -p $R
-for packed in .ab/bin/*.xz; do unpack "$packed" "/tmp/b/$(basename "$packed" .xz)"; done
+unpack_bins
 nvidia-smi dmon -s pc -d 1 >"$R/dmon.txt" 2>&1 & dmon=$!
 ab gw experiments/session36/gw_ab2.txt 3 300
 grep deepseek_v3_moe_4096 experiments/session36/moe_ab.txt > $R/moe.txt

@@ -4,14 +4,12 @@
 # compute-sanitizer (racecheck first) on rel in 128 x 256 and 128 x 128 tiles.
 source "$(dirname "$0")/../session25/common.sh"
 source "$(dirname "$0")/../session35/steps.sh"
+source "$(dirname "$0")/steps.sh"
 R=/tmp/res5; rm -rf $R; mkdir -p $R/t128/ab
-for packed in .ab/bin/*.xz; do unpack "$packed" "/tmp/b/$(basename "$packed" .xz)"; done
+unpack_bins
 nvidia-smi dmon -s pc -d 1 >"$R/dmon.txt" 2>&1 & dmon=$!
 list=experiments/session36/rel_ab.txt
-run_as() {  # NAME ROUND BINARY [NAME=VALUE ...]
-  local name=$1 r=$2 bin=$3; shift 3
-  env "$@" timeout 150 /tmp/b/$bin --testlist $list --output_path $R/t128/ab/ab_${name}_$r.csv >$R/t128/ab/ab_${name}_$r.log 2>&1 || echo "$name $r exit $?"
-}
+AB=$R/t128/ab RUN_LIMIT=150
 for r in 1 2; do
   run_as main $r main
   run_as rel $r rel

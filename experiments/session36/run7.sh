@@ -5,13 +5,11 @@
 # the 4096 x 7168 x 16384 line, 2 rounds in turn.
 source "$(dirname "$0")/../session25/common.sh"
 source "$(dirname "$0")/../session35/steps.sh"
+source "$(dirname "$0")/steps.sh"
 R=/tmp/res7; rm -rf $R; mkdir -p $R/t128/ab
-for packed in .ab/bin/*.xz; do unpack "$packed" "/tmp/b/$(basename "$packed" .xz)"; done
+unpack_bins
 list=experiments/session36/tiles_ab.txt
-run_as() {  # NAME ROUND BINARY [NAME=VALUE ...]
-  local name=$1 r=$2 bin=$3; shift 3
-  env "$@" timeout 100 /tmp/b/$bin --testlist $list --output_path $R/t128/ab/ab_${name}_$r.csv >$R/t128/ab/ab_${name}_$r.log 2>&1 || echo "$name $r exit $?"
-}
+AB=$R/t128/ab RUN_LIMIT=100
 for r in 1 2; do
   run_as main $r main
   run_as t128b $r t128b

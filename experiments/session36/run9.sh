@@ -3,13 +3,11 @@
 # into 128 x 128 tiles on it (sc128); the GEMM and MoE GPU tests and racecheck / memcheck on sc.
 source "$(dirname "$0")/../session25/common.sh"
 source "$(dirname "$0")/../session35/steps.sh"
+source "$(dirname "$0")/steps.sh"
 R=/tmp/res9; rm -rf $R; mkdir -p $R/sc/ab
 unpack_all sc
 list=experiments/session36/sc_ab.txt
-run_as() {  # NAME ROUND BINARY [NAME=VALUE ...]
-  local name=$1 r=$2 bin=$3; shift 3
-  env "$@" timeout 60 /tmp/b/$bin --testlist $list --output_path $R/sc/ab/ab_${name}_$r.csv >$R/sc/ab/ab_${name}_$r.log 2>&1 || echo "$name $r exit $?"
-}
+AB=$R/sc/ab RUN_LIMIT=60
 run_as main 1 main
 run_as sc 1 sc
 run_as sc128 1 sc KBENCH_WGMMA_GEMM_TILES=128x128
