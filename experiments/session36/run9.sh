@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Session 36, call 9 (H200): sc_ab.txt with main and sc (its header), one round each, and sc forced
-# into 128 x 128 tiles on it (sc128); the GEMM and MoE GPU tests and racecheck / memcheck on sc.
+# Session 36, call 9 (refused for lack of device time; ready to run): sc_ab.txt with main and sc (its
+# header), one round each, and sc forced into 128 x 128 tiles on it (sc128); the GEMM and MoE GPU
+# tests and racecheck / memcheck on sc. Carry .ab/bin (main.xz: 2647cb0; sc.xz: 2647cb0 plus
+# groupwise_scale_copier.patch) and build/carry (sc's GPU tests), all built here by scripts/ab.sh pack.
 source "$(dirname "$0")/../session25/common.sh"
 source "$(dirname "$0")/../session35/steps.sh"
 source "$(dirname "$0")/steps.sh"
