@@ -180,7 +180,7 @@ struct WgmmaGemmConfig {
   // The unit queue (UnitQueue): its slots, each with a full barrier (the producer's arrival) and an
   // empty one (every thread of every other warp that walks the units).
   static constexpr int kUnitSlots = 4;
-  static constexpr int kUnitReaders = 32 * (4 * (kConsumers + kConverters) + (kFp4 ? 3 : 0));
+  static constexpr int kUnitReaders = 32 * (4 * (kConsumers + kConverters) + (kFp4 ? 3 : 0) + (kGroupwise ? 1 : 0));
   // A 16-bit / fp8 stage is released by lane 0 of each consumer warp (wgmma reads it through the
   // async proxy), groupwise by every consumer thread: each read the stage's scales, and racecheck
   // orders a thread's reads before the producer's next copies only through its own arrival.
@@ -238,7 +238,7 @@ struct WgmmaGemmConfig {
   static constexpr int kLoadBBytes = kBlockN * kLoadRowBytes;
   static constexpr int kLoadScaleOffset = kLoadRows * kLoadRowBytes;  // FP4's scale words
   // Arrivals that complete a loaded stage: the TMA issuer's (with the transaction bytes), and every
-  // scale-copying producer thread's once its copies have landed (groupwise: warp 0's lanes; FP4:
+  // scale-copying producer thread's once its copies have landed (groupwise: warp 1's lanes; FP4:
   // the whole warpgroup's).
   static constexpr int kFullArrivals = kFp4 ? 1 + 128 : kGroupwise ? 1 + 32 : 1;
   // FP4's 16-bit stages: lane 0 of each converter warp, and weight_fp4's converter thread that
@@ -547,9 +547,8 @@ __device__ __forceinline__ void load_slice(const WgmmaGemmArgs& args, const Gemm
   }
 }
 
-// Warp 0 of the producer warpgroup (not block_fp4): lane 0 issues the TMA loads of each slice;
-// groupwise, every lane copies a share of the slice's block scales (cp.async, completing on the
-// stage's full barrier).
+// Warp 0 of the producer warpgroup (not the FP4 modes): lane 0 issues the TMA loads of each slice
+// (groupwise: warp 1 copies the slice's block scales beside them, run_scale_copier).
 template <class Cfg>
 __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                              const UnitMailbox<Cfg>& mailbox, uint32_t smem, int lane) {
@@ -561,36 +560,50 @@ __device__ void run_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
     if (u >= map.units()) break;
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
-    // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
-    // end read its last row's: their results are not stored), then B's block of sub-tile `lane`.
-    constexpr int kRowsPerLane = Cfg::kBlockM / 32;
-    const float* a_src[kRowsPerLane];
-    const float* b_src = nullptr;
-    if constexpr (Cfg::kGroupwise) {
-#pragma unroll
-      for (int i = 0; i < kRowsPerLane; ++i) {
-        a_src[i] = args.a_scale + min(tile.row_begin + lane + 32 * i, tile.row_end - 1) * args.a_scale_row_stride;
-      }
-      if (lane < Cfg::kSubTiles) {  // a sub-tile wholly past n (n-tail tiles) reads the last block
-        const int n_block = min(map.b_row(tile, lane * Cfg::kSubN), args.n - 1) / 128;
-        b_src = args.b_scale + tile.group * args.b_scale_group_stride + n_block * args.b_scale_n_stride;
-      }
-    }
     for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
       const uint32_t stage = it % Cfg::kLoadStages;
       const uint32_t phase = (it / Cfg::kLoadStages) & 1;
       const uint32_t full = smem + Cfg::kLoadFullOffset + 8 * stage;
       hopper::mbar_wait(smem + Cfg::kLoadEmptyOffset + 8 * stage, phase ^ 1);
       if (lane == 0) load_slice<Cfg>(args, map, tile, kb, smem + Cfg::kLoadOffset + stage * Cfg::kLoadStageBytes, full, a_bytes);
-      if constexpr (Cfg::kGroupwise) {
-        const uint32_t scales = smem + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes;
+    }
+  }
+}
+
+// Groupwise: warp 1 of the producer warpgroup copies each slice's block scales beside warp 0's TMA
+// loads (cp.async, completing on the stage's full barrier), so that the address arithmetic of 160
+// copies a slice does not delay the loads (in one warp with them it capped the ring's refill rate,
+// ~46 GB/s an SM: 128 x 128 tiles starved).
+template <class Cfg>
+__device__ void run_scale_copier(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
+                                 uint32_t smem, int lane) {
+  uint32_t it = 0;
+  for (uint32_t j = 0;; ++j) {
+    const int u = queue.take(j);
+    if (u >= map.units()) break;
+    const GemmUnit unit = map.unit(u);
+    const GemmTile tile = map.at(unit.tile);
+    // This lane's scale sources at slice 0: A's rows lane, lane + 32, ... (rows past the group's
+    // end read its last row's: their results are not stored), then B's block of sub-tile `lane`.
+    constexpr int kRowsPerLane = Cfg::kBlockM / 32;
+    const float* a_src[kRowsPerLane];
+    const float* b_src = nullptr;
 #pragma unroll
-        for (int i = 0; i < kRowsPerLane; ++i) {
-          hopper::cp_async_4(scales + 4 * (lane + 32 * i), a_src[i] + kb * args.a_scale_k_stride);
-        }
-        if (b_src != nullptr) hopper::cp_async_4(scales + 4 * (Cfg::kBlockM + lane), b_src + kb * args.b_scale_k_stride);
-        hopper::cp_async_arrive_noinc(full);
-      }
+    for (int i = 0; i < kRowsPerLane; ++i) {
+      a_src[i] = args.a_scale + min(tile.row_begin + lane + 32 * i, tile.row_end - 1) * args.a_scale_row_stride;
+    }
+    if (lane < Cfg::kSubTiles) {  // a sub-tile wholly past n (n-tail tiles) reads the last block
+      const int n_block = min(map.b_row(tile, lane * Cfg::kSubN), args.n - 1) / 128;
+      b_src = args.b_scale + tile.group * args.b_scale_group_stride + n_block * args.b_scale_n_stride;
+    }
+    for (int kb = unit.k_begin; kb < unit.k_end; ++kb, ++it) {
+      const uint32_t stage = it % Cfg::kStages;
+      hopper::mbar_wait(smem + Cfg::kEmptyOffset + 8 * stage, ((it / Cfg::kStages) & 1) ^ 1);
+      const uint32_t scales = smem + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes;
+#pragma unroll
+      for (int i = 0; i < kRowsPerLane; ++i) hopper::cp_async_4(scales + 4 * (lane + 32 * i), a_src[i] + kb * args.a_scale_k_stride);
+      if (b_src != nullptr) hopper::cp_async_4(scales + 4 * (Cfg::kBlockM + lane), b_src + kb * args.b_scale_k_stride);
+      hopper::cp_async_arrive_noinc(smem + Cfg::kFullOffset + 8 * stage);
     }
   }
 }
@@ -1178,6 +1191,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegs));
     if constexpr (Cfg::kFp4) run_fp4_producer<Cfg>(args, map, queue, mailbox, smem, tid);
     else if (tid < 32) run_producer<Cfg>(args, map, queue, mailbox, smem, tid);
+    else if (Cfg::kGroupwise && tid < 64) run_scale_copier<Cfg>(args, map, queue, smem, tid % 32);
   } else if (warpgroup <= Cfg::kConverters) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kConverterRegs));
     if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid % 128);
