@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Session 37, call 2 (H200): gw_ab.txt with main, sc (the landed scale copier) and three variants on it
-# (rel, ho, noturn), 2 rounds in turn; moe_ab.txt with main and sc; decode_ab.txt on sc in the
+# (rel, ho), 2 rounds in turn; moe_ab.txt with main and sc; decode_ab.txt on sc in the
 # heuristic's, 128 x 128 and 64 x 128 tiles; Nsight Compute (full set, SASS stall samples) on one
 # launch of sc's 128 x 256 kernel at 4096 x 7168 x 16384. Carry .ab/bin (scripts/ab.sh pack).
 source "$(dirname "$0")/../session25/common.sh"
@@ -9,7 +9,7 @@ source "$(dirname "$0")/../session36/steps.sh"
 R=/tmp/res2; rm -rf $R; mkdir -p $R/gw/ab $R/moe/ab $R/decode/ab
 unpack_bins
 list=experiments/session37/gw_ab.txt AB=$R/gw/ab RUN_LIMIT=90
-for r in 1 2; do for b in main sc rel ho noturn; do run_as $b $r $b; done; done
+for r in 1 2; do for b in main sc rel ho; do run_as $b $r $b; done; done
 list=experiments/session37/moe_ab.txt AB=$R/moe/ab RUN_LIMIT=90
 run_as main 1 main; run_as sc 1 sc
 list=experiments/session37/decode_ab.txt AB=$R/decode/ab RUN_LIMIT=60
