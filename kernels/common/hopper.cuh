@@ -79,6 +79,14 @@ __device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtens
       : "memory");
 }
 
+// One lane of the (fully active) warp, without reading the lane index: elect.sync (a register
+// holding the index is rematerialised from SR_TID, a slow read, where it matters least to ptxas).
+__device__ __forceinline__ bool elect_one() {
+  uint32_t elected;
+  asm volatile("{\n .reg .pred p;\n elect.sync _|p, 0xffffffff;\n selp.u32 %0, 1, 0, p;\n}" : "=r"(elected));
+  return elected != 0;
+}
+
 // Thread-block clusters: this CTA's rank, the address of shared location `addr` in CTA `rank`'s
 // window, a 32-bit store there, an arrival on a barrier there (releasing this thread's writes at
 // cluster scope), a wait acquiring at cluster scope, and the barrier of every thread of the cluster.

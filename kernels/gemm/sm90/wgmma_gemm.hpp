@@ -136,6 +136,19 @@ inline constexpr double kSplitKReferenceBandwidth = 2.0 * 2619e6 * 5120 / 8;
 [[nodiscard]] int wgmma_gemm_k_splits(int64_t b_panels, int64_t tiles, int64_t k_blocks, int sm_count,
                                       int64_t streams = kSplitKBStreams);
 
+struct WgmmaTileShape {
+  int block_m;
+  int block_n;
+};
+
+// The tile heuristic's shape for `params` on sm_count SMs: the largest tiles that give every SM one
+// (groupwise: 128 x 256, 128 x 128, 64 x 128; the others 128 x 256, 64 x 128); where none does, the
+// smallest, or a tile as wide with more rows where those rows are not padding and its tiles give
+// at least a quarter of the SMs one (B read once for all rows); device groups of 64 rows or fewer
+// on average take the smallest. Pure: the plan's heuristic without KBENCH_WGMMA_GEMM_TILES, testable
+// on the host.
+[[nodiscard]] WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& params, int sm_count);
+
 // The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split
 // k_splits ways. Clusters of 2 CTAs on adjacent m-blocks share B's slices by TMA multicast (a third
 // less L2 traffic a 128 x 256 tile): taken where the tiles are 128 x 256 (block_n 256), unsplit (a

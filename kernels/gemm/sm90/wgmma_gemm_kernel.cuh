@@ -1037,14 +1037,20 @@ __device__ __forceinline__ float (&accumulator_part(float (&acc)[kSubTiles][kSub
 }
 
 // A consumer thread is done with a stage (its warp's wgmmas that read it have completed): an
-// arrival on this CTA's empty barrier (lane 0 of each warp; groupwise every thread, which read the
-// stage's scales), and in clusters of 2 lane 0's on the peer's too (it multicast half of this
-// stage's B and must not overwrite it before both CTAs are done).
+// arrival on this CTA's empty barrier (one lane of each warp; groupwise every thread, which read the
+// stage's scales), and in clusters of 2 that lane's on the peer's too (it multicast half of this
+// stage's B and must not overwrite it before both CTAs are done). The peer's empty barriers are
+// mapped once (StageRelease): mapa and the rank read between a sub-tile's wgmmas delayed the turn.
+struct StageRelease {
+  uint32_t empty;       // this CTA's empty barriers
+  uint32_t peer_empty;  // the peer's (clusters of 2), else 0
+};
+
 template <class Cfg>
-__device__ __forceinline__ void release_stage(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, uint32_t bar,
-                                              int lane) {
-  if (Cfg::kGroupwise || lane == 0) hopper::mbar_arrive(bar);
-  if (cluster_size<Cfg>(args) > 1 && lane == 0) hopper::mbar_arrive_remote(hopper::cluster_address(bar, map.rank() ^ 1));
+__device__ __forceinline__ void release_stage(const StageRelease& release, uint32_t stage) {
+  const bool elected = hopper::elect_one();
+  if (Cfg::kGroupwise || elected) hopper::mbar_arrive(release.empty + 8 * stage);
+  if (Cfg::kClusters && release.peer_empty != 0 && elected) hopper::mbar_arrive_remote(release.peer_empty + 8 * stage);
 }
 
 template <class Cfg>
@@ -1053,6 +1059,8 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
   const int warp = thread / 32, lane = thread % 32;
   const int tile_row = consumer * 64 + warp * 16 + lane / 4;  // and + 8
   float acc[Cfg::kSubTiles][Cfg::kSubRegs];
+  const StageRelease release{smem + Cfg::kEmptyOffset,
+                             cluster_size<Cfg>(args) > 1 ? hopper::cluster_address(smem + Cfg::kEmptyOffset, map.rank() ^ 1) : 0};
   uint32_t it = 0;
   if constexpr (Cfg::kTakeTurns) {
     if (consumer == 1) hopper::named_arrive(Cfg::kTurnBarrier, 256);  // warpgroup 0 issues first
@@ -1088,7 +1096,7 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
           if constexpr (Cfg::kTakeTurns) hopper::named_arrive(Cfg::kTurnBarrier + (consumer ^ 1), 256);
           hopper::wgmma_wait<0>();
           hopper::fence_regs(tmp);
-          if (h == Cfg::kSubTiles - 1) release_stage<Cfg>(args, map, smem + Cfg::kEmptyOffset + 8 * stage, lane);
+          if (h == Cfg::kSubTiles - 1) release_stage<Cfg>(release, stage);
           const float s0 = sa0 * sb[h], s1 = sa1 * sb[h];
 #pragma unroll
           for (int i = 0; i < Cfg::kSubRegs; ++i) acc[h][i] += tmp[i] * ((i & 2) ? s1 : s0);
@@ -1111,13 +1119,13 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
         }
         hopper::wgmma_commit();
         hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage is free
-        if (kb > unit.k_begin) release_stage<Cfg>(args, map, smem + Cfg::kEmptyOffset + 8 * previous, lane);
+        if (kb > unit.k_begin) release_stage<Cfg>(release, previous);
         previous = stage;
       }
       hopper::wgmma_wait<0>();
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
-      release_stage<Cfg>(args, map, smem + Cfg::kEmptyOffset + 8 * previous, lane);
+      release_stage<Cfg>(release, previous);
     }
     if (args.k_splits > 1 && !reduce_splits<Cfg>(args, unit, acc, row0 < tile.row_end, consumer, thread)) continue;
     // Per-tensor: the scales once (B's of the tile's group), on the tile's (or the splits' summed)
@@ -1197,7 +1205,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid % 128);
   } else {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
-    run_consumer<Cfg>(args, map, queue, smem_raw, smem, warpgroup - 1 - Cfg::kConverters, tid % 128);
+    // The consumer index warp-uniform to the compiler (a shuffle), so that the wgmma descriptors
+    // are computed in uniform registers rather than moved there before each wgmma.
+    run_consumer<Cfg>(args, map, queue, smem_raw, smem, __shfl_sync(0xffffffffu, warpgroup - 1 - Cfg::kConverters, 0), tid % 128);
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
   if (cluster_size<Cfg>(args) > 1) hopper::cluster_sync();

@@ -136,22 +136,38 @@ int64_t m_blocks(const WgmmaGemmParams& p, int block_m) {
   return p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, block_m) : ceil_div(p.rows, block_m) + p.groups;
 }
 
-// KBENCH_WGMMA_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
-const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
+// The heuristic's tiles (wgmma_gemm_tile_shape) for sm_count SMs.
+const TileChoice& heuristic_tiles(const WgmmaGemmParams& p, int64_t sm_count) {
   const std::span<const TileChoice> tiles = tiles_of(p);
-  if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
-    for (const TileChoice& t : tiles) {
-      if (std::string_view(forced) == t.name) return t;
-    }
-  }
   // Device groups of 64 rows or fewer on average (an MoE at decode: DeepSeek-V3 at 128 tokens has 4
   // rows an expert): 128-row tiles would compute twice the padding past each group's end, which FP4
   // weights on bf16 wgmma cannot hide behind their weight stream.
   if (p.rows_per_group <= 0 && p.rows <= 64 * static_cast<int64_t>(p.groups)) return tiles.back();
+  const auto tile_count = [&](const TileChoice& t) { return m_blocks(p, t.block_m) * ceil_div(p.n, t.block_n); };
   for (const TileChoice& t : tiles.first(tiles.size() - 1)) {
-    if (m_blocks(p, t.block_m) * ceil_div(p.n, t.block_n) >= current_sm_count()) return t;
+    if (tile_count(t) >= sm_count) return t;
   }
-  return tiles.back();
+  // No shape fills the SMs (decode-sized m): a tile as wide as the last one with more rows, where
+  // those rows are not padding and its tiles still give a quarter of the SMs one, reads B once
+  // instead of once per m-block (groupwise m 128, n 7168, k 16384 in 128 x 128 tiles: 1.08x; at n
+  // 2112, k 7168, 17 tiles, 64 x 128 tiles and split-K stay faster; H200, session 37).
+  const TileChoice& last = tiles.back();
+  for (const TileChoice& t : tiles.first(tiles.size() - 1)) {
+    if (t.block_n == last.block_n && m_blocks(p, t.block_m) < m_blocks(p, last.block_m) && 4 * tile_count(t) >= sm_count) {
+      return t;
+    }
+  }
+  return last;
+}
+
+// KBENCH_WGMMA_GEMM_TILES=<name> (e.g. 64x128) overrides the heuristic, for tuning.
+const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
+  if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
+    for (const TileChoice& t : tiles_of(p)) {
+      if (std::string_view(forced) == t.name) return t;
+    }
+  }
+  return heuristic_tiles(p, current_sm_count());
 }
 
 // KBENCH_WGMMA_GEMM_SPLITS=<n> (n >= 1; 1: no split-K) overrides the split heuristic, for tuning;
@@ -215,6 +231,11 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 }
 
 }  // namespace
+
+WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& p, int sm_count) {
+  const TileChoice& t = heuristic_tiles(p, sm_count);
+  return {t.block_m, t.block_n};
+}
 
 int wgmma_gemm_cluster(const WgmmaGemmParams& p, int block_m, int block_n, int k_splits) {
   if (!clusters_possible(p, block_m, block_n, k_splits) || block_m <= 0 || p.groups < 1) return 1;

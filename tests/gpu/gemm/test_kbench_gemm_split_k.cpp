@@ -204,17 +204,17 @@ TEST(KbenchGemmSplitK, GraphReplay) {
   }
 }
 
-// The plan for the decode shapes: the heuristic's splits (3, 3, 1 and 1 on an H100's 132
-// SMs; 5, 3, 2 and 1 on an H200's) and the workspace they take; KBENCH_WGMMA_GEMM_SPLITS overriding it, clamped to the k-blocks.
+// The plan for the decode shapes: the heuristic's tiles (wgmma_gemm_tile_shape: 64 x 128,
+// but 128 x 128 at m 128, n 7168) and splits (3, 3, 1 and 1 on an H100's 132 SMs; 5, 3, 2 and 2 on an
+// H200's) and the workspace they take; KBENCH_WGMMA_GEMM_SPLITS overriding it, clamped to the k-blocks.
 TEST(KbenchGemmSplitK, PlanOfTheDecodeShapes) {
   KBENCH_REQUIRE_GPU();
   if (!wg::wgmma_gemm_built_for_sm90a()) GTEST_SKIP() << "this build has no sm_90a code";
   const int sms = kbench::testing::device_sm_count();
   struct Shape {
-    int64_t m, n, k, tiles;  // tiles: 64 x 128
+    int64_t m, n, k;
   };
-  for (const Shape s : {Shape{64, 2112, 7168, 17}, Shape{128, 2112, 7168, 34}, Shape{64, 7168, 16384, 56},
-                        Shape{128, 7168, 16384, 112}}) {
+  for (const Shape s : {Shape{64, 2112, 7168}, Shape{128, 2112, 7168}, Shape{64, 7168, 16384}, Shape{128, 7168, 16384}}) {
     SCOPED_TRACE("m " + std::to_string(s.m) + " n " + std::to_string(s.n) + " k " + std::to_string(s.k));
     kbench::DeviceBuffer a(static_cast<std::size_t>(s.m * s.k)), b(static_cast<std::size_t>(s.n * s.k)),
         d(static_cast<std::size_t>(s.m * s.n * 2)), scales(4096);
@@ -228,22 +228,29 @@ TEST(KbenchGemmSplitK, PlanOfTheDecodeShapes) {
     p.d = d.get();
     p.a_scale = scales.as<float>();  // read only by a run
     p.b_scale = scales.as<float>();
+    const wg::WgmmaTileShape shape = wg::wgmma_gemm_tile_shape(p, sms);
+    if (sms == 132) {
+      EXPECT_EQ(shape.block_m, s.m == 128 && s.n == 7168 ? 128 : 64);
+    }
+    const int64_t n_blocks = (s.n + shape.block_n - 1) / shape.block_n;
+    const int64_t tile_count = (s.m + shape.block_m - 1) / shape.block_m * n_blocks;
     const int64_t k_blocks = s.k / 128;
     const int64_t streams = wg::wgmma_gemm_device_b_streams();
-    const int expected = wg::wgmma_gemm_k_splits(s.n / 128, s.tiles, k_blocks, sms, streams);
+    const int expected = wg::wgmma_gemm_k_splits(n_blocks, tile_count, k_blocks, sms, streams);
     {
       const ScopedEnv heuristic(kSplits, nullptr);
       const wg::WgmmaGemm gemm(p);
       EXPECT_EQ(gemm.k_splits(), expected);
-      // 256-byte-rounded counters, then a 64 x 128 fp32 tile per unit.
-      const auto tiles = static_cast<std::size_t>(s.tiles), splits = static_cast<std::size_t>(expected);
-      const std::size_t bytes = splits == 1 ? 0 : (tiles * 4 + 255) / 256 * 256 + tiles * splits * 64 * 128 * 4;
+      // 256-byte-rounded counters, then an fp32 tile per unit.
+      const auto tiles = static_cast<std::size_t>(tile_count), splits = static_cast<std::size_t>(expected);
+      const std::size_t tile_bytes = static_cast<std::size_t>(shape.block_m) * shape.block_n * 4;
+      const std::size_t bytes = splits == 1 ? 0 : (tiles * 4 + 255) / 256 * 256 + tiles * splits * tile_bytes;
       EXPECT_EQ(gemm.workspace_bytes(), bytes);
       if (sms == 132 && streams == wg::kSplitKBStreams) {  // an H100
         EXPECT_EQ(gemm.k_splits(), s.n == 2112 ? 3 : 1);
       }
       if (sms == 132 && streams == 69) {  // an H200 (3201 MHz x 6016 bits of HBM)
-        EXPECT_EQ(gemm.k_splits(), s.n == 2112 ? (s.m == 64 ? 5 : 3) : (s.m == 64 ? 2 : 1));
+        EXPECT_EQ(gemm.k_splits(), s.n == 2112 ? (s.m == 64 ? 5 : 3) : 2);
       }
     }
     {

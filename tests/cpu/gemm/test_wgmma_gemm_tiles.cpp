@@ -1,0 +1,59 @@
+// The tile heuristic of kbench's wgmma GEMM (wgmma_gemm_tile_shape, kernels/gemm/sm90) on an H100's
+// 132 SMs: the largest tiles that fill the SMs; at decode-sized m, groupwise 128 x 128 tiles where
+// 128 rows are not padding and give a quarter of the SMs a tile, else the smallest.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "kernels/gemm/sm90/wgmma_gemm.hpp"
+
+namespace {
+
+namespace wg = kbench::kernels::gemm::sm90;
+
+constexpr int kSms = 132;
+
+wg::WgmmaGemmParams shape(int64_t m, int64_t n, wg::GemmScaling scaling = wg::GemmScaling::groupwise) {
+  wg::WgmmaGemmParams p;
+  p.scaling = scaling;
+  p.groups = 1;
+  p.rows_per_group = m;
+  p.rows = m;
+  p.n = n;
+  p.k = 7168;
+  return p;
+}
+
+::testing::AssertionResult tiles_are(const wg::WgmmaGemmParams& p, int block_m, int block_n) {
+  const wg::WgmmaTileShape t = wg::wgmma_gemm_tile_shape(p, kSms);
+  if (t.block_m == block_m && t.block_n == block_n) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "m " << p.rows << ", n " << p.n << ": " << t.block_m << " x " << t.block_n
+                                       << ", expected " << block_m << " x " << block_n;
+}
+
+TEST(WgmmaGemmTiles, LargestThatFillTheSms) {
+  EXPECT_TRUE(tiles_are(shape(4096, 7168), 128, 256));  // 896 tiles
+  EXPECT_TRUE(tiles_are(shape(2048, 2048), 128, 128));  // 128 x 256: 128 tiles
+  EXPECT_TRUE(tiles_are(shape(512, 7168), 128, 128));   // 128 x 256: 112 tiles
+  EXPECT_TRUE(tiles_are(shape(4096, 7168, wg::GemmScaling::per_tensor), 128, 256));
+  EXPECT_TRUE(tiles_are(shape(512, 7168, wg::GemmScaling::per_tensor), 64, 128));  // no 128 x 128 instance
+}
+
+TEST(WgmmaGemmTiles, DecodeTakesMoreRowsOnlyWhereTheyAreNotPadding) {
+  EXPECT_TRUE(tiles_are(shape(128, 7168), 128, 128));  // 56 tiles of 128 x 128: B read once
+  EXPECT_TRUE(tiles_are(shape(100, 7168), 128, 128));
+  EXPECT_TRUE(tiles_are(shape(64, 7168), 64, 128));    // 128 rows would be half padding
+  EXPECT_TRUE(tiles_are(shape(128, 2112), 64, 128));   // 17 tiles of 128 x 128: under a quarter of the SMs
+  EXPECT_TRUE(tiles_are(shape(64, 2112), 64, 128));
+  EXPECT_TRUE(tiles_are(shape(128, 7168, wg::GemmScaling::none), 64, 128));  // bf16: no 128 x 128 instance
+}
+
+TEST(WgmmaGemmTiles, DeviceGroupsAtDecodeTakeTheSmallest) {
+  wg::WgmmaGemmParams p = shape(0, 7168);
+  p.groups = 256;
+  p.rows_per_group = 0;
+  p.rows = 128 * 8;  // DeepSeek-V3 at 128 tokens: 4 rows an expert on average
+  EXPECT_TRUE(tiles_are(p, 64, 128));
+}
+
+}  // namespace
