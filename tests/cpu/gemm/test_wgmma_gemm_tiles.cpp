@@ -1,6 +1,7 @@
 // The tile heuristic of kbench's wgmma GEMM (wgmma_gemm_tile_shape, kernels/gemm/sm90) on an H100's
 // 132 SMs: the largest tiles that fill the SMs; at decode-sized m, groupwise 128 x 128 tiles where
-// 128 rows are not padding and give a quarter of the SMs a tile, else the smallest.
+// 128 rows are not padding and give a quarter of the SMs a tile, else the smallest; groups of 64 rows
+// or fewer, the smallest.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -46,6 +47,21 @@ TEST(WgmmaGemmTiles, DecodeTakesMoreRowsOnlyWhereTheyAreNotPadding) {
   EXPECT_TRUE(tiles_are(shape(128, 2112), 64, 128));   // 17 tiles of 128 x 128: under a quarter of the SMs
   EXPECT_TRUE(tiles_are(shape(64, 2112), 64, 128));
   EXPECT_TRUE(tiles_are(shape(128, 7168, wg::GemmScaling::none), 64, 128));  // bf16: no 128 x 128 instance
+}
+
+TEST(WgmmaGemmTiles, GroupsOf64RowsOrFewerTakeTheSmallest) {
+  wg::WgmmaGemmParams mla = shape(1, 1024, wg::GemmScaling::per_tensor);  // bmm_fp8 256 x 1 x 1024 x 7168
+  mla.groups = 256;
+  mla.rows = 256;
+  EXPECT_TRUE(tiles_are(mla, 64, 128));  // 128 x 256 tiles would fill the SMs (1024), with 127 rows padding
+  wg::WgmmaGemmParams sample = shape(4, 1024, wg::GemmScaling::per_tensor);  // the reference's bmm_fp8 line
+  sample.groups = 64;
+  sample.rows = 256;
+  EXPECT_TRUE(tiles_are(sample, 64, 128));
+  wg::WgmmaGemmParams batched = shape(65, 7168, wg::GemmScaling::none);  // 65 rows: two 64-row blocks
+  batched.groups = 8;
+  batched.rows = 8 * 65;
+  EXPECT_TRUE(tiles_are(batched, 128, 256));
 }
 
 TEST(WgmmaGemmTiles, DeviceGroupsAtDecodeTakeTheSmallest) {
