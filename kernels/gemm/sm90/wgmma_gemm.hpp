@@ -145,8 +145,8 @@ struct WgmmaTileShape {
 // (groupwise: 128 x 256, 128 x 128, 64 x 128; the others 128 x 256, 64 x 128); where none does, the
 // smallest, or a tile as wide with more rows where those rows are not padding and its tiles give
 // at least a quarter of the SMs one (B read once for all rows); groups of 64 rows or fewer (device
-// groups: on average) take the smallest. Pure: the plan's heuristic without KBENCH_WGMMA_GEMM_TILES, testable
-// on the host.
+// groups: on average) take the smallest. Pure: the plan's heuristic without
+// KBENCH_WGMMA_GEMM_TILES, testable on the host.
 [[nodiscard]] WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& params, int sm_count);
 
 // The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split

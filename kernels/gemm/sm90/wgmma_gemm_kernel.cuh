@@ -181,7 +181,7 @@ struct WgmmaGemmConfig {
   // empty one (every thread of every other warp that walks the units).
   static constexpr int kUnitSlots = 4;
   static constexpr int kUnitReaders = 32 * (4 * (kConsumers + kConverters) + (kFp4 ? 3 : 0) + (kGroupwise ? 1 : 0));
-  // A 16-bit / fp8 stage is released by lane 0 of each consumer warp (wgmma reads it through the
+  // A 16-bit / fp8 stage is released by one lane of each consumer warp (wgmma reads it through the
   // async proxy), groupwise by every consumer thread: each read the stage's scales, and racecheck
   // orders a thread's reads before the producer's next copies only through its own arrival.
   static constexpr int kStageReleases = kGroupwise ? 128 * kConsumers : 4 * kConsumers;
@@ -1205,8 +1205,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid % 128);
   } else {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
-    // The consumer index warp-uniform to the compiler (a shuffle), so that the wgmma descriptors
-    // are computed in uniform registers rather than moved there before each wgmma.
+    // The consumer index as lane 0's (a shuffle: warp-uniform to the compiler).
     run_consumer<Cfg>(args, map, queue, smem_raw, smem, __shfl_sync(0xffffffffu, warpgroup - 1 - Cfg::kConverters, 0), tid % 128);
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
