@@ -26,7 +26,8 @@
 //   mbarriers (a kv_full per chunk of a stage): 226 KB, one CTA per SM.
 // Warp roles:
 //  * producer (warpgroup 0, setmaxnreg 56): cp.async of Q (zero-filled past the request's rows,
-//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (kv_empty). On pages
+//    arrivals on q_full), then per 64-key tile: wait for the stage to be free (lockstep: kv_empty;
+//    seesaw: its parts, see below). On pages
 //    of whole tiles (page_size a multiple of 64) a tile inside the request's keys is one page's 64
 //    rows: thread 0 loads it by nine TMA boxes (ckv chunks [64 rows][128 B] 0..7, then kpe), each
 //    chunk's bytes expected on its own kv_full, so S starts on the first chunk to land (thread 0
@@ -67,8 +68,11 @@
 //    the only serial dependency between tiles. "ready" of tile t + 2 needs the other's "ready" of
 //    t + 1, which comes after it read P(t), alpha(t), m(t): one P tile and one max / factor buffer
 //    a warpgroup serve every tile. A warpgroup's row sum covers its own tiles, rescaled by every
-//    tile's alpha. The other warpgroup frees tile t's stage only after issuing S(t + 1), which
-//    waits for tile t + 1 to land: one tile in flight, why blocks of few rows go lockstep.
+//    tile's alpha. A stage frees in parts, each on its own mbarrier: kpe once the owner's S(t) is
+//    done (kpe_empty), each V half once its warpgroup's PV(t) is (half_empty); tile t + 2 (same
+//    owner) loads part by part as they free and its S takes the chunks in that order (kpe, the
+//    owner's half, the other's). The other warpgroup's PV(t) runs only after its S(t + 1), which
+//    waits for tile t + 1 to land: about one tile in flight, why blocks of few rows go lockstep.
 // End: the warpgroups add their row sums; o = ckv_scale * O / l as bf16 (a segment covering its
 // request's keys), or the normalised partial O and the log2-sum-exp for mla_split's merge.
 //
@@ -121,9 +125,10 @@ struct Layout {
   // (a warpgroup writes only its own half, so its threads never overwrite what others still read).
   static constexpr int tile_stats = p + kRows * 128;
   static constexpr int row_sum = tile_stats + 2 * 2 * kRows * 4;  // [segment parity][2 warpgroups][64 rows]
-  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2], raw_full[stage][box], widened[2]
+  // q_full, kv_full[stage][chunk], kv_empty[stage], q_empty, ready[2], raw_full[stage][box], widened[2],
+  // half_empty[stage][2], kpe_empty[stage]
   static constexpr int bars = row_sum + 2 * 2 * kRows * 4;
-  static constexpr int bytes = bars + 8 * (6 + kStages * (kChunks + 1 + 5));
+  static constexpr int bytes = bars + 8 * (6 + kStages * (kChunks + 1 + 5 + 3));
 };
 static_assert(Layout::bytes <= 227 * 1024, "shared memory per block");
 
@@ -180,6 +185,12 @@ struct Barriers {
   // fp8 KV, seesaw: consumer warpgroup w's sync of its widening steps (every thread arrives, each
   // use a phase).
   __device__ uint32_t widened(int w) const { return base + 8 * (4 + kStages * kChunks + kStages * (1 + kRawBoxes) + w); }
+  // Seesaw: stage `s`'s parts free: warpgroup w's V half (chunks 4 w .. 4 w + 3) once its PV on the
+  // tile is done (its 128 threads arrive), kpe (chunk 8) once the owner's S is (a lane of each warp).
+  __device__ uint32_t half_empty(int s, int w) const {
+    return base + 8 * (6 + kStages * (kChunks + 1 + kRawBoxes) + 2 * s + w);
+  }
+  __device__ uint32_t kpe_empty(int s) const { return base + 8 * (6 + kStages * (kChunks + 3 + kRawBoxes) + s); }
 };
 
 // The request's rows [j0, j0 + 64) and keys [k_begin, k_end) of one segment of this CTA's work, and
@@ -460,8 +471,39 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     const int s = it % kStages;
     const int64_t my_row = next_row;
     if (tile + 1 < blk.num_tiles) next_row = cache_row(tile + 1);  // in flight while this tile is issued
-    mbar_wait(bars.kv_empty(s), ((it / kStages) & 1) ^ 1);
+    const uint32_t free_parity = ((it / kStages) & 1) ^ 1;
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
+    // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
+    // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64,
+    // each chunk one TMA box on its kv_full (thread 0 also arrives for the other producer threads).
+    const bool tma_tile = a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len;
+    const auto load_chunk = [&](int chunk) {
+      mbar_arrive_expect_tx(bars.kv_full(s, chunk), kChunkBytes);
+      const CUtensorMap* map = chunk < kChunks - 1 ? &a.ckv_map : &a.kpe_map;
+      tma_load_4d(stage + chunk * kChunkBytes, map, bars.kv_full(s, chunk), 0, static_cast<int>(my_row),
+                  chunk < kChunks - 1 ? chunk : 0, 0);
+      mbar_arrive_count(bars.kv_full(s, chunk), kProducerThreads - 1);
+    };
+    if constexpr (kSchedule == Schedule::seesaw) {
+      // The stage frees part by part (the tile before frees its kpe after its owner's S, each V half
+      // after that half's PV): bf16 tiles of whole pages load each part once free, in the order the
+      // owner's S takes them (kpe, the owner's half, the other's); others once all are. Every producer
+      // thread waits for each part, which keeps them in step.
+      const bool by_parts = tma_tile && a.kv_fp8 == 0;
+      const int owner = tile & 1;
+      mbar_wait(bars.kpe_empty(s), free_parity);
+      if (by_parts && tid == 0) load_chunk(kChunks - 1);
+      for (int half = 0; half < 2; ++half) {
+        const int w = owner ^ half;
+        mbar_wait(bars.half_empty(s, w), free_parity);
+        if (by_parts && tid == 0) {
+          for (int chunk = 4 * w; chunk < 4 * w + 4; ++chunk) load_chunk(chunk);
+        }
+      }
+      if (by_parts) continue;
+    } else {
+      mbar_wait(bars.kv_empty(s), free_parity);
+    }
     if (a.kv_fp8 != 0) {
       load_raw_tile(a, blk, stage + kRawCkv, bars.raw_full(s, 0), my_row, tile, tid);
       if constexpr (kSchedule == Schedule::lockstep) {  // the front, chunks 0..3, for the consumers
@@ -470,17 +512,9 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
       }
       continue;
     }
-    // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
-    // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64.
-    if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
-      if (tid == 0) {  // also arrives for the other producer threads, which copy nothing here
-        for (int chunk = 0; chunk < kChunks; ++chunk) {
-          mbar_arrive_expect_tx(bars.kv_full(s, chunk), kChunkBytes);
-          const CUtensorMap* map = chunk < kChunks - 1 ? &a.ckv_map : &a.kpe_map;
-          tma_load_4d(stage + chunk * kChunkBytes, map, bars.kv_full(s, chunk), 0, static_cast<int>(my_row),
-                      chunk < kChunks - 1 ? chunk : 0, 0);
-          mbar_arrive_count(bars.kv_full(s, chunk), kProducerThreads - 1);
-        }
+    if (tma_tile) {
+      if (tid == 0) {
+        for (int chunk = 0; chunk < kChunks; ++chunk) load_chunk(chunk);
       }
       continue;
     }
@@ -774,9 +808,9 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
   const uint32_t it0 = it;           // the ring position of the segment's tile 0
   it += blk.num_tiles;
   auto stage_of = [&](int tile) { return smem + Layout::kv + ((it0 + tile) % kStages) * kBlockBytes; };
-  auto release = [&](int tile) {  // every thread: its widening writes (fp8) before the refill
-    mbar_arrive(bars.kv_empty((it0 + tile) % kStages));
-  };
+  // This warpgroup's PV on `tile` is done: its V half may refill (every thread: its widening writes,
+  // fp8, before the refill).
+  auto release = [&](int tile) { mbar_arrive(bars.half_empty((it0 + tile) % kStages, wg)); };
   // This warpgroup's V columns [256 wg, 256 wg + 256) of a tile: chunks 4 wg .. 4 wg + 3, N-major
   // (64-column chunks kChunkBytes apart); k-steps of 16 keys are 2048 bytes apart.
   auto v_desc = [&](int tile) { return smem_desc(stage_of(tile) + 4 * wg * kChunkBytes, kChunkBytes, 1024); };
@@ -824,7 +858,8 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
   // wgmmas otherwise).
   auto own_tile = [&](int tile, auto after_other) {
     constexpr bool kAfterOther = decltype(after_other)::value;
-    // 1. S(tile) = Q K^T, chunk by chunk as the chunks land: 4 k-steps of 16 (32 bytes) a chunk.
+    // 1. S(tile) = Q K^T, chunk by chunk as the chunks land, in the order the stage frees for them
+    //    (kpe, this warpgroup's V half, the other's): 4 k-steps of 16 (32 bytes) a chunk.
     float sc[32];
     const uint32_t parity = ((it0 + tile) / kStages) & 1;
     const int s = (it0 + tile) % kStages;
@@ -842,13 +877,14 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
       sync();
     }
 #pragma unroll
-    for (int chunk = 0; chunk < kChunks; ++chunk) {
+    for (int i = 0; i < kChunks; ++i) {
+      const int chunk = i == 0 ? kChunks - 1 : (i <= 4 ? 4 * wg : 4 * other) + (i - 1) % 4;
       if (!fp8) mbar_wait(bars.kv_full(s, chunk), parity);
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         const uint32_t off = chunk * kChunkBytes + k * 32;
-        gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, chunk + k > 0, std::make_index_sequence<32>{});
+        gmma_ss<QkOp>(q_desc + (off >> 4), k_desc + (off >> 4), sc, i + k > 0, std::make_index_sequence<32>{});
       }
     }
     wgmma_commit();
@@ -858,6 +894,7 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
     // 3. S(tile) done: mask, the max chain, P.
     wgmma_wait<kAfterOther ? 1 : 0>();
     fence_regs(sc);
+    if (lane == 0) mbar_arrive(bars.kpe_empty(s));  // this warp's S(tile) has read the kpe
     if constexpr (kBalanced) {
       // The warpgroup's last S GEMM of the segment has read Q: the next segment's may load.
       if (tile + 2 >= blk.num_tiles && t == 0) mbar_arrive(bars.q_empty());
@@ -980,7 +1017,9 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
     for (int s = 0; s < kStages; ++s) {
       for (int chunk = 0; chunk < kChunks; ++chunk) mbar_init(bars.kv_full(s, chunk), kProducerThreads);
     for (int box = 0; box < kRawBoxes; ++box) mbar_init(bars.raw_full(s, box), kProducerThreads);
-      mbar_init(bars.kv_empty(s), 256);  // every consumer thread
+      mbar_init(bars.kv_empty(s), 256);  // every consumer thread (lockstep)
+      for (int w = 0; w < 2; ++w) mbar_init(bars.half_empty(s, w), 128);
+      mbar_init(bars.kpe_empty(s), 4);  // lane 0 of each of the owner's warps
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
