@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
 #include "kernels/common/kernel_image.hpp"
@@ -31,6 +32,8 @@ cudaError_t mla_fa3_available() {
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::lockstep>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<false, Schedule::seesaw>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::seesaw>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<false, Schedule::seesaw_fp8>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::seesaw_fp8>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes<false>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes<true>(&attributes);
   return kernel_image_status(probe);
@@ -70,21 +73,21 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   }
   const int row_blocks = (a.rows + kRows - 1) / kRows;
   if (plan.row_blocks != row_blocks) return cudaErrorInvalidValue;
-  // A request's rows fill a 64-row block (compute-bound): seesaw consumers; fewer (memory-bound, one
-  // block a request): lockstep, whose KV stages free sooner.
-  const bool seesaw = a.rows >= kRows;
   const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
   const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
                           static_cast<unsigned>(p.batch));
   // fp8 KV with a request's rows in one 16-column block: the transposed kernel (keys on wgmma's M).
-  const bool transposed = a.kv_fp8 != 0 && a.rows <= kTransposedMaxRows;
-  const cudaError_t status =
-      transposed ? (plan.balanced() ? launch_mla_fa3_transposed<true>(a, balanced_grid, stream)
-                                    : launch_mla_fa3_transposed<false>(a, uniform_grid, stream))
-      : plan.balanced() ? (seesaw ? launch_mla_fa3_grid<true, Schedule::seesaw>(a, balanced_grid, stream)
-                                : launch_mla_fa3_grid<true, Schedule::lockstep>(a, balanced_grid, stream))
-                      : (seesaw ? launch_mla_fa3_grid<false, Schedule::seesaw>(a, uniform_grid, stream)
-                                : launch_mla_fa3_grid<false, Schedule::lockstep>(a, uniform_grid, stream));
+  // Otherwise, a request's rows filling a 64-row block (compute-bound): seesaw consumers (their fp8
+  // variant on fp8 KV); fewer (memory-bound, one block a request): lockstep, whose KV stages free sooner.
+  const auto launch = [&](auto balanced, dim3 grid) {
+    constexpr bool kBalanced = decltype(balanced)::value;
+    if (a.kv_fp8 != 0 && a.rows <= kTransposedMaxRows) return launch_mla_fa3_transposed<kBalanced>(a, grid, stream);
+    if (a.rows < kRows) return launch_mla_fa3_grid<kBalanced, Schedule::lockstep>(a, grid, stream);
+    return a.kv_fp8 != 0 ? launch_mla_fa3_grid<kBalanced, Schedule::seesaw_fp8>(a, grid, stream)
+                         : launch_mla_fa3_grid<kBalanced, Schedule::seesaw>(a, grid, stream);
+  };
+  const cudaError_t status = plan.balanced() ? launch(std::true_type{}, balanced_grid)
+                                             : launch(std::false_type{}, uniform_grid);
   if (status != cudaSuccess || plan.num_splits == 1) return status;
   return launch_mla_merge(p, plan, workspace, out, stream);
 }

@@ -64,6 +64,8 @@
 //         to shared memory for the other warpgroup, "ready";
 //      5. O *= alpha(t), O += P(t) V(t) with P(t) as A fragments in registers (RS); then stage t is
 //         released.
+//    fp8 KV (seesaw_fp8): step 2 comes first and the owner's widening of tile t runs under it (the
+//    consumers' instructions, not the tensor cores, bound that variant); bf16 keeps S(t) first.
 //    One warpgroup's GEMMs run while the other does its softmax; the max chain m(t - 1) -> m(t) is
 //    the only serial dependency between tiles. "ready" of tile t + 2 needs the other's "ready" of
 //    t + 1, which comes after it read P(t), alpha(t), m(t): one P tile and one max / factor buffer
@@ -76,8 +78,8 @@
 // End: the warpgroups add their row sums; o = ckv_scale * O / l as bf16 (a segment covering its
 // request's keys), or the normalised partial O and the log2-sum-exp for mla_split's merge.
 //
-// One variant a translation unit (mla_fa3_{uniform,balanced}{,_seesaw}.cu); mla_fa3.cu is the host
-// side.
+// One variant a translation unit (mla_fa3_{uniform,balanced}{,_seesaw,_seesaw_fp8}.cu); mla_fa3.cu is
+// the host side.
 #pragma once
 
 #include <cuda.h>
@@ -157,8 +159,10 @@ struct Args : MlaKernelArgs {  // q: bfloat16, or fp8 e4m3 with fp8 KV; ckv and 
 };
 
 // The consumer warpgroups' schedule (the header): lockstep for blocks of few rows (memory-bound:
-// the stage of a tile frees as soon as both are done with it), seesaw otherwise (compute-bound).
-enum class Schedule { lockstep, seesaw };
+// the stage of a tile frees as soon as both are done with it), seesaw otherwise (compute-bound);
+// seesaw_fp8 is the seesaw on fp8 KV, where each warpgroup widens its own tile: it issues the other's
+// PV of the tile before first, so that the widening runs under it (bf16 issues its S first).
+enum class Schedule { lockstep, seesaw, seesaw_fp8 };
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -484,12 +488,12 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
                   chunk < kChunks - 1 ? chunk : 0, 0);
       mbar_arrive_count(bars.kv_full(s, chunk), kProducerThreads - 1);
     };
-    if constexpr (kSchedule == Schedule::seesaw) {
+    if constexpr (kSchedule != Schedule::lockstep) {
       // The stage frees part by part (the tile before frees its kpe after its owner's S, each V half
       // after that half's PV): bf16 tiles of whole pages load each part once free, in the order the
       // owner's S takes them (kpe, the owner's half, the other's); others once all are. Every producer
       // thread waits for each part, which keeps them in step.
-      const bool by_parts = tma_tile && a.kv_fp8 == 0;
+      const bool by_parts = kSchedule == Schedule::seesaw && tma_tile;  // bf16 (seesaw_fp8: fp8 KV)
       const int owner = tile & 1;
       mbar_wait(bars.kpe_empty(s), free_parity);
       if (by_parts && tid == 0) load_chunk(kChunks - 1);
@@ -789,7 +793,7 @@ __device__ __forceinline__ void consume_lockstep(const Args& a, const Block& blk
 // A consumer warpgroup's work on one segment (`round`, `it` as the producer's): the seesaw schedule
 // of the header. Iteration `tile` handles the own tile `tile` (if below num_tiles) and the other
 // warpgroup's tile - 1.
-template <bool kBalanced>
+template <bool kBalanced, bool kFp8>
 __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, uint32_t smem, float* shared,
                                                 const Barriers& bars, int wg, int t, int round, uint32_t& it,
                                                 uint32_t& consumed, uint32_t& widened) {
@@ -853,20 +857,20 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
     }
     wgmma_commit();
   };
-  // The own tile `tile`, and (kAfterOther) the other warpgroup's tile - 1 under its softmax. The
-  // two variants keep every wgmma and wait outside data-dependent branches (ptxas serializes the
-  // wgmmas otherwise).
+  // The own tile `tile`, and (kAfterOther) the other warpgroup's tile - 1: behind S(tile), under its
+  // softmax (bf16), or ahead of it, under the widening (fp8). The variants keep every wgmma and wait
+  // outside data-dependent branches (ptxas serializes the wgmmas otherwise).
   auto own_tile = [&](int tile, auto after_other) {
     constexpr bool kAfterOther = decltype(after_other)::value;
-    // 1. S(tile) = Q K^T, chunk by chunk as the chunks land, in the order the stage frees for them
-    //    (kpe, this warpgroup's V half, the other's): 4 k-steps of 16 (32 bytes) a chunk.
+    constexpr bool kPvFirst = kAfterOther && kFp8;
+    constexpr bool kPvBehind = kAfterOther && !kFp8;
     float sc[32];
     const uint32_t parity = ((it0 + tile) / kStages) & 1;
     const int s = (it0 + tile) % kStages;
     const uint64_t k_desc = smem_desc(stage_of(tile), 16, 1024);
+    if constexpr (kPvFirst) other_pv(tile - 1);
     // fp8 KV: this warpgroup widens its own tile as it takes it (the producer only loads it).
-    const bool fp8 = a.kv_fp8 != 0;
-    if (fp8) {
+    if constexpr (kFp8) {
       const auto sync = [&] {
         mbar_arrive(bars.widened(wg));
         mbar_wait(bars.widened(wg), widened++ & 1);
@@ -876,10 +880,12 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
       widen.back([] {}, sync);
       sync();
     }
+    // 1. S(tile) = Q K^T, chunk by chunk as the chunks land, in the order the stage frees for them
+    //    (kpe, this warpgroup's V half, the other's): 4 k-steps of 16 (32 bytes) a chunk.
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
       const int chunk = i == 0 ? kChunks - 1 : (i <= 4 ? 4 * wg : 4 * other) + (i - 1) % 4;
-      if (!fp8) mbar_wait(bars.kv_full(s, chunk), parity);
+      if constexpr (!kFp8) mbar_wait(bars.kv_full(s, chunk), parity);
       wgmma_fence();
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -888,13 +894,17 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
       }
     }
     wgmma_commit();
-    // 2. The other warpgroup's tile - 1 on the tensor cores behind S(tile).
-    if constexpr (kAfterOther) other_pv(tile - 1);
+    // 2. The other warpgroup's tile - 1 on the tensor cores behind S(tile) (bf16).
+    if constexpr (kPvBehind) other_pv(tile - 1);
 
-    // 3. S(tile) done: mask, the max chain, P.
-    wgmma_wait<kAfterOther ? 1 : 0>();
+    // 3. S(tile) done (fp8: and PV(tile - 1)): mask, the max chain, P.
+    wgmma_wait<kPvBehind ? 1 : 0>();
     fence_regs(sc);
     if (lane == 0) mbar_arrive(bars.kpe_empty(s));  // this warp's S(tile) has read the kpe
+    if constexpr (kPvFirst) {
+      fence_regs(o);
+      release(tile - 1);
+    }
     if constexpr (kBalanced) {
       // The warpgroup's last S GEMM of the segment has read Q: the next segment's may load.
       if (tile + 2 >= blk.num_tiles && t == 0) mbar_arrive(bars.q_empty());
@@ -906,7 +916,7 @@ __device__ __forceinline__ void consume_seesaw(const Args& a, const Block& blk, 
     exponentiate<8>(sc, mx0, mx1, m0, m1, l0, l1, alpha0, alpha1);
 
     // 4. PV(tile - 1) done: the shared P tile is free and this warpgroup is done with tile - 1.
-    if constexpr (kAfterOther) {
+    if constexpr (kPvBehind) {
       wgmma_wait<0>();
       fence_regs(o);
       release(tile - 1);
@@ -981,10 +991,11 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Segments<kBala
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles > 0) {
-      if constexpr (kSchedule == Schedule::seesaw) {
-        consume_seesaw<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it, consumed, widened);
-      } else {
+      if constexpr (kSchedule == Schedule::lockstep) {
         consume_lockstep<kBalanced>(a, blk, smem, shared, bars, wg, t, round++, it);
+      } else {
+        consume_seesaw<kBalanced, kSchedule == Schedule::seesaw_fp8>(a, blk, smem, shared, bars, wg, t, round++, it,
+                                                                     consumed, widened);
       }
     } else if (blk.slot >= 0 && wg == 0 && t < kRows && blk.j0 + t < a.rows) {
       // A partial with no key the block's rows see: the merge gives it no weight.
@@ -1071,6 +1082,8 @@ KBENCH_MLA_FA3_VARIANT(extern, false, lockstep)
 KBENCH_MLA_FA3_VARIANT(extern, true, lockstep)
 KBENCH_MLA_FA3_VARIANT(extern, false, seesaw)
 KBENCH_MLA_FA3_VARIANT(extern, true, seesaw)
+KBENCH_MLA_FA3_VARIANT(extern, false, seesaw_fp8)
+KBENCH_MLA_FA3_VARIANT(extern, true, seesaw_fp8)
 
 }  // namespace mla_fa3_detail
 }  // namespace kbench::kernels

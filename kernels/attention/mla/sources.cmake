@@ -1,6 +1,6 @@
 # MLA decode: the fp32 reference, the split-KV plan and merge both kernels share, kbench's fa2
 # kernel (mma.sync, bf16 and fp8 e4m3 KV) and its Hopper fa3 kernel (wgmma, bf16; the host side, then
-# its uniform-grid and balanced-schedule variants with lockstep or seesaw consumers, and the
+# its uniform-grid and balanced-schedule variants with lockstep or seesaw consumers (bf16, fp8), and the
 # transposed variant for fp8 KV and few query rows, one translation unit each).
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mla_reference.cu
@@ -11,6 +11,8 @@ target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_balanced.cu
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_uniform_seesaw.cu
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_balanced_seesaw.cu
+  ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_uniform_seesaw_fp8.cu
+  ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_balanced_seesaw_fp8.cu
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_transposed_uniform.cu
   ${CMAKE_CURRENT_LIST_DIR}/mla_fa3_transposed_balanced.cu)
 # wgmma and setmaxnreg exist only in sm_90a code: elsewhere fa3's body traps, so it must refuse.

@@ -1,0 +1,9 @@
+// fa3's variant on the balanced schedule (a CTA's segments in turn), seesaw consumers on fp8 KV: its
+// translation unit.
+#include "kernels/attention/mla/mla_fa3_kernel.cuh"
+
+namespace kbench::kernels::mla_fa3_detail {
+
+KBENCH_MLA_FA3_VARIANT(, true, seesaw_fp8)
+
+}  // namespace kbench::kernels::mla_fa3_detail
