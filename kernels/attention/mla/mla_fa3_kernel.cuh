@@ -27,15 +27,15 @@
 // Warp roles:
 //  * producer (warpgroup 0, setmaxnreg 56): cp.async of Q (zero-filled past the request's rows,
 //    arrivals on q_full), then per 64-key tile: wait for the stage to be free (lockstep: kv_empty;
-//    seesaw: its parts, see below). On pages
-//    of whole tiles (page_size a multiple of 64) a tile inside the request's keys is one page's 64
-//    rows: thread 0 loads it by nine TMA boxes (ckv chunks [64 rows][128 B] 0..7, then kpe), each
-//    chunk's bytes expected on its own kv_full, so S starts on the first chunk to land (thread 0
-//    arrives for the whole warpgroup). Other tiles (other page sizes, the tile holding the request's last key): warp w
-//    copies keys [16 w, 16 w + 16) whole (a key's 1024-byte ckv row by two coalesced 512-byte
-//    instructions, its kpe row by 8 lanes; keys past the range zero-filled), each thread's copies
-//    arriving on every chunk's kv_full as they land. The warp's page-table entries for tile t + 1
-//    (one per lane) are read while tile t is issued. fp8 caches: the tile's 36 KB of e4m3 land in
+//    seesaw: its parts, see below). On pages of whole tiles (page_size a multiple of 64) a tile
+//    inside the request's keys is one page's 64 rows: thread 0 loads it by nine TMA boxes (ckv
+//    chunks [64 rows][128 B] 0..7, then kpe), each chunk's bytes expected on its own kv_full, so S
+//    starts on the first chunk to land (thread 0 arrives for the whole warpgroup). Other tiles
+//    (other page sizes, the tile holding the request's last key): warp w copies keys [16 w, 16 w +
+//    16) whole (a key's 1024-byte ckv row by two coalesced 512-byte instructions, its kpe row by 8
+//    lanes; keys past the range zero-filled), each thread's copies arriving on every chunk's kv_full
+//    as they land. The warp's page-table entries for tile t + 1 (one per lane) are read while tile t
+//    is issued. fp8 caches: the tile's 36 KB of e4m3 land in
 //    the stage's upper half the same two ways (on raw_full, a barrier per box) and are widened in
 //    place front to back (Widen) as the tile is taken: seesaw: by the warpgroup that scores it;
 //    lockstep: chunks 0..3 by the producer, arriving on their kv_full, chunks 4..8 by both consumer
