@@ -254,11 +254,17 @@ struct WgmmaGemmConfig {
   static constexpr int kConverterRegs = 72;
   static constexpr int kConsumerRegs = kFp4 && kConsumers > 1 ? 200 : 232;
   static constexpr int kBand = 8;  // m-blocks per raster band
-  // Groupwise with two consumer warpgroups: they take turns issuing their wgmmas (named barriers
-  // kTurnBarrier + warpgroup), so that one promotes while the tensor cores run the other's. Issued
-  // together, the tensor cores interleave them, both finish together and both promote while the
-  // tensor cores idle.
-  static constexpr bool kTakeTurns = kGroupwise && kConsumers == 2;
+  // Groupwise 128 x 128 tiles (accumulators and two temporaries fit in the consumers' 232
+  // registers): each consumer issues slice k + 1's wgmmas into one temporary before it promotes
+  // slice k's from the other, so its own wgmmas run while it promotes
+  // (accumulate_groupwise_double_buffered). 64 x 128 tiles keep one temporary: without setmaxnreg
+  // the kernel's 255 registers spilled.
+  static constexpr bool kDoubleBuffered = kGroupwise && kSubTiles == 1 && kConsumers == 2;
+  // Groupwise 128 x 256 tiles (one temporary: two would not fit beside the accumulators): the two
+  // consumer warpgroups take turns issuing their wgmmas (named barriers kTurnBarrier + warpgroup),
+  // so that one promotes while the tensor cores run the other's. Issued together, the tensor cores
+  // interleave them, both finish together and both promote while the tensor cores idle.
+  static constexpr bool kTakeTurns = kGroupwise && kConsumers == 2 && !kDoubleBuffered;
   static constexpr int kTurnBarrier = 1;
   static constexpr int kSplitBarrier = 3;  // the consumers' split-K hand-over
   static constexpr int kSlotFloats = kBlockM * kBlockN;  // one unit's fp32 tile in the workspace
@@ -1053,6 +1059,67 @@ __device__ __forceinline__ void release_stage(const StageRelease& release, uint3
   if (Cfg::kClusters && release.peer_empty != 0 && elected) hopper::mbar_arrive_remote(release.peer_empty + 8 * stage);
 }
 
+// Groupwise, one sub-tile (Cfg::kDoubleBuffered): the unit's k-blocks accumulated into acc, each
+// slice's wgmmas into temporary (slice parity) and promoted with its scales once the next slice's
+// are issued, so that the tensor cores run those while this warpgroup promotes. The scales are read
+// when the slice's stage is full and kept for the promotion; the stage is released after it.
+template <class Cfg>
+__device__ __forceinline__ void accumulate_groupwise_double_buffered(const GemmUnit& unit, const StageRelease& release,
+                                                                     const uint8_t* smem_raw, uint32_t smem,
+                                                                     int consumer, int tile_row, uint32_t& it,
+                                                                     float (&acc)[Cfg::kSubRegs]) {
+#pragma unroll
+  for (int i = 0; i < Cfg::kSubRegs; ++i) acc[i] = 0.0f;
+  float tmp[2][Cfg::kSubRegs];
+  float scale0[2], scale1[2];  // a_scale(row, row + 8) x b_scale of the slice in temporary b
+  uint32_t stages[2];
+  const auto issue = [&](auto parity) {
+    constexpr int b = decltype(parity)::value;
+    const uint32_t stage = it % Cfg::kStages;
+    hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
+    const float* scales = reinterpret_cast<const float*>(smem_raw + Cfg::kScaleOffset + stage * Cfg::kScaleStageBytes);
+    const float sb = scales[Cfg::kBlockM];
+    scale0[b] = scales[tile_row] * sb;
+    scale1[b] = scales[tile_row + 8] * sb;
+    stages[b] = stage;
+    hopper::wgmma_fence();
+    WgmmaSlice<Cfg>::slice(smem + stage * Cfg::kStageBytes + consumer * 64 * Cfg::kBlockK,
+                           smem + stage * Cfg::kStageBytes + Cfg::kABytes, tmp[b], false);
+    hopper::wgmma_commit();
+    ++it;
+  };
+  const auto promote = [&](auto parity) {  // once the slice's wgmmas are done
+    constexpr int b = decltype(parity)::value;
+    hopper::fence_regs(tmp[b]);
+    release_stage<Cfg>(release, stages[b]);
+#pragma unroll
+    for (int i = 0; i < Cfg::kSubRegs; ++i) acc[i] += tmp[b][i] * ((i & 2) ? scale1[b] : scale0[b]);
+  };
+  constexpr std::integral_constant<int, 0> even{};
+  constexpr std::integral_constant<int, 1> odd{};
+  if (unit.k_begin >= unit.k_end) return;
+  issue(even);
+  int kb = unit.k_begin + 1;
+  for (; kb + 1 < unit.k_end; kb += 2) {
+    issue(odd);
+    hopper::wgmma_wait<1>();
+    promote(even);
+    issue(even);
+    hopper::wgmma_wait<1>();
+    promote(odd);
+  }
+  if (kb < unit.k_end) {  // an even count: the last slice into the odd temporary
+    issue(odd);
+    hopper::wgmma_wait<1>();
+    promote(even);
+    hopper::wgmma_wait<0>();
+    promote(odd);
+  } else {
+    hopper::wgmma_wait<0>();
+    promote(even);
+  }
+}
+
 template <class Cfg>
 __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                              const uint8_t* smem_raw, uint32_t smem, int consumer, int thread) {
@@ -1071,7 +1138,9 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
     const GemmUnit unit = map.unit(u);
     const GemmTile tile = map.at(unit.tile);
     const int row0 = tile.row_begin + tile_row;
-    if constexpr (Cfg::kGroupwise) {
+    if constexpr (Cfg::kDoubleBuffered) {
+      accumulate_groupwise_double_buffered<Cfg>(unit, release, smem_raw, smem, consumer, tile_row, it, acc[0]);
+    } else if constexpr (Cfg::kGroupwise) {
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h)
 #pragma unroll
