@@ -7,18 +7,21 @@
 // query rows its N:
 //   S^T [64 keys][16 rows] = K Q^T: K's fragments in registers, straight from the tile's e4m3 bytes
 //     (cvt to f16, exact), Q^T in shared memory (f16);
-//   O^T [512][16] += V^T P^T: V^T the tile's ckv as f16 in shared memory (MN-major), P^T f16.
-// So a raw tile is read once into registers and its slot refilled before the GEMMs on it are done,
-// and the tensor work is a quarter of the padded kernel's. f16 takes e4m3 exactly in one cvt per
-// two values, and bf16 q exactly times a power of two. The consumers' instruction latency bounds it
+//   O^T [512][16] += V^T P^T: V^T's fragments in registers too, read from the tile's e4m3 ckv by
+//     ldmatrix.trans (each 16-bit element two dims of a key, so a thread receives two dims of two
+//     keys: one byte permute regroups them by dim before the cvt), P^T f16 in shared memory.
+// The tensor work is a quarter of the padded kernel's, and no widened copy of the tile passes
+// through shared memory (session 39: an f16 V buffer took 128 KB of shared traffic a tile, written
+// and read by wgmma, and 128 KB of space). f16 takes e4m3 exactly in one cvt per two values, and
+// bf16 q exactly times a power of two. The consumers' instruction latency bounds it
 // (experiments/session33/): each tile's chunks load the next chunk's bytes before converting
-// theirs, and the keys are permuted within each 8-row group so that the raw rows and the V rows a
-// warp touches at once fall on distinct banks.
+// theirs, and the keys are permuted within each 8-row group so that the raw rows a warp loads at
+// once fall on distinct banks.
 //
-// 384 threads: warpgroup 0 loads tiles (load_raw_tile: TMA boxes or gathers) into two raw slots;
-// consumer warpgroup w (1, 2 -> w = 0, 1) takes the CTA's tiles of parity w (slot w) with its own online
-// softmax, V buffer and P^T; at a segment's end the two warpgroups' (max, sum, O) are merged
-// through shared memory. The K dimension (576) is permuted within each 64-wide chunk so that a
+// 384 threads: warpgroup 0 loads tiles (load_raw_tile: TMA boxes or gathers) into four raw slots;
+// consumer warpgroup w (1, 2 -> w = 0, 1) takes the CTA's tiles of parity w (slots w and w + 2) with
+// its own online softmax and P^T, and frees a slot once its PV is done; at a segment's end the two
+// warpgroups' (max, sum, O) are merged through shared memory. The K dimension (576) is permuted within each 64-wide chunk so that a
 // thread's A fragments of four k-steps are 16 consecutive bytes of its key's row: quad q's k-step j
 // takes dims 16 q + 4 j + {0, 1} (A columns 2 q, 2 q + 1) and 16 q + 4 j + {2, 3} (columns 2 q + 8,
 // 2 q + 9); Q^T is stored in that order. q is staged as f16 times 2^e (e from the block's largest
@@ -27,10 +30,10 @@
 // measured slower: the partial scores' exchange costs more shared memory traffic than the third
 // slot saves.)
 //
-// Shared memory (1024-byte aligned, 128-byte swizzle): Q^T [9 chunks][16 rows][128 B] (18 KB), two
-// raw slots (36 KB each: load_raw_tile's layout), two V buffers [8 chunks][64 keys][128 B] f16 (64
-// KB each; at the end, the output rows in fp32), two P^T [16 rows][64 keys] f16, the warps' column
-// maxima, the warpgroups' (max, sum), mbarriers: 223 KB, one CTA per SM.
+// Shared memory (1024-byte aligned, 128-byte swizzle): Q^T [9 chunks][16 rows][128 B] (18 KB), four
+// raw slots (36 KB each: load_raw_tile's layout), the merge's output rows (fp32, 33 KB), two P^T [16
+// rows][64 keys] f16, the warps' column maxima, the warpgroups' (max, sum), mbarriers: 204 KB, one
+// CTA per SM.
 //
 // One variant a translation unit (mla_fa3_transposed_{uniform,balanced}.cu).
 #pragma once
@@ -45,28 +48,28 @@ namespace transposed {
 constexpr int kCols = kTransposedMaxRows;        // query rows of a block: the GEMMs' N
 constexpr int kQBytes = kChunks * kCols * 128;   // Q^T
 constexpr int kRawBytes = kBlockBytes / 2;       // a tile's e4m3 ckv boxes and kpe rows
-constexpr int kVBytes = (kChunks - 1) * kChunkBytes;  // a tile's ckv as f16
+constexpr int kRawSlots = 4;                     // slots w and w + 2 hold warpgroup w's tiles
 constexpr int kPBytes = kCols * 128;             // P^T
-constexpr int kMergeStride = kDc + 4;            // fp32 output row over a V buffer (padded: no bank conflicts)
+constexpr int kMergeStride = kDc + 4;            // fp32 output row of the merge (padded: no bank conflicts)
+constexpr int kMergeBytes = (kCols * kMergeStride * 4 + 1023) / 1024 * 1024;
 constexpr int kWarpgroupBarrier = 1;             // + w: consumer warpgroup w's named barrier (128)
 constexpr int kProducerBarrier = 3;              // the producers' named barrier (128)
 
 struct TLayout {
   static constexpr int q = 0;
-  static constexpr int raw = q + kQBytes;  // [warpgroup]: slot w holds warpgroup w's tiles
-  static constexpr int v = raw + 2 * kRawBytes;
-  static constexpr int p = v + 2 * kVBytes;
+  static constexpr int raw = q + kQBytes;  // [slot]: tile it of the CTA in slot it % kRawSlots
+  static constexpr int merge = raw + kRawSlots * kRawBytes;
+  static constexpr int p = merge + kMergeBytes;
   static constexpr int red = p + 2 * kPBytes;             // [warpgroup][warp][16] fp32: column maxima, sums
   static constexpr int stats = red + 2 * 4 * kCols * 4;    // [warpgroup][max, sum][16] fp32
   static constexpr int q_scratch = stats + 2 * 2 * kCols * 4;  // [segment parity][producer warp] fp32: |q| maxima
   static constexpr int q_exp = q_scratch + 2 * 4 * 4;        // the segment's e (Q^T holds q times 2^e)
   // raw_full[slot][box], raw_empty[slot], merge, q_full, q_empty
   static constexpr int bars = q_exp + 16;
-  static constexpr int bytes = bars + 8 * (2 * (kRawBoxes + 1) + 3);
+  static constexpr int bytes = bars + 8 * (kRawSlots * (kRawBoxes + 1) + 3);
 };
-static_assert(TLayout::raw % 1024 == 0 && TLayout::v % 1024 == 0 && TLayout::p % 1024 == 0, "swizzle atoms");
+static_assert(TLayout::raw % 1024 == 0 && TLayout::p % 1024 == 0, "swizzle atoms");
 static_assert(TLayout::bytes <= 227 * 1024, "shared memory per block");
-static_assert(kCols * kMergeStride * 4 <= kVBytes, "the output rows fit a V buffer");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -75,20 +78,18 @@ namespace gmma = cute::SM90::GMMA;
 // S^T = K Q^T on 64 keys x 16 rows: K from registers, Q^T K-major in shared memory.
 using KqOp = decltype(gmma::rs_op_selector<cute::half_t, cute::half_t, float, cute::Shape<cute::_64, cute::_16, cute::_16>,
                                            gmma::Major::K, gmma::Major::K>());
-// O^T += V^T P^T on 64 dims x 16 rows: V^T MN-major (the V buffer's [key][dim] rows), P^T K-major.
-using VpOp = decltype(gmma::ss_op_selector<cute::half_t, cute::half_t, float, cute::Shape<cute::_64, cute::_16, cute::_16>,
-                                           gmma::Major::MN, gmma::Major::K>());
+// O^T += V^T P^T on 64 dims x 16 rows (the same operation): V^T from registers, P^T K-major.
 
 __device__ __forceinline__ uint32_t raw_full(uint32_t smem, int slot, int box) {
   return smem + TLayout::bars + 8 * (slot * kRawBoxes + box);
 }
 // The slot's tile read by its consumer warpgroup (every thread of it arrives).
 __device__ __forceinline__ uint32_t raw_empty(uint32_t smem, int slot) {
-  return smem + TLayout::bars + 8 * (2 * kRawBoxes + slot);
+  return smem + TLayout::bars + 8 * (kRawSlots * kRawBoxes + slot);
 }
 // The merge's syncs of both consumer warpgroups (an mbarrier: compute-sanitizer's racecheck loses
 // track of a 256-thread named barrier beside the warpgroups' 128-thread ones).
-__device__ __forceinline__ uint32_t merge_bar(uint32_t smem) { return smem + TLayout::bars + 8 * 2 * (kRawBoxes + 1); }
+__device__ __forceinline__ uint32_t merge_bar(uint32_t smem) { return smem + TLayout::bars + 8 * kRawSlots * (kRawBoxes + 1); }
 // The segment's Q^T staged (the producers arrive) / read by every consumer (all of them arrive).
 __device__ __forceinline__ uint32_t q_full(uint32_t smem) { return merge_bar(smem) + 8; }
 __device__ __forceinline__ uint32_t q_empty(uint32_t smem) { return merge_bar(smem) + 16; }
@@ -186,7 +187,7 @@ __device__ __forceinline__ void prefetch_q(const Args& a, const Block& blk) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(pe), "r"(rows * kDp * elem) : "memory");
 }
 
-// The producers: each segment's tiles, tile it of the CTA (over its segments) into slot it % 2, and
+// The producers: each segment's tiles, tile it of the CTA (over its segments) into slot it % kRawSlots, and
 // its Q^T. The first segment's Q^T before its tiles (its loads would delay it: 1-2%, 7% with
 // gathers); on a balanced schedule a later segment's after its first two tiles, whose slots free
 // while the consumers finish the segment before, and from q rows prefetched into L2 when that
@@ -208,10 +209,10 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
     for (int tile = 0;; ++tile, ++it) {
       if (tile == q_after) stage_q(a, blk, smem, smem_ptr, tid, round++);
       if (tile == blk.num_tiles) break;
-      const int slot = it % 2;
+      const int slot = it % kRawSlots;
       const int64_t my_row = next_row;
       if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
-      mbar_wait(raw_empty(smem, slot), ((it / 2) & 1) ^ 1);
+      mbar_wait(raw_empty(smem, slot), ((it / kRawSlots) & 1) ^ 1);
       load_raw_tile(a, blk, smem + TLayout::raw + slot * kRawBytes, raw_full(smem, slot, 0), my_row, tile, tid);
       if (kBalanced && tile + 1 == blk.num_tiles && i + 1 < segs.size() && tid == 0) prefetch_q(a, segs.at(a, i + 1));
     }
@@ -224,15 +225,16 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
 // and query rows (columns) 8 g + 2 quad + c at index 2 g + c (g, c in {0, 1}). r = 16 (t / 32) +
 // sigma((t % 32) / 4), sigma = 0 5 1 4 2 7 3 6: wgmma's row order is free (S^T's M, PV's K), and
 // with it the eight lanes of a shared-memory phase take two rows 5 apart (mod 8), whose swizzled
-// 16-byte chunks differ both for the raw loads (chunks u ^ row, u in 0..3 or 4..7) and for the V
-// stores (2 q + h ^ row): no bank conflicts.
+// 16-byte chunks (u ^ row, u in 0..3 or 4..7) differ: no bank conflicts. O^T's rows are dims in
+// pairs: row 16 warp + g is dim 16 warp + 2 g of a 64-dim block, row + 8 the next (the dims of
+// V^T's fragments as ldmatrix.trans hands them out).
 __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr,
                                                 int e_q, int wg, int t, uint32_t it0, uint32_t& merge_phase) {
   const int warp = t / 32;
   const int lane = t % 32;
   const int quad = lane % 4;
   const int r = 16 * warp + ((lane / 8) ^ (5 * ((lane / 4) & 1)));
-  const int dim_row = 16 * warp + lane / 4;  // O^T's rows (dims of a 64-dim block), in order
+  const int dim_pair = 16 * warp + 2 * (lane / 4);  // the dims of the thread's O^T rows (of a 64-dim block)
   const auto col_of = [&](int i) { return 8 * (i / 2) + 2 * quad + i % 2; };
   int end[4];  // keys the thread's columns see (rows past the request's: all, never stored)
 #pragma unroll
@@ -243,13 +245,11 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   const int mask_from = min(blk.kv_len - a.s_qo + 1 + blk.j0 / a.num_heads, blk.k_end);  // column 0's end
   const float scale = a.scale_log2 * ldexpf(1.0f, -e_q);
   float* red = reinterpret_cast<float*>(smem_ptr + TLayout::red) + wg * 4 * kCols;  // this warpgroup's [warp][16]
-  const uint32_t raw = smem + TLayout::raw + wg * kRawBytes;
-  const uint32_t vbuf = smem + TLayout::v + wg * kVBytes;
   const uint32_t pbuf = smem + TLayout::p + wg * kPBytes;
   const uint64_t p_desc = smem_desc(pbuf, 16, 1024);
   const uint64_t q_desc = smem_desc(smem + TLayout::q, 16, 1024);
 
-  float o[8][8];  // O^T: dims 64 mb + dim_row (+ 8 at index 2, 3 of a group) x the thread's columns
+  float o[8][8];  // O^T: dims 64 mb + dim_pair (+ 1 at index 2, 3 of a group) x the thread's columns
 #pragma unroll
   for (int mb = 0; mb < 8; ++mb) {
 #pragma unroll
@@ -261,9 +261,11 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     m[i] = -INFINITY;
     l[i] = 0.0f;
   }
-  // The CTA's tile it0 + tile is warpgroup (it0 + tile) % 2's, in its slot.
+  // The CTA's tile it0 + tile is warpgroup (it0 + tile) % 2's, in slot (it0 + tile) % kRawSlots.
   for (int tile = (wg ^ static_cast<int>(it0)) & 1; tile < blk.num_tiles; tile += 2) {
-    const uint32_t parity = ((it0 + tile) / 2) & 1;
+    const int slot = (it0 + tile) % kRawSlots;
+    const uint32_t parity = ((it0 + tile) / kRawSlots) & 1;
+    const uint32_t raw = smem + TLayout::raw + slot * kRawBytes;
     float s_nope[8], s_pe[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
@@ -273,11 +275,11 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     fence_regs(s_nope);  // zeroed here, not sunk between the GEMM's stages (ptxas would serialize them)
     fence_regs(s_pe);
     // Chunk c (64 dims; 8 is kpe): the thread's 16 bytes of rows r and r + 8 -> f16 A fragments of
-    // 4 k-steps, and (ckv) into the V buffer; S^T += K_c Q^T_c, one commit group a chunk, at most
+    // 4 k-steps; S^T += K_c Q^T_c, one commit group a chunk, at most
     // two in flight (their fragments' registers). Chunk c + 1's bytes are loaded before chunk c is
     // taken (the loads' latency otherwise stalls every chunk).
     const auto load_chunk = [&](int c, uint4& row0, uint4& row1) {
-      if (c % 2 == 0) mbar_wait(raw_full(smem, wg, c / 2), parity);
+      if (c % 2 == 0) mbar_wait(raw_full(smem, slot, c / 2), parity);
       if (c < kChunks - 1) {
         const int u = 4 * (c % 2) + quad;  // 16-byte piece of the key's 128-byte box row
         const uint32_t box = raw + (c / 2) * kRawBoxBytes;
@@ -298,15 +300,6 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
       uint32_t x[8], y[8];  // rows r, r + 8
       e4m3x16_to_f16x16(row0, x);
       e4m3x16_to_f16x16(row1, y);
-      if (c < kChunks - 1) {
-        const uint32_t chunk = vbuf + c * kChunkBytes;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const uint32_t swz = ((2 * quad + h) ^ (r & 7)) << 4;
-          st_shared_v4(chunk + r * 128 + swz, make_uint4(x[4 * h], x[4 * h + 1], x[4 * h + 2], x[4 * h + 3]));
-          st_shared_v4(chunk + (r + 8) * 128 + swz, make_uint4(y[4 * h], y[4 * h + 1], y[4 * h + 2], y[4 * h + 3]));
-        }
-      }
       wgmma_fence();
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
@@ -320,8 +313,6 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
       wgmma_commit();
       if (c > 0) wgmma_wait<1>();
     }
-    mbar_arrive(raw_empty(smem, wg));  // every raw byte read: the slot refills under this tile's softmax
-    fence_proxy_async();               // the V buffer's generic stores, read by wgmma
     wgmma_wait<0>();
     fence_regs(s_nope);
     fence_regs(s_pe);
@@ -372,30 +363,53 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
                    : "memory");
     }
     fence_proxy_async();  // P^T's generic stores, read by wgmma
-    named_sync(kWarpgroupBarrier + wg, 128);  // every thread's V and P^T stores (and max reads) done
+    named_sync(kWarpgroupBarrier + wg, 128);  // every thread's P^T stores (and max reads) done
 
-    // O^T = alpha O^T + V^T P^T: 8 blocks of 64 dims x 4 k-steps of 16 keys (2048 bytes).
+    // O^T = alpha O^T + V^T P^T: 8 blocks of 64 dims x 4 k-steps of 16 keys. V^T's fragments of
+    // block mb: ldmatrix.trans over the raw ckv box's 16-byte pieces of dims 64 mb + 16 warp.. (a
+    // matrix: 8 keys; lane l addresses key 8 (l / 8) + l % 8 of the two k-steps), each register
+    // [k d, k d+1, k' d, k' d+1] permuted to [k d, k' d, k d+1, k' d+1] and widened: the pairs of
+    // O^T's rows g and g + 8. A block's fragments are made while the block before's GEMMs run.
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) {
 #pragma unroll
       for (int i = 0; i < 8; ++i) o[mb][i] *= alpha[2 * (i / 4) + i % 2];
     }
-    wgmma_fence();
+    const uint32_t v_piece = ((4 * 0 + warp) ^ (lane & 7)) << 4;  // block mb: u = 4 (mb % 2) + warp
+    const uint32_t v_piece_odd = ((4 * 1 + warp) ^ (lane & 7)) << 4;
+    const uint32_t v_rows = raw + (8 * (lane / 8) + lane % 8) * 128;
+    uint32_t frag[2][16];  // [mb % 2][4 k-steps x the 4 A registers]
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) {
-      const uint64_t v_desc = smem_desc(vbuf + mb * kChunkBytes, kChunkBytes, 1024);
+      uint32_t(&f)[16] = frag[mb % 2];
+      uint32_t bits[2][4];  // [half]: k-steps 2 half, 2 half + 1 (keys 32 half..)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        sm80::ldsm_x4_trans(v_rows + (mb / 2) * kRawBoxBytes + half * 32 * 128 + (mb % 2 ? v_piece_odd : v_piece),
+                            bits[half]);
+      }
+      if (mb >= 2) wgmma_wait<1>();  // block mb - 2's GEMMs, which read f, are done
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          fp8x4_to_f16<true>(__byte_perm(bits[half][j], 0u, 0x3120), f[8 * half + 2 * j], f[8 * half + 2 * j + 1]);
+        }
+      }
+      wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kTile / 16; ++kk) {
-        gmma_ss<VpOp>(v_desc + ((kk * 2048) >> 4), p_desc + ((kk * 32) >> 4), o[mb], true,
+        gmma_rs<KqOp>(f[4 * kk], f[4 * kk + 1], f[4 * kk + 2], f[4 * kk + 3], p_desc + ((kk * 32) >> 4), o[mb],
                       std::make_index_sequence<8>{});
       }
+      wgmma_commit();
     }
-    wgmma_commit();
-    // Waited for here, freeing the V buffer and P^T (a GEMM left in flight across the loop's back
+    // Waited for here, freeing the raw slot and P^T (a GEMM left in flight across the loop's back
     // edge makes ptxas serialize every wgmma); the other warpgroup keeps the SM busy meanwhile.
     wgmma_wait<0>();
 #pragma unroll
     for (int mb = 0; mb < 8; ++mb) fence_regs(o[mb]);
+    mbar_arrive(raw_empty(smem, slot));  // every raw byte read: the slot refills
   }
 
   // Q^T is read (every wgmma of the warpgroup's tiles waited for): the next segment's may be staged
@@ -436,8 +450,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     sum = stats[kCols + col] * weight(0, col, big) + stats[3 * kCols + col] * weight(1, col, big);
   };
   // O = sum_w weight_w O_w / sum (times ckv_scale) into the output rows [16][kMergeStride] fp32
-  // over warpgroup 0's V buffer: warpgroup 0's written, then 1's added.
-  float* merge = reinterpret_cast<float*>(smem_ptr + TLayout::v);
+  // (warpgroup 0's written, then 1's added).
+  float* merge = reinterpret_cast<float*>(smem_ptr + TLayout::merge);
   float factor[4];
 #pragma unroll
   for (int ci = 0; ci < 4; ++ci) {
@@ -453,7 +467,7 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
           const int ci = 2 * (i / 4) + i % 2;
-          float& x = merge[col_of(ci) * kMergeStride + 64 * mb + dim_row + 8 * ((i / 2) % 2)];
+          float& x = merge[col_of(ci) * kMergeStride + 64 * mb + dim_pair + (i / 2) % 2];
           x = (pass == 0 ? 0.0f : x) + o[mb][i] * factor[ci];
         }
       }
@@ -524,7 +538,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const _
     if (is_empty_split(a, segs.at(a, 0), tid)) return;
   }
   if (tid == 0) {
-    for (int slot = 0; slot < 2; ++slot) {
+    for (int slot = 0; slot < kRawSlots; ++slot) {
       for (int box = 0; box < kRawBoxes; ++box) mbar_init(raw_full(smem, slot, box), kProducerThreads);
       mbar_init(raw_empty(smem, slot), 128);  // every thread of its consumer warpgroup
     }
