@@ -1,11 +1,13 @@
 # kbench's wgmma GEMM (TMA + wgmma, sm_90a): its launch and tile heuristic, and one translation unit
 # per instantiation: e4m3 groupwise and per-tensor, bf16 and fp16 unscaled, block-scaled FP4
 # (expanded to bf16) and weight-only FP4 (B expanded to A's bf16 or fp16), each in 128 x 256 and
-# 64 x 128 tiles; groupwise also in 128 x 128 tiles (shapes whose 128 x 256 tiles leave SMs idle).
+# 64 x 128 tiles; groupwise also in 128 x 128 tiles (shapes whose 128 x 256 tiles leave SMs idle: the
+# promotion overlapped where they fill the SMs, with turns at decode sizes).
 target_sources(kbench_kernels PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_launch.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_groupwise_128x256.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_groupwise_128x128.cu
+  ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_groupwise_128x128_turns.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_groupwise_64x128.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_per_tensor_128x256.cu
   ${CMAKE_CURRENT_LIST_DIR}/wgmma_gemm_per_tensor_64x128.cu

@@ -138,7 +138,8 @@ struct WgmmaGemmArgs {
   int glu_columns;
 };
 
-template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_>
+// kOverlapPromotion: groupwise 128 x 128 tiles with double-buffered temporaries (kDoubleBuffered).
+template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_, bool kOverlapPromotion = false>
 struct WgmmaGemmConfig {
   // cute::float_e4m3_t, cute::float_e5m2_t, cute::bfloat16_t or cute::half_t (the FP4 modes': what
   // their codes expand into).
@@ -254,12 +255,14 @@ struct WgmmaGemmConfig {
   static constexpr int kConverterRegs = 72;
   static constexpr int kConsumerRegs = kFp4 && kConsumers > 1 ? 200 : 232;
   static constexpr int kBand = 8;  // m-blocks per raster band
-  // Groupwise 128 x 128 tiles (accumulators and two temporaries fit in the consumers' 232
-  // registers): each consumer issues slice k + 1's wgmmas into one temporary before it promotes
-  // slice k's from the other, so its own wgmmas run while it promotes
-  // (accumulate_groupwise_double_buffered). 64 x 128 tiles keep one temporary: without setmaxnreg
-  // the kernel's 255 registers spilled.
-  static constexpr bool kDoubleBuffered = kGroupwise && kSubTiles == 1 && kConsumers == 2;
+  // Groupwise 128 x 128 tiles where they fill the SMs (accumulators and two temporaries fit in the
+  // consumers' 232 registers): each consumer issues slice k + 1's wgmmas into one temporary before
+  // it promotes slice k's from the other, so its own wgmmas run while it promotes
+  // (accumulate_groupwise_double_buffered). Not at decode sizes: a stage is freed only once the
+  // next is full, a stage less in flight (m 128, n 7168, k 16384: 1.7% slower). 64 x 128 tiles
+  // keep one temporary: without setmaxnreg the kernel's 255 registers spilled.
+  static constexpr bool kDoubleBuffered = kOverlapPromotion;
+  static_assert(!kOverlapPromotion || (kGroupwise && kSubTiles == 1 && kConsumers == 2), "128 x 128 groupwise only");
   // Groupwise 128 x 256 tiles (one temporary: two would not fit beside the accumulators): the two
   // consumer warpgroups take turns issuing their wgmmas (named barriers kTurnBarrier + warpgroup),
   // so that one promotes while the tensor cores run the other's. Issued together, the tensor cores
@@ -1312,11 +1315,13 @@ cudaError_t launch_wgmma_gemm(const WgmmaGemmArgs& args, int units, cudaStream_t
 }
 
 // The instantiations, one translation unit each: 128 x 256 tiles (two consumer warpgroups) where
-// there are tiles for every SM, 64 x 128 (one) for decode-sized m. block_fp4 multiplies on bf16,
-// weight_fp4 on A's type.
+// there are tiles for every SM, 64 x 128 (one) for decode-sized m; groupwise also 128 x 128 with
+// the promotion overlapped (where they fill the SMs) and with turns (decode-sized m). block_fp4
+// multiplies on bf16, weight_fp4 on A's type.
 using E4m3 = cute::float_e4m3_t;
 using GroupwiseTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 256, 2>;
-using GroupwiseTile128x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 2>;
+using GroupwiseTile128x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 2, true>;
+using GroupwiseTile128x128Turns = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 2>;
 using GroupwiseTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::groupwise, 128, 1>;
 using PerTensorTile128x256 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor, 256, 2>;
 using PerTensorTile64x128 = WgmmaGemmConfig<E4m3, E4m3, GemmScaling::per_tensor, 128, 1>;
@@ -1334,6 +1339,7 @@ using WeightFp4Fp16Tile128x256 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::weight
 using WeightFp4Fp16Tile64x128 = WgmmaGemmConfig<Fp16, Fp16, GemmScaling::weight_fp4, 128, 1>;
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
+extern template cudaError_t launch_wgmma_gemm<GroupwiseTile128x128Turns>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<GroupwiseTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile128x256>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
 extern template cudaError_t launch_wgmma_gemm<PerTensorTile64x128>(const WgmmaGemmArgs&, int, cudaStream_t, bool);

@@ -93,20 +93,23 @@ struct TileChoice {
   int block_m;
   int block_n;
   Launch launch;
-  int slot_floats;  // one split's fp32 tile in the split-K workspace
+  int slot_floats;         // one split's fp32 tile in the split-K workspace
+  bool overlaps_promotion;  // groupwise double-buffered (WgmmaGemmConfig::kDoubleBuffered): not at decode sizes
 };
 
 template <class Cfg>
 constexpr TileChoice tile_choice(const char* name) {
-  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_wgmma_gemm<Cfg>, Cfg::kSlotFloats};
+  return {name, Cfg::kBlockM, Cfg::kBlockN, launch_wgmma_gemm<Cfg>, Cfg::kSlotFloats, Cfg::kDoubleBuffered};
 }
 
 // Large tiles first: the heuristic takes the first whose tiles give every SM one. Groupwise 128 x 128
 // tiles (two consumer warpgroups) run the shapes whose 128 x 256 tiles leave SMs idle 1.32x faster
 // than 64 x 128 tiles (H200, bench/results/h200/gemm/session36); on shapes that fill the SMs with
-// 128 x 256 tiles they are 1.34x slower.
+// 128 x 256 tiles they are 1.34x slower. Where they fill the SMs their promotion overlaps the next
+// slice's wgmmas (1.02-1.025x, session 39); the decode rule takes them with turns.
 constexpr TileChoice kGroupwiseTiles[] = {tile_choice<GroupwiseTile128x256>("128x256"),
                                           tile_choice<GroupwiseTile128x128>("128x128"),
+                                          tile_choice<GroupwiseTile128x128Turns>("128x128-turns"),
                                           tile_choice<GroupwiseTile64x128>("64x128")};
 constexpr TileChoice kPerTensorTiles[] = {tile_choice<PerTensorTile128x256>("128x256"),
                                           tile_choice<PerTensorTile64x128>("64x128")};
@@ -156,7 +159,8 @@ const TileChoice& heuristic_tiles(const WgmmaGemmParams& p, int64_t sm_count) {
   // 2112, k 7168, 17 tiles, 64 x 128 tiles and split-K stay faster; H200, session 37).
   const TileChoice& last = tiles.back();
   for (const TileChoice& t : tiles.first(tiles.size() - 1)) {
-    if (t.block_n == last.block_n && m_blocks(p, t.block_m) < m_blocks(p, last.block_m) && 4 * tile_count(t) >= sm_count) {
+    if (t.block_n == last.block_n && !t.overlaps_promotion && m_blocks(p, t.block_m) < m_blocks(p, last.block_m) &&
+        4 * tile_count(t) >= sm_count) {
       return t;
     }
   }

@@ -60,7 +60,8 @@ TEST(KbenchGemm, GroupwiseFp8) {
 // tiles in m and n.
 TEST(KbenchGemm, EveryTileShape) {
   KBENCH_REQUIRE_GPU();
-  for (const char* tiles : {"128x256", "128x128", "64x128"}) {  // 128 x 128: groupwise only (the others' heuristic)
+  // 128 x 128 (the promotion overlapped, or with turns): groupwise only (the others' heuristic).
+  for (const char* tiles : {"128x256", "128x128", "128x128-turns", "64x128"}) {
     SCOPED_TRACE(tiles);
     ASSERT_EQ(setenv("KBENCH_WGMMA_GEMM_TILES", tiles, 1), 0);
     for (const GemmLine& line : {
@@ -94,12 +95,15 @@ TEST(KbenchGemm, ClustersOfTwo) {
        }) {
     expect_kbench_passes(line);
   }
-  const kbench::testing::ScopedEnv groupwise_tiles("KBENCH_WGMMA_GEMM_TILES", "128x128");
-  for (const GemmLine& line : {
-           GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
-           GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
-       }) {
-    expect_kbench_passes(line);
+  for (const char* groupwise : {"128x128", "128x128-turns"}) {
+    SCOPED_TRACE(groupwise);
+    const kbench::testing::ScopedEnv groupwise_tiles("KBENCH_WGMMA_GEMM_TILES", groupwise);
+    for (const GemmLine& line : {
+             GemmLine{"gemm_fp8_nt_groupwise", "--m 300 --n 896 --k 1024"},
+             GemmLine{"group_gemm_fp8_nt_groupwise", "--m 70 --n 1152 --k 256 --group_size 3"},
+         }) {
+      expect_kbench_passes(line);
+    }
   }
 }
 
