@@ -21,7 +21,9 @@
 //               temporary, then added to the accumulators times a_scale(row) * b_scale(n-block) (the
 //               promotion: fp8 wgmma accumulates with reduced precision, so it never sums more than
 //               one slice). The two consumer warpgroups take turns issuing, so that the tensor
-//               cores run one's wgmmas while the other promotes.
+//               cores run one's wgmmas while the other promotes; in 128 x 128 tiles that fill the
+//               SMs each instead promotes slice k from one temporary while slice k + 1's wgmmas,
+//               issued into the other, run (kDoubleBuffered).
 // Split-K (decode-sized m, where the tiles alone leave SMs idle): each split accumulates its own
 // k-blocks (groupwise: promoted with their own scales) and writes its fp32 tile to its workspace slot;
 // the tile's last split to arrive (a per-tile counter, which it resets for the next launch) sums
