@@ -261,7 +261,8 @@ struct WgmmaGemmConfig {
   // consumers' 232 registers): each consumer issues slice k + 1's wgmmas into one temporary before
   // it promotes slice k's from the other, so its own wgmmas run while it promotes
   // (accumulate_groupwise_double_buffered). Not at decode sizes: a stage is freed only once the
-  // next is full, a stage less in flight (m 128, n 7168, k 16384: 1.7% slower). 64 x 128 tiles
+  // next is full, a stage less in flight where loads bound the kernel (m 128, n 7168, k 16384:
+  // 1.7-2.6% slower in session 39's calls 1-2, though second in each round there). 64 x 128 tiles
   // keep one temporary: without setmaxnreg the kernel's 255 registers spilled.
   static constexpr bool kDoubleBuffered = kOverlapPromotion;
   static_assert(!kOverlapPromotion || (kGroupwise && kSubTiles == 1 && kConsumers == 2), "128 x 128 groupwise only");
