@@ -275,9 +275,9 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     fence_regs(s_nope);  // zeroed here, not sunk between the GEMM's stages (ptxas would serialize them)
     fence_regs(s_pe);
     // Chunk c (64 dims; 8 is kpe): the thread's 16 bytes of rows r and r + 8 -> f16 A fragments of
-    // 4 k-steps; S^T += K_c Q^T_c, one commit group a chunk, at most
-    // two in flight (their fragments' registers). Chunk c + 1's bytes are loaded before chunk c is
-    // taken (the loads' latency otherwise stalls every chunk).
+    // 4 k-steps; S^T += K_c Q^T_c, one commit group a chunk, at most two in flight (their fragments'
+    // registers). Chunk c + 1's bytes are loaded before chunk c is taken (the loads' latency
+    // otherwise stalls every chunk).
     const auto load_chunk = [&](int c, uint4& row0, uint4& row1) {
       if (c % 2 == 0) mbar_wait(raw_full(smem, slot, c / 2), parity);
       if (c < kChunks - 1) {
@@ -375,8 +375,6 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
 #pragma unroll
       for (int i = 0; i < 8; ++i) o[mb][i] *= alpha[2 * (i / 4) + i % 2];
     }
-    const uint32_t v_piece = ((4 * 0 + warp) ^ (lane & 7)) << 4;  // block mb: u = 4 (mb % 2) + warp
-    const uint32_t v_piece_odd = ((4 * 1 + warp) ^ (lane & 7)) << 4;
     const uint32_t v_rows = raw + (8 * (lane / 8) + lane % 8) * 128;
     uint32_t frag[2][16];  // [mb % 2][4 k-steps x the 4 A registers]
 #pragma unroll
@@ -385,8 +383,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
       uint32_t bits[2][4];  // [half]: k-steps 2 half, 2 half + 1 (keys 32 half..)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
-        sm80::ldsm_x4_trans(v_rows + (mb / 2) * kRawBoxBytes + half * 32 * 128 + (mb % 2 ? v_piece_odd : v_piece),
-                            bits[half]);
+        const uint32_t piece = ((4 * (mb % 2) + warp) ^ (lane & 7)) << 4;  // dims 64 mb + 16 warp.. of the box
+        sm80::ldsm_x4_trans(v_rows + (mb / 2) * kRawBoxBytes + half * 32 * 128 + piece, bits[half]);
       }
       if (mb >= 2) wgmma_wait<1>();  // block mb - 2's GEMMs, which read f, are done
 #pragma unroll

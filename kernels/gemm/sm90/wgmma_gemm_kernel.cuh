@@ -140,8 +140,7 @@ struct WgmmaGemmArgs {
   int glu_columns;
 };
 
-// kOverlapPromotion: groupwise 128 x 128 tiles with double-buffered temporaries (kDoubleBuffered).
-template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_, bool kOverlapPromotion = false>
+template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_, bool kDoubleBuffered_ = false>
 struct WgmmaGemmConfig {
   // cute::float_e4m3_t, cute::float_e5m2_t, cute::bfloat16_t or cute::half_t (the FP4 modes': what
   // their codes expand into).
@@ -264,8 +263,8 @@ struct WgmmaGemmConfig {
   // next is full, a stage less in flight where loads bound the kernel (m 128, n 7168, k 16384:
   // 1.7-2.6% slower in session 39's calls 1-2, though second in each round there). 64 x 128 tiles
   // keep one temporary: without setmaxnreg the kernel's 255 registers spilled.
-  static constexpr bool kDoubleBuffered = kOverlapPromotion;
-  static_assert(!kOverlapPromotion || (kGroupwise && kSubTiles == 1 && kConsumers == 2), "128 x 128 groupwise only");
+  static constexpr bool kDoubleBuffered = kDoubleBuffered_;
+  static_assert(!kDoubleBuffered || (kGroupwise && kSubTiles == 1 && kConsumers == 2), "128 x 128 groupwise only");
   // Groupwise 128 x 256 tiles (one temporary: two would not fit beside the accumulators): the two
   // consumer warpgroups take turns issuing their wgmmas (named barriers kTurnBarrier + warpgroup),
   // so that one promotes while the tensor cores run the other's. Issued together, the tensor cores
