@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "kernels/attention/mla/mla_fa3_kernel.cuh"
+#include "kernels/attention/mla/mla_fa3_transposed_bf16_kernel.cuh"
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/common/tensor_map.hpp"
 
@@ -36,6 +36,8 @@ cudaError_t mla_fa3_available() {
   if (probe == cudaSuccess) probe = mla_fa3_kernel_attributes<true, Schedule::seesaw_fp8>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes<false>(&attributes);
   if (probe == cudaSuccess) probe = mla_fa3_transposed_attributes<true>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_transposed_bf16_attributes<false>(&attributes);
+  if (probe == cudaSuccess) probe = mla_fa3_transposed_bf16_attributes<true>(&attributes);
   return kernel_image_status(probe);
 #else
   return cudaErrorNoKernelImageForDevice;  // built without sm_90a (sources.cmake): the body would trap
@@ -76,12 +78,16 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
   const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
                           static_cast<unsigned>(p.batch));
-  // fp8 KV with a request's rows in one 16-column block: the transposed kernel (keys on wgmma's M).
-  // Otherwise, a request's rows filling a 64-row block (compute-bound): seesaw consumers (their fp8
-  // variant on fp8 KV); fewer (memory-bound, one block a request): lockstep, whose KV stages free sooner.
+  // A request's rows in one 16-column block: the transposed kernels (keys on wgmma's M; fp8 KV or
+  // bf16). Otherwise, a request's rows filling a 64-row block (compute-bound): seesaw consumers (their
+  // fp8 variant on fp8 KV); fewer (memory-bound, one block a request): lockstep, whose KV stages free
+  // sooner.
   const auto launch = [&](auto balanced, dim3 grid) {
     constexpr bool kBalanced = decltype(balanced)::value;
-    if (a.kv_fp8 != 0 && a.rows <= kTransposedMaxRows) return launch_mla_fa3_transposed<kBalanced>(a, grid, stream);
+    if (a.rows <= kTransposedMaxRows) {
+      return a.kv_fp8 != 0 ? launch_mla_fa3_transposed<kBalanced>(a, grid, stream)
+                           : launch_mla_fa3_transposed_bf16<kBalanced>(a, grid, stream);
+    }
     if (a.rows < kRows) return launch_mla_fa3_grid<kBalanced, Schedule::lockstep>(a, grid, stream);
     return a.kv_fp8 != 0 ? launch_mla_fa3_grid<kBalanced, Schedule::seesaw_fp8>(a, grid, stream)
                          : launch_mla_fa3_grid<kBalanced, Schedule::seesaw>(a, grid, stream);

@@ -44,7 +44,8 @@
 //  * consumers (warpgroups 1 and 2, setmaxnreg 224), warpgroup w owning output columns [256 w,
 //    256 w + 256), on one of two schedules (each variant above on each), by the rows of a request:
 //  * lockstep, where a request has fewer than 64 rows (memory-bound: a tile's stage frees as soon as
-//    both warpgroups are done with it, keeping two tiles in flight), per tile:
+//    both warpgroups are done with it, keeping two tiles in flight; mla_fa3.cu sends blocks of at
+//    most 16 rows to the transposed kernels instead, keys on wgmma's M), per tile:
 //      S = Q K^T on wgmma 64 x 32 x 576: warpgroup w takes keys [32 w, 32 w + 32) (both read all of
 //      Q), chunk by chunk as they land; mask; the warpgroups exchange their row maxima through
 //      shared memory (named barrier), so both keep the same running max and rescale factors; P =

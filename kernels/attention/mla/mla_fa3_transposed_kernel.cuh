@@ -39,6 +39,7 @@
 #pragma once
 
 #include "kernels/attention/mla/mla_fa3_kernel.cuh"
+#include "kernels/attention/mla/mla_transposed_columns.cuh"
 #include "kernels/common/fp8_pack.cuh"
 
 namespace kbench::kernels::mla_fa3_detail {
@@ -235,7 +236,9 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   const int quad = lane % 4;
   const int r = 16 * warp + ((lane / 8) ^ (5 * ((lane / 4) & 1)));
   const int dim_pair = 16 * warp + 2 * (lane / 4);  // the dims of the thread's O^T rows (of a 64-dim block)
-  const auto col_of = [&](int i) { return 8 * (i / 2) + 2 * quad + i % 2; };
+  float* red = reinterpret_cast<float*>(smem_ptr + TLayout::red) + wg * 4 * kCols;  // this warpgroup's [warp][16]
+  const TransposedColumns columns{warp, lane, r, red, kWarpgroupBarrier + wg};
+  const auto col_of = [&](int ci) { return columns.col(ci); };
   int end[4];  // keys the thread's columns see (rows past the request's: all, never stored)
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -244,7 +247,6 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   }
   const int mask_from = min(blk.kv_len - a.s_qo + 1 + blk.j0 / a.num_heads, blk.k_end);  // column 0's end
   const float scale = a.scale_log2 * ldexpf(1.0f, -e_q);
-  float* red = reinterpret_cast<float*>(smem_ptr + TLayout::red) + wg * 4 * kCols;  // this warpgroup's [warp][16]
   const uint32_t pbuf = smem + TLayout::p + wg * kPBytes;
   const uint64_t p_desc = smem_desc(pbuf, 16, 1024);
   const uint64_t q_desc = smem_desc(smem + TLayout::q, 16, 1024);
@@ -317,53 +319,15 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
     fence_regs(s_nope);
     fence_regs(s_pe);
 
-    // Scores (log2 units), masked where the tile reaches past column 0's bound; column maxima over
-    // the thread's keys, its 8 lanes (xor 4, 8, 16), then the warpgroup's 4 warps.
+    // Scores (log2 units), masked where the tile reaches past column 0's bound; the online softmax
+    // step over the columns, P^T f16 (TransposedColumns).
     const int key0 = blk.k_begin + tile * kTile;
-    const bool masked = key0 + kTile > mask_from;
     float s[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      // s[i]: key r + 8 ((i / 2) % 2), column index 2 (i / 4) + i % 2
-      const int ci = 2 * (i / 4) + i % 2;
-      const int key = key0 + r + 8 * ((i / 2) % 2);
-      const float v = (s_nope[i] + a.kpe_mul * s_pe[i]) * scale;
-      s[i] = masked && key >= end[ci] ? -INFINITY : v;
-    }
-#pragma unroll
-    for (int ci = 0; ci < 4; ++ci) {
-      const int i = 4 * (ci / 2) + ci % 2;
-      float v = fmaxf(s[i], s[i + 2]);
-#pragma unroll
-      for (int off = 4; off < 32; off *= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-      if (lane < 4) red[warp * kCols + col_of(ci)] = v;
-    }
-    named_sync(kWarpgroupBarrier + wg, 128);
-    float alpha[4], base[4];
-#pragma unroll
-    for (int ci = 0; ci < 4; ++ci) {
-      float v = m[ci];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) v = fmaxf(v, red[w * kCols + col_of(ci)]);
-      base[ci] = v == -INFINITY ? 0.0f : v;  // a column with no key yet: its P are all 0
-      alpha[ci] = sm80::ex2(m[ci] - base[ci]);
-      m[ci] = v;
-      l[ci] *= alpha[ci];
-    }
-    // P^T [column][key] f16, 128-byte swizzled (the B operand, K-major).
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int ci = 2 * (i / 4) + i % 2;
-      const float p = sm80::ex2(s[i] - base[ci]);
-      l[ci] += p;
-      const int n = col_of(ci), key = r + 8 * ((i / 2) % 2);
-      const __half h = __float2half_rn(p);
-      asm volatile("st.shared.b16 [%0], %1;" ::"r"(pbuf + n * 128 + (((key / 8) ^ (n & 7)) << 4) + (key % 8) * 2),
-                   "h"(*reinterpret_cast<const uint16_t*>(&h))
-                   : "memory");
-    }
-    fence_proxy_async();  // P^T's generic stores, read by wgmma
-    named_sync(kWarpgroupBarrier + wg, 128);  // every thread's P^T stores (and max reads) done
+    for (int i = 0; i < 8; ++i) s[i] = (s_nope[i] + a.kpe_mul * s_pe[i]) * scale;
+    columns.mask(s, key0, key0 + kTile > mask_from, end);
+    float alpha[4];
+    columns.step<__half>(s, m, l, alpha, pbuf);
 
     // O^T = alpha O^T + V^T P^T: 8 blocks of 64 dims x 4 k-steps of 16 keys. V^T's fragments of
     // block mb: ldmatrix.trans over the raw ckv box's 16-byte pieces of dims 64 mb + 16 warp.. (a
@@ -416,14 +380,7 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   // The warpgroup's column sums (lanes xor 4, 8, 16, then its warps; every thread is past the last
   // tile's reads of red), then both warpgroups' (max, sum) to stats.
   float* stats = reinterpret_cast<float*>(smem_ptr + TLayout::stats);  // [warpgroup][max, sum][16]
-#pragma unroll
-  for (int ci = 0; ci < 4; ++ci) {
-    float v = l[ci];
-#pragma unroll
-    for (int off = 4; off < 32; off *= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-    if (lane < 4) red[warp * kCols + col_of(ci)] = v;
-  }
-  named_sync(kWarpgroupBarrier + wg, 128);
+  columns.publish_sums(l, red);
   if (t < 4) {  // lane q holds columns col_of(0..3)
 #pragma unroll
     for (int ci = 0; ci < 4; ++ci) {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <random>
@@ -409,36 +410,47 @@ TEST(MlaFa3Fp8, KpeScaleDiffersFromCkvScale) {
   expect_fp8_kpe_scale_differs(kernels::MlaKernel::fa3);
 }
 
-// fp8 KV with at most 16 query rows a request, fa3's transposed kernel (keys on wgmma's M). On the
-// uniform grid (splits forced: the plan may balance ragged lengths): 8 heads x 2 tokens (causal among
-// them) with empty splits, 3 heads unsplit, 16 heads on gathered pages (1) and on pages of whole
-// tiles, 4 heads x 4 tokens with a kpe scale apart from ckv's; bf16 and fp8 q.
+// At most 16 query rows a request: fa3's keys-on-M kernels (fp8 KV: the transposed kernel; bf16 KV:
+// the lockstep_transposed consumers). On the uniform grid (splits forced: the plan may balance ragged
+// lengths): 8 heads x 2 tokens (causal among them) with empty splits, 3 heads unsplit, 16 heads on
+// gathered pages (1) and on pages of whole tiles, 4 heads x 4 tokens (fp8: a kpe scale apart from
+// ckv's); the balanced schedule forced over 5 and 3 SMs (many segments a CTA, Q restaged for each,
+// requests split over CTAs and merged, empty partials), and as the plan picks it for random lengths.
+// `as` gives a case its dtypes (the kpe scale factor: fp8 only).
+void expect_transposed_blocks(const std::function<KernelCase(KernelCase, float)>& as) {
+  const auto fa3 = kernels::MlaKernel::fa3;
+  expect_matches_reference(fa3, as({{2, 37, 300, 1029, 64}, 2, 8, 16, 64, 2}, 1.0f));
+  expect_matches_reference(fa3, as({{1, 65, 128, 700}, 1, 3, 64, 4096, 1}, 1.0f));
+  expect_matches_reference(fa3, as({{1, 63, 4100}, 1, 16, 1, 1024, 2}, 1.0f));
+  expect_matches_reference(fa3, as({{8192, 8192, 5000}, 1, 16, 64, 2048, 2}, 1.0f));
+  expect_matches_reference(fa3, as({{130, 4099}, 4, 4, 64, 128, 2}, 0.25f));
+  KernelCase few = as({{2, 700, 4099, 130, 64, 65, 2000, 3, 1500}, 1, 16, 16, std::nullopt, 2}, 1.0f);
+  few.force_balanced = true;
+  few.expect_balanced = true;
+  few.plan_sm_count = 5;
+  expect_matches_reference(fa3, few);
+  KernelCase tokens = as({{2, 37, 300, 1029, 64, 5, 900}, 2, 8, 1, std::nullopt, 0}, 2.0f);
+  tokens.force_balanced = true;
+  tokens.expect_balanced = true;
+  tokens.plan_sm_count = 3;
+  expect_matches_reference(fa3, tokens);
+  std::mt19937 rng(13);
+  std::vector<int32_t> lens(128);
+  for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 4096);
+  KernelCase random = as({lens, 1, 16, 64, std::nullopt, 0}, 1.0f);
+  random.expect_balanced = true;
+  expect_matches_reference(fa3, random);
+}
+
+TEST(MlaFa3, TransposedBlocks) {
+  KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
+  expect_transposed_blocks([](KernelCase c, float) { return c; });
+}
+
 TEST(MlaFa3Fp8, TransposedBlocks) {
   KBENCH_REQUIRE_MLA_KERNEL(kernels::MlaKernel::fa3);
   for (const bool fp8_q : {false, true}) {
-    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{2, 37, 300, 1029, 64}, 2, 8, 16, 64, 2}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{1, 65, 128, 700}, 1, 3, 64, 4096, 1}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{1, 63, 4100}, 1, 16, 1, 1024, 2}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{8192, 8192, 5000}, 1, 16, 64, 2048, 2}, fp8_q));
-    expect_matches_reference(kernels::MlaKernel::fa3, fp8({{130, 4099}, 4, 4, 64, 128, 2}, fp8_q, 0.25f));
-    // Its balanced schedule: forced over 5 and 3 SMs (many segments a CTA, Q restaged for each,
-    // requests split over CTAs and merged, empty partials), and as the plan picks it for random lengths.
-    KernelCase few = fp8({{2, 700, 4099, 130, 64, 65, 2000, 3, 1500}, 1, 16, 16, std::nullopt, 2}, fp8_q);
-    few.force_balanced = true;
-    few.expect_balanced = true;
-    few.plan_sm_count = 5;
-    expect_matches_reference(kernels::MlaKernel::fa3, few);
-    KernelCase tokens = fp8({{2, 37, 300, 1029, 64, 5, 900}, 2, 8, 1, std::nullopt, 0}, fp8_q, 2.0f);
-    tokens.force_balanced = true;
-    tokens.expect_balanced = true;
-    tokens.plan_sm_count = 3;
-    expect_matches_reference(kernels::MlaKernel::fa3, tokens);
-    std::mt19937 rng(13);
-    std::vector<int32_t> lens(128);
-    for (auto& len : lens) len = 1 + static_cast<int32_t>(rng() % 4096);
-    KernelCase random = fp8({lens, 1, 16, 64, std::nullopt, 0}, fp8_q);
-    random.expect_balanced = true;
-    expect_matches_reference(kernels::MlaKernel::fa3, random);
+    expect_transposed_blocks([&](KernelCase c, float kpe_scale_factor) { return fp8(c, fp8_q, kpe_scale_factor); });
   }
 }
 
