@@ -411,7 +411,7 @@ TEST(MlaFa3Fp8, KpeScaleDiffersFromCkvScale) {
 }
 
 // At most 16 query rows a request: fa3's keys-on-M kernels (fp8 KV: the transposed kernel; bf16 KV:
-// the lockstep_transposed consumers). On the uniform grid (splits forced: the plan may balance ragged
+// the transposed bf16 kernel). On the uniform grid (splits forced: the plan may balance ragged
 // lengths): 8 heads x 2 tokens (causal among them) with empty splits, 3 heads unsplit, 16 heads on
 // gathered pages (1) and on pages of whole tiles, 4 heads x 4 tokens (fp8: a kpe scale apart from
 // ckv's); the balanced schedule forced over 5 and 3 SMs (many segments a CTA, Q restaged for each,
