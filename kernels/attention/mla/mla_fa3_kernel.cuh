@@ -1056,11 +1056,18 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
 
 // The launch of one variant on its grid (its translation unit instantiates it), and the probe of
 // its kernel image (cudaFuncGetAttributes).
+// One of fa3's kernels (this one, the transposed ones) on `grid`: kThreads a CTA, smem_bytes of
+// shared memory (its limit raised once).
+template <auto kKernel>
+cudaError_t launch_fa3_kernel(const Args& a, dim3 grid, int smem_bytes, cudaStream_t stream) {
+  const cudaError_t status = ensure_smem_limit<kKernel>(smem_bytes);
+  if (status != cudaSuccess) return status;
+  return launch_kernel(kKernel, grid, dim3(kThreads), smem_bytes, stream, false, a);
+}
+
 template <bool kBalanced, Schedule kSchedule>
 cudaError_t launch_mla_fa3_grid(const Args& a, dim3 grid, cudaStream_t stream) {
-  const cudaError_t status = ensure_smem_limit<mla_fa3_kernel<kBalanced, kSchedule>>(Layout::bytes);
-  if (status != cudaSuccess) return status;
-  return launch_kernel(mla_fa3_kernel<kBalanced, kSchedule>, grid, dim3(kThreads), Layout::bytes, stream, false, a);
+  return launch_fa3_kernel<mla_fa3_kernel<kBalanced, kSchedule>>(a, grid, Layout::bytes, stream);
 }
 
 template <bool kBalanced, Schedule kSchedule>

@@ -166,14 +166,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   const int r0 = warp * 16 + lane / 4;  // the thread's keys (S^T rows) r0, r0 + 8; O^T rows: dims 64 mb + r0, + 8
   float* red = reinterpret_cast<float*>(smem_ptr + BLayout::red) + wg * 4 * kCols;  // [warp][16]
   const TransposedColumns columns{warp, lane, r0, red, kWarpgroupBarrier + wg};
-  const auto col_of = [&](int ci) { return columns.col(ci); };
-  int end[4];  // keys each of the thread's 4 columns sees (columns past the request's rows: all, never stored)
-#pragma unroll
-  for (int ci = 0; ci < 4; ++ci) {
-    const int j = blk.j0 + col_of(ci);
-    end[ci] = j < a.rows ? min(blk.kv_len - a.s_qo + 1 + j / a.num_heads, blk.k_end) : blk.k_end;
-  }
-  const int mask_from = min(blk.kv_len - a.s_qo + 1 + blk.j0 / a.num_heads, blk.k_end);  // column 0's end
+  int end[4], mask_from;
+  columns.key_ends(a, blk, end, mask_from);
   float* sums = reinterpret_cast<float*>(smem_ptr + BLayout::sums) + wg * 4 * kCols;
   float* own_part = reinterpret_cast<float*>(smem_ptr + BLayout::part + wg * kPartBytes);
   const float* other_part = reinterpret_cast<const float*>(smem_ptr + BLayout::part + (wg ^ 1) * kPartBytes);
@@ -268,18 +262,14 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   // tile's two barriers).
   columns.publish_sums(l, sums);
 #pragma unroll
-  for (int ci = 0; ci < 4; ++ci) {
-    l[ci] = 0.0f;
-#pragma unroll
-    for (int w = 0; w < 4; ++w) l[ci] += sums[w * kCols + col_of(ci)];
-  }
+  for (int ci = 0; ci < 4; ++ci) l[ci] = TransposedColumns::total(sums, columns.col(ci));
   // o = ckv_scale O / l as bf16 (a segment covering its request's keys), or the normalised partial O
   // and the log2-sum-exp (warpgroup 0's lanes 0..3 of warp 0, which hold every column) for the merge.
   const int64_t part_row0 = (static_cast<int64_t>(blk.b) * a.num_splits + blk.slot) * a.rows + blk.j0;
   const int64_t out_row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
 #pragma unroll
   for (int ci = 0; ci < 4; ++ci) {
-    const int n = col_of(ci);
+    const int n = columns.col(ci);
     if (blk.j0 + n >= a.rows) continue;
     const float inv = l[ci] > 0.0f ? a.v_scale / l[ci] : 0.0f;
 #pragma unroll
@@ -364,11 +354,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_bf16_kernel(co
 
 template <bool kBalanced>
 cudaError_t launch_mla_fa3_transposed_bf16(const Args& a, dim3 grid, cudaStream_t stream) {
-  const cudaError_t status = ensure_smem_limit<transposed_bf16::mla_fa3_transposed_bf16_kernel<kBalanced>>(
-      transposed_bf16::BLayout::bytes);
-  if (status != cudaSuccess) return status;
-  return launch_kernel(transposed_bf16::mla_fa3_transposed_bf16_kernel<kBalanced>, grid, dim3(kThreads),
-                       transposed_bf16::BLayout::bytes, stream, false, a);
+  return launch_fa3_kernel<transposed_bf16::mla_fa3_transposed_bf16_kernel<kBalanced>>(
+      a, grid, transposed_bf16::BLayout::bytes, stream);
 }
 
 template <bool kBalanced>

@@ -238,14 +238,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   const int dim_pair = 16 * warp + 2 * (lane / 4);  // the dims of the thread's O^T rows (of a 64-dim block)
   float* red = reinterpret_cast<float*>(smem_ptr + TLayout::red) + wg * 4 * kCols;  // this warpgroup's [warp][16]
   const TransposedColumns columns{warp, lane, r, red, kWarpgroupBarrier + wg};
-  const auto col_of = [&](int ci) { return columns.col(ci); };
-  int end[4];  // keys the thread's columns see (rows past the request's: all, never stored)
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int j = blk.j0 + col_of(i);
-    end[i] = j < a.rows ? min(blk.kv_len - a.s_qo + 1 + j / a.num_heads, blk.k_end) : blk.k_end;
-  }
-  const int mask_from = min(blk.kv_len - a.s_qo + 1 + blk.j0 / a.num_heads, blk.k_end);  // column 0's end
+  int end[4], mask_from;
+  columns.key_ends(a, blk, end, mask_from);
   const float scale = a.scale_log2 * ldexpf(1.0f, -e_q);
   const uint32_t pbuf = smem + TLayout::p + wg * kPBytes;
   const uint64_t p_desc = smem_desc(pbuf, 16, 1024);
@@ -381,12 +375,12 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
   // tile's reads of red), then both warpgroups' (max, sum) to stats.
   float* stats = reinterpret_cast<float*>(smem_ptr + TLayout::stats);  // [warpgroup][max, sum][16]
   columns.publish_sums(l, red);
-  if (t < 4) {  // lane q holds columns col_of(0..3)
+  if (t < 4) {  // lane q holds columns columns.col(0..3)
 #pragma unroll
     for (int ci = 0; ci < 4; ++ci) {
-      const int col = col_of(ci);
+      const int col = columns.col(ci);
       stats[2 * wg * kCols + col] = m[ci];
-      stats[(2 * wg + 1) * kCols + col] = red[col] + red[kCols + col] + red[2 * kCols + col] + red[3 * kCols + col];
+      stats[(2 * wg + 1) * kCols + col] = TransposedColumns::total(red, col);
     }
   }
   const auto consumers_sync = [&] {
@@ -411,8 +405,8 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
 #pragma unroll
   for (int ci = 0; ci < 4; ++ci) {
     float big, sum;
-    merged(col_of(ci), big, sum);
-    factor[ci] = sum > 0.0f ? weight(wg, col_of(ci), big) / sum * a.v_scale : 0.0f;
+    merged(columns.col(ci), big, sum);
+    factor[ci] = sum > 0.0f ? weight(wg, columns.col(ci), big) / sum * a.v_scale : 0.0f;
   }
 #pragma unroll
   for (int pass = 0; pass < 2; ++pass) {
@@ -422,7 +416,7 @@ __device__ __forceinline__ void consume_segment(const Args& a, const Block& blk,
 #pragma unroll
         for (int i = 0; i < 8; ++i) {
           const int ci = 2 * (i / 4) + i % 2;
-          float& x = merge[col_of(ci) * kMergeStride + 64 * mb + dim_pair + (i / 2) % 2];
+          float& x = merge[columns.col(ci) * kMergeStride + 64 * mb + dim_pair + (i / 2) % 2];
           x = (pass == 0 ? 0.0f : x) + o[mb][i] * factor[ci];
         }
       }
@@ -522,11 +516,8 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const _
 
 template <bool kBalanced>
 cudaError_t launch_mla_fa3_transposed(const Args& a, dim3 grid, cudaStream_t stream) {
-  const cudaError_t status =
-      ensure_smem_limit<transposed::mla_fa3_transposed_kernel<kBalanced>>(transposed::TLayout::bytes);
-  if (status != cudaSuccess) return status;
-  return launch_kernel(transposed::mla_fa3_transposed_kernel<kBalanced>, grid, dim3(kThreads),
-                       transposed::TLayout::bytes, stream, false, a);
+  return launch_fa3_kernel<transposed::mla_fa3_transposed_kernel<kBalanced>>(a, grid, transposed::TLayout::bytes,
+                                                                             stream);
 }
 
 template <bool kBalanced>

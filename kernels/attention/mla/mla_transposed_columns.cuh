@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/attention/mla/mla_fa3_kernel.cuh"
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/mma_sm80.cuh"
 
@@ -22,7 +23,7 @@ namespace kbench::kernels::mla_fa3_detail {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 struct TransposedColumns {
-  static constexpr int kCols = 16;
+  static constexpr int kCols = kTransposedMaxRows;
   int warp;
   int lane;
   int r;          // the thread's first key (its second: r + 8)
@@ -32,6 +33,17 @@ struct TransposedColumns {
   __device__ int col(int ci) const { return 8 * (ci / 2) + 2 * (lane % 4) + ci % 2; }
   __device__ static int column_index(int i) { return 2 * (i / 4) + i % 2; }
   __device__ int key(int i) const { return r + 8 * ((i / 2) % 2); }
+
+  // The keys each of the thread's columns sees in the block's segment (columns past the request's
+  // rows: all, never stored), and column 0's (the fewest: tiles reaching past it need masks).
+  __device__ void key_ends(const Args& a, const Block& blk, int (&end)[4], int& mask_from) const {
+#pragma unroll
+    for (int ci = 0; ci < 4; ++ci) {
+      const int j = blk.j0 + col(ci);
+      end[ci] = j < a.rows ? min(blk.kv_len - a.s_qo + 1 + j / a.num_heads, blk.k_end) : blk.k_end;
+    }
+    mask_from = min(blk.kv_len - a.s_qo + 1 + blk.j0 / a.num_heads, blk.k_end);
+  }
 
   // Scores (log2 units) of the tile's keys key0 + ..: where the tile is `masked`, a key at or past
   // its column's end is -inf.
@@ -99,6 +111,10 @@ struct TransposedColumns {
       if (lane < 4) sums[warp * kCols + col(ci)] = v;
     }
     hopper::named_sync(barrier, 128);
+  }
+  // The warpgroup's sum of column `column` from publish_sums' entries.
+  __device__ static float total(const float* sums, int column) {
+    return sums[column] + sums[kCols + column] + sums[2 * kCols + column] + sums[3 * kCols + column];
   }
 };
 
