@@ -25,7 +25,7 @@ CUtensorMapDataType tensor_map_type(DType dtype) {
 }
 
 cudaError_t encode_token_major_map(CUtensorMap* map, const void* base, DType dtype, int heads, int head_dim,
-                                   int box_rows) {
+                                   int box_rows, CUtensorMapL2promotion promotion) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
   if (encode == nullptr) return cudaErrorNotSupported;
   const cuuint64_t elem = dtype_size(dtype);
@@ -39,8 +39,8 @@ cudaError_t encode_token_major_map(CUtensorMap* map, const void* base, DType dty
                              static_cast<cuuint32_t>(head_dim / chunk)};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const CUresult result = encode(map, tensor_map_type(dtype), 4, const_cast<void*>(base), dims, strides, box,
-                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                 element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 

@@ -62,13 +62,19 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
     // bf16: ckv as [rows][8 chunks][64], a box one 64-column chunk of the tile, landing on its own
     // barrier. fp8: ckv as [rows][4 boxes][128] and kpe as 64-byte rows, landing raw (widened in place).
+    // The bf16 transposed kernel's boxes at 128 B L2 promotion, not 256: its memory-bound case on an
+    // H200 273 us against 302 (session 41, call 4; 64 B and none ran as 128 in session 40). The other
+    // kernels keep 256 B (not measured otherwise).
+    const CUtensorMapL2promotion bf16_promotion =
+        a.rows <= kTransposedMaxRows ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
     cudaError_t status =
-        a.kv_fp8 != 0
-            ? encode_token_major_map(&a.ckv_map, p.ckv, DType::fp8_e4m3, kDc / 128, 128, kTile)
-            : encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile);
+        a.kv_fp8 != 0 ? encode_token_major_map(&a.ckv_map, p.ckv, DType::fp8_e4m3, kDc / 128, 128, kTile)
+                      : encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile,
+                                               bf16_promotion);
     if (status == cudaSuccess) {
-      status = a.kv_fp8 != 0 ? encode_byte_rows_map(&a.kpe_map, p.kpe, kDp, kTile)
-                             : encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile);
+      status = a.kv_fp8 != 0
+                   ? encode_byte_rows_map(&a.kpe_map, p.kpe, kDp, kTile)
+                   : encode_token_major_map(&a.kpe_map, p.kpe, DType::bfloat16, 1, kDp, kTile, bf16_promotion);
     }
     if (status != cudaSuccess) return status;
     a.page_tma = 1;

@@ -393,28 +393,49 @@ __device__ __forceinline__ int64_t tile_cache_row(const Args& a, const Block& bl
                        : int64_t{-1};
 }
 
+// Whether the block's tile `tile` loads by TMA boxes: pages of whole tiles (Args::page_tma), every
+// key of the tile below kv_len (the rows past it may hold anything: such a tile is gathered,
+// zero-filled).
+__device__ __forceinline__ bool loads_by_tma(const Args& a, const Block& blk, int tile) {
+  return a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len;
+}
+
+// A producer buffer's full barrier counts kProducerThreads arrivals, gathered (each producer thread's
+// copies arrive) or loaded by TMA boxes: then thread 0 arrives with the transaction bytes and for
+// its warp's other lanes (kTmaIssuerArrivals), and lane 0 of each other producer warp for its warp,
+// every warp once it has seen the buffer free. Every producer thread waits for every buffer (a
+// gathered tile's writers must), and these arrivals keep a thread that only waits from falling a
+// phase behind: the consumers cannot free the buffer again before all have seen it free. (With
+// thread 0 arriving for all, a waiting warp could miss the phase and wait on its parity forever:
+// fa3's bf16 random-length decode hung in most runs of some calls, session 41.)
+constexpr uint32_t kTmaIssuerArrivals = 32;
+__device__ __forceinline__ void arrive_seen_free(uint32_t full, int tid) {
+  __syncwarp();
+  if (tid % 32 == 0 && tid != 0) mbar_arrive_count(full, 32);
+}
+
 // fp8 KV: the raw bytes of one tile to `raw` (four 128-byte-swizzled ckv boxes [64 keys][128 B],
 // then kpe [64 keys][64 B]): by five TMA boxes, box b landing on the mbarrier at raw_full + 8 b (the
-// widening starts on the first), on pages of whole tiles, every key inside the request (thread 0
-// arrives for the others), else warp w gathers keys [16 w, 16 w + 16) (a key's 512 ckv bytes by one
+// widening starts on the first), on pages of whole tiles, every key inside the request
+// (arrive_seen_free), else warp w gathers keys [16 w, 16 w + 16) (a key's 512 ckv bytes by one
 // 16-byte copy a lane into the swizzled boxes, its 64 kpe bytes by lanes 0..3; keys past the range
 // zero-filled). my_row: the cache row of key 16 warp + lane % 16 (-1 past the range).
 __device__ __forceinline__ void load_raw_tile(const Args& a, const Block& blk, uint32_t raw, uint32_t raw_full,
                                               int64_t my_row, int tile, int tid) {
   constexpr int kKpe = kRawKpe - kRawCkv;  // of raw
-  if (a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len) {
+  if (loads_by_tma(a, blk, tile)) {
     if (tid == 0) {
       for (int q = 0; q < kDc / 128; ++q) {
         mbar_arrive_expect_tx(raw_full + 8 * q, kRawBoxBytes);
         tma_load_4d(raw + q * kRawBoxBytes, &a.ckv_map, raw_full + 8 * q, 0, static_cast<int>(my_row), q, 0);
-        mbar_arrive_count(raw_full + 8 * q, kProducerThreads - 1);
+        mbar_arrive_count(raw_full + 8 * q, kTmaIssuerArrivals - 1);
       }
       const uint32_t kpe_full = raw_full + 8 * (kRawBoxes - 1);
       mbar_arrive_expect_tx(kpe_full, kTile * kDp);
       tma_load_2d(raw + kKpe, &a.kpe_map, kpe_full, 0, static_cast<int>(my_row));
-      mbar_arrive_count(kpe_full, kProducerThreads - 1);
+      mbar_arrive_count(kpe_full, kTmaIssuerArrivals - 1);
     }
-    __syncwarp();
+    for (int box = 0; box < kRawBoxes; ++box) arrive_seen_free(raw_full + 8 * box, tid);
     return;
   }
   const int warp = tid / 32;
@@ -478,30 +499,32 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
     if (tile + 1 < blk.num_tiles) next_row = cache_row(tile + 1);  // in flight while this tile is issued
     const uint32_t free_parity = ((it / kStages) & 1) ^ 1;
     const uint32_t stage = smem + Layout::kv + s * kBlockBytes;
-    // Pages of whole tiles, every key of the tile below kv_len (the rows past it may hold anything:
-    // that tile is gathered, zero-filled): thread 0's row (the tile's first key) starts its page's 64,
-    // each chunk one TMA box on its kv_full (thread 0 also arrives for the other producer threads).
-    const bool tma_tile = a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len;
+    // Pages of whole tiles (loads_by_tma): thread 0's row (the tile's first key) starts its page's
+    // 64, each chunk one TMA box on its kv_full (arrive_seen_free: every producer thread, once it saw
+    // the stage free).
+    const bool tma_tile = loads_by_tma(a, blk, tile);
     const auto load_chunk = [&](int chunk) {
-      mbar_arrive_expect_tx(bars.kv_full(s, chunk), kChunkBytes);
-      const CUtensorMap* map = chunk < kChunks - 1 ? &a.ckv_map : &a.kpe_map;
-      tma_load_4d(stage + chunk * kChunkBytes, map, bars.kv_full(s, chunk), 0, static_cast<int>(my_row),
-                  chunk < kChunks - 1 ? chunk : 0, 0);
-      mbar_arrive_count(bars.kv_full(s, chunk), kProducerThreads - 1);
+      if (tid == 0) {
+        mbar_arrive_expect_tx(bars.kv_full(s, chunk), kChunkBytes);
+        const CUtensorMap* map = chunk < kChunks - 1 ? &a.ckv_map : &a.kpe_map;
+        tma_load_4d(stage + chunk * kChunkBytes, map, bars.kv_full(s, chunk), 0, static_cast<int>(my_row),
+                    chunk < kChunks - 1 ? chunk : 0, 0);
+        mbar_arrive_count(bars.kv_full(s, chunk), kTmaIssuerArrivals - 1);
+      }
+      arrive_seen_free(bars.kv_full(s, chunk), tid);
     };
     if constexpr (kSchedule != Schedule::lockstep) {
       // The stage frees part by part (the tile before frees its kpe after its owner's S, each V half
       // after that half's PV): bf16 tiles of whole pages load each part once free, in the order the
-      // owner's S takes them (kpe, the owner's half, the other's); others once all are. Every producer
-      // thread waits for each part, which keeps them in step.
+      // owner's S takes them (kpe, the owner's half, the other's); others once all are.
       const bool by_parts = kSchedule == Schedule::seesaw && tma_tile;  // bf16 (seesaw_fp8: fp8 KV)
       const int owner = tile & 1;
       mbar_wait(bars.kpe_empty(s), free_parity);
-      if (by_parts && tid == 0) load_chunk(kChunks - 1);
+      if (by_parts) load_chunk(kChunks - 1);
       for (int half = 0; half < 2; ++half) {
         const int w = owner ^ half;
         mbar_wait(bars.half_empty(s, w), free_parity);
-        if (by_parts && tid == 0) {
+        if (by_parts) {
           for (int chunk = 4 * w; chunk < 4 * w + 4; ++chunk) load_chunk(chunk);
         }
       }
@@ -518,9 +541,7 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
       continue;
     }
     if (tma_tile) {
-      if (tid == 0) {
-        for (int chunk = 0; chunk < kChunks; ++chunk) load_chunk(chunk);
-      }
+      for (int chunk = 0; chunk < kChunks; ++chunk) load_chunk(chunk);
       continue;
     }
     for_each_warp_key(my_row, warp, [&](int key, int64_t row) {

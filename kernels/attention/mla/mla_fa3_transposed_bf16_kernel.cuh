@@ -120,25 +120,23 @@ __device__ __forceinline__ void produce_segment(const Args& a, const Block& blk,
   for (int tile = 0; tile < blk.num_tiles; ++tile, ++it) {
     const int64_t my_row = next_row;
     if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
-    // Pages of whole tiles, every key of the tile below kv_len: thread 0's row (the tile's first key)
-    // starts its page's 64; each chunk one TMA box into its slot as the slot frees (thread 0 arrives
-    // for the other producer threads). Every producer thread waits for each slot, which keeps them
-    // in step (a thread running tiles ahead would wait on a slot's parity phases early).
-    const bool tma_tile = a.page_tma != 0 && blk.k_begin + (tile + 1) * kTile <= blk.kv_len;
+    // Pages of whole tiles (loads_by_tma): thread 0's row (the tile's first key) starts its page's
+    // 64; each chunk one TMA box into its slot as the slot frees. Every producer thread waits for
+    // each slot and arrives on its full barrier (arrive_seen_free).
+    const bool tma_tile = loads_by_tma(a, blk, tile);
     for (int c = 0; c < kChunks; ++c) {
       mbar_wait(ring.empty(it, c), ring.parity(it, c) ^ 1);
-      if (tma_tile && tid == 0) {
-        const uint32_t full = ring.full(it, c);
+      if (!tma_tile) continue;
+      const uint32_t full = ring.full(it, c);
+      if (tid == 0) {
         mbar_arrive_expect_tx(full, kChunkBytes);
         tma_load_4d(ring.chunk(it, c), c < kChunks - 1 ? &a.ckv_map : &a.kpe_map, full, 0, static_cast<int>(my_row),
                     c < kChunks - 1 ? c : 0, 0);
-        mbar_arrive_count(full, kProducerThreads - 1);
+        mbar_arrive_count(full, kTmaIssuerArrivals - 1);
       }
+      arrive_seen_free(full, tid);
     }
-    if (tma_tile) {
-      __syncwarp();
-      continue;
-    }
+    if (tma_tile) continue;
     // Other tiles: warp w gathers keys [16 w, 16 w + 16) whole (keys past the range zero-filled);
     // each thread's copies arrive on every chunk's full barrier.
     for_each_warp_key(my_row, warp, [&](int key, int64_t row) {
