@@ -57,6 +57,9 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   if (p.batch == 0) return cudaSuccess;
   Args a{};
   if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
+  // A request's rows in one 16-column block: the transposed kernels (keys on wgmma's M; fp8 KV or
+  // bf16).
+  const bool transposed = a.rows <= kTransposedMaxRows;
   // Pages of whole tiles go by TMA (a tile is 64 consecutive rows of one page).
   const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
@@ -66,7 +69,7 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
     // H200 273 us against 302 (session 41, call 4; 64 B and none ran as 128 in session 40). The other
     // kernels keep 256 B (not measured otherwise).
     const CUtensorMapL2promotion bf16_promotion =
-        a.rows <= kTransposedMaxRows ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+        transposed ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
     cudaError_t status =
         a.kv_fp8 != 0 ? encode_token_major_map(&a.ckv_map, p.ckv, DType::fp8_e4m3, kDc / 128, 128, kTile)
                       : encode_token_major_map(&a.ckv_map, p.ckv, DType::bfloat16, kDc / kChunkCols, kChunkCols, kTile,
@@ -84,13 +87,12 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   const dim3 balanced_grid(static_cast<unsigned>(plan.part_begin.size() - 1));
   const dim3 uniform_grid(static_cast<unsigned>(plan.num_splits), static_cast<unsigned>(row_blocks),
                           static_cast<unsigned>(p.batch));
-  // A request's rows in one 16-column block: the transposed kernels (keys on wgmma's M; fp8 KV or
-  // bf16). Otherwise, a request's rows filling a 64-row block (compute-bound): seesaw consumers (their
+  // Not transposed: a request's rows filling a 64-row block (compute-bound): seesaw consumers (their
   // fp8 variant on fp8 KV); fewer (memory-bound, one block a request): lockstep, whose KV stages free
   // sooner.
   const auto launch = [&](auto balanced, dim3 grid) {
     constexpr bool kBalanced = decltype(balanced)::value;
-    if (a.rows <= kTransposedMaxRows) {
+    if (transposed) {
       return a.kv_fp8 != 0 ? launch_mla_fa3_transposed<kBalanced>(a, grid, stream)
                            : launch_mla_fa3_transposed_bf16<kBalanced>(a, grid, stream);
     }

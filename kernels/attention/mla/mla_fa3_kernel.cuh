@@ -1075,8 +1075,6 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_const
 }
 
 
-// The launch of one variant on its grid (its translation unit instantiates it), and the probe of
-// its kernel image (cudaFuncGetAttributes).
 // One of fa3's kernels (this one, the transposed ones) on `grid`: kThreads a CTA, smem_bytes of
 // shared memory (its limit raised once).
 template <auto kKernel>
@@ -1086,6 +1084,8 @@ cudaError_t launch_fa3_kernel(const Args& a, dim3 grid, int smem_bytes, cudaStre
   return launch_kernel(kKernel, grid, dim3(kThreads), smem_bytes, stream, false, a);
 }
 
+// The launch of one variant on its grid (its translation unit instantiates it), and the probe of
+// its kernel image (cudaFuncGetAttributes).
 template <bool kBalanced, Schedule kSchedule>
 cudaError_t launch_mla_fa3_grid(const Args& a, dim3 grid, cudaStream_t stream) {
   return launch_fa3_kernel<mla_fa3_kernel<kBalanced, kSchedule>>(a, grid, Layout::bytes, stream);
