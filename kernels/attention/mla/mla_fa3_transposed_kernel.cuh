@@ -32,8 +32,8 @@
 //
 // Shared memory (1024-byte aligned, 128-byte swizzle): Q^T [9 chunks][16 rows][128 B] (18 KB), four
 // raw slots (36 KB each: load_raw_tile's layout), the merge's output rows (fp32, 33 KB), two P^T [16
-// rows][64 keys] f16, the warps' column maxima, the warpgroups' (max, sum), mbarriers: 204 KB, one
-// CTA per SM.
+// rows][64 keys] f16, the warps' column maxima, the warpgroups' (max, sum), the segment's q rows as
+// they are (18 KB), mbarriers: 218 KB, one CTA per SM.
 //
 // One variant a translation unit (mla_fa3_transposed_{uniform,balanced}.cu).
 #pragma once
@@ -53,6 +53,7 @@ constexpr int kRawSlots = 4;                     // slots w and w + 2 hold warpg
 constexpr int kPBytes = kCols * 128;             // P^T
 constexpr int kMergeStride = kDc + 4;            // fp32 output row of the merge (padded: no bank conflicts)
 constexpr int kMergeBytes = (kCols * kMergeStride * 4 + 1023) / 1024 * 1024;
+constexpr int kQRowsBytes = kCols * (kDc + kDp) * 2;  // a block's q rows, bf16 at most
 constexpr int kWarpgroupBarrier = 1;             // + w: consumer warpgroup w's named barrier (128)
 constexpr int kProducerBarrier = 3;              // the producers' named barrier (128)
 
@@ -63,13 +64,15 @@ struct TLayout {
   static constexpr int p = merge + kMergeBytes;
   static constexpr int red = p + 2 * kPBytes;             // [warpgroup][warp][16] fp32: column maxima, sums
   static constexpr int stats = red + 2 * 4 * kCols * 4;    // [warpgroup][max, sum][16] fp32
-  static constexpr int q_scratch = stats + 2 * 2 * kCols * 4;  // [segment parity][producer warp] fp32: |q| maxima
-  static constexpr int q_exp = q_scratch + 2 * 4 * 4;        // the segment's e (Q^T holds q times 2^e)
-  // raw_full[slot][box], raw_empty[slot], merge, q_full, q_empty
-  static constexpr int bars = q_exp + 16;
-  static constexpr int bytes = bars + 8 * (kRawSlots * (kRawBoxes + 1) + 3);
+  static constexpr int q_scratch = stats + 2 * 2 * kCols * 4;  // [producer warp] fp32: |q| maxima
+  static constexpr int q_exp = q_scratch + 4 * 4;        // the segment's e (Q^T holds q times 2^e)
+  static constexpr int q_rows = q_exp + 16;                  // the segment's q rows as they are: q_nope, then q_pe
+  // raw_full[slot][box], raw_empty[slot], merge, q_full, q_empty, q_rows_full
+  static constexpr int bars = q_rows + kQRowsBytes;
+  static constexpr int bytes = bars + 8 * (kRawSlots * (kRawBoxes + 1) + 4);
 };
 static_assert(TLayout::raw % 1024 == 0 && TLayout::p % 1024 == 0, "swizzle atoms");
+static_assert(TLayout::q_rows % 16 == 0, "bulk copies land on 16 bytes");
 static_assert(TLayout::bytes <= 227 * 1024, "shared memory per block");
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -94,6 +97,8 @@ __device__ __forceinline__ uint32_t merge_bar(uint32_t smem) { return smem + TLa
 // The segment's Q^T staged (the producers arrive) / read by every consumer (all of them arrive).
 __device__ __forceinline__ uint32_t q_full(uint32_t smem) { return merge_bar(smem) + 8; }
 __device__ __forceinline__ uint32_t q_empty(uint32_t smem) { return merge_bar(smem) + 16; }
+// The segment's q rows landed in TLayout::q_rows (thread 0's bulk copies).
+__device__ __forceinline__ uint32_t q_rows_full(uint32_t smem) { return merge_bar(smem) + 24; }
 
 // Sixteen e4m3 values -> sixteen f16, exact (f[i]: values 2 i, 2 i + 1).
 __device__ __forceinline__ void e4m3x16_to_f16x16(uint4 bits, uint32_t (&f)[8]) {
@@ -110,26 +115,41 @@ __device__ __forceinline__ uint32_t q_pair_offset(int n, int d) {
   return (d / 64) * (kCols * 128) + n * 128 + ((((p / 8) ^ (n & 7))) << 4) + (p % 8) * 2;
 }
 
-// Q^T of a segment's block (rows past the request's zero) by the producers, once the consumers are
-// done with the previous segment's: q times 2^e, e to q_exp, then q_full. bf16 q: e puts the
-// block's largest |q| in [2^14, 2^15) (a first pass over q finds it); fp8 q: e = 0.
+// A block's q rows (Q^T's source) into TLayout::q_rows by thread 0's two bulk copies, once the
+// producers are done with the previous segment's (stage_q ends on their barrier): they land while
+// the segment's first tiles load, so that staging Q^T reads shared memory only (it read q from global
+// memory piece by piece, about twenty dependent round trips a segment: session 42).
+__device__ __forceinline__ void copy_q_rows(const Args& a, const Block& blk, uint32_t smem) {
+  const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
+  const uint32_t rows = static_cast<uint32_t>(min(kCols, a.rows - blk.j0));
+  const uint32_t elem = a.q_fp8 != 0 ? 1 : 2;
+  const uint32_t bar = q_rows_full(smem);
+  mbar_arrive_expect_tx(bar, rows * (kDc + kDp) * elem);
+  bulk_load(smem + TLayout::q_rows, static_cast<const uint8_t*>(a.q_nope) + row0 * kDc * elem, rows * kDc * elem, bar);
+  bulk_load(smem + TLayout::q_rows + kCols * kDc * elem, static_cast<const uint8_t*>(a.q_pe) + row0 * kDp * elem,
+            rows * kDp * elem, bar);
+}
+
+// Q^T of a segment's block (rows past the request's zero) by the producers from its q rows in shared
+// memory, once the consumers are done with the previous segment's: q times 2^e, e to q_exp, then
+// q_full. bf16 q: e puts the block's largest |q| in [2^14, 2^15) (a first pass finds it); fp8 q: e = 0.
 __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_t smem, uint8_t* smem_ptr, int tid,
                                         int round) {
   constexpr int kPieces = kCols * (kDc + kDp) / 8;  // of 8 values
-  const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
   const int rows = min(kCols, a.rows - blk.j0);
   // Piece i: row i / 72, dims [8 (i % 72), + 8); q_nope below 512, q_pe above.
   const auto source = [&](int i, int elem_bytes) {
     const int n = i / 72, d = 8 * (i % 72);
-    const auto* base = static_cast<const uint8_t*>(d < kDc ? a.q_nope : a.q_pe);
-    return base + ((row0 + n) * (d < kDc ? kDc : kDp) + (d < kDc ? d : d - kDc)) * elem_bytes;
+    const int offset = d < kDc ? n * kDc + d : kCols * kDc + n * kDp + (d - kDc);
+    return smem + TLayout::q_rows + static_cast<uint32_t>(offset * elem_bytes);
   };
   if (round > 0) mbar_wait(q_empty(smem), (round - 1) & 1);
+  mbar_wait(q_rows_full(smem), round & 1);
   int e = 0;
   if (a.q_fp8 == 0) {
     float largest = 0.0f;
     for (int i = tid; i < rows * 72; i += kProducerThreads) {
-      const uint4 v = __ldg(reinterpret_cast<const uint4*>(source(i, 2)));
+      const uint4 v = ld_shared_v4(source(i, 2));
       const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -139,7 +159,7 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
     }
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, off));
-    float* scratch = reinterpret_cast<float*>(smem_ptr + TLayout::q_scratch) + (round & 1) * 4;
+    float* scratch = reinterpret_cast<float*>(smem_ptr + TLayout::q_scratch);
     if (tid % 32 == 0) scratch[tid / 32] = largest;
     named_sync(kProducerBarrier, kProducerThreads);
     largest = fmaxf(fmaxf(scratch[0], scratch[1]), fmaxf(scratch[2], scratch[3]));
@@ -154,7 +174,7 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
     const int n = i / 72, d = 8 * (i % 72);
     uint32_t f[4] = {0u, 0u, 0u, 0u};  // f16 pairs of dims d, d + 2, d + 4, d + 6
     if (n < rows && a.q_fp8 == 0) {
-      const uint4 v = __ldg(reinterpret_cast<const uint4*>(source(i, 2)));
+      const uint4 v = ld_shared_v4(source(i, 2));
       const auto* h = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -162,7 +182,7 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
         f[k] = pack2<false>(x.x * scale, x.y * scale);
       }
     } else if (n < rows) {
-      const uint2 bits = __ldg(reinterpret_cast<const uint2*>(source(i, 1)));
+      const uint2 bits = ld_shared_v2(source(i, 1));
       fp8x4_to_f16<true>(bits.x, f[0], f[1]);
       fp8x4_to_f16<true>(bits.y, f[2], f[3]);
     }
@@ -175,24 +195,15 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
   if (tid == 0) *reinterpret_cast<int*>(smem_ptr + TLayout::q_exp) = e;
   fence_proxy_async();  // Q^T's generic stores, read by wgmma
   mbar_arrive(q_full(smem));
-}
-
-// A block's q rows (Q^T's source) into L2 by one thread's bulk prefetches, ahead of stage_q.
-__device__ __forceinline__ void prefetch_q(const Args& a, const Block& blk) {
-  const int64_t row0 = static_cast<int64_t>(blk.b) * a.rows + blk.j0;
-  const uint32_t rows = static_cast<uint32_t>(min(kCols, a.rows - blk.j0));
-  const uint32_t elem = a.q_fp8 != 0 ? 1 : 2;
-  const auto* nope = static_cast<const uint8_t*>(a.q_nope) + row0 * kDc * elem;
-  const auto* pe = static_cast<const uint8_t*>(a.q_pe) + row0 * kDp * elem;
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(nope), "r"(rows * kDc * elem) : "memory");
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(pe), "r"(rows * kDp * elem) : "memory");
+  // Every producer is done reading the q rows: the next segment's may land there.
+  named_sync_reconverged(kProducerBarrier, kProducerThreads);
 }
 
 // The producers: each segment's tiles, tile it of the CTA (over its segments) into slot it % kRawSlots, and
-// its Q^T. The first segment's Q^T before its tiles (its loads would delay it: 1-2%, 7% with
-// gathers); on a balanced schedule a later segment's after its first two tiles, whose slots free
-// while the consumers finish the segment before, and from q rows prefetched into L2 when that
-// segment's last tile was loaded: a segment's start then waits neither on its loads nor on q.
+// its Q^T from its q rows, copied in as the segment opens. The first segment's Q^T before its tiles
+// (its loads would delay it: 1-2%, 7% with gathers); on a balanced schedule a later segment's after
+// its first two tiles, whose slots free while the consumers finish the segment before: a segment's
+// start then waits neither on its loads nor on q.
 template <bool kBalanced>
 __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
                                         uint8_t* smem_ptr, int tid) {
@@ -204,6 +215,7 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
     const Block blk = segs.at(a, i);
     if (blk.num_tiles == 0) continue;
     const int q_after = kBalanced && round > 0 ? min(2, blk.num_tiles) : 0;  // tiles loaded before Q^T
+    if (tid == 0) copy_q_rows(a, blk, smem);
     const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
     int64_t next_row = tile_cache_row(a, blk, pages, 0, warp, lane);
     // One call site of stage_q (two inlined copies made the kernel slower).
@@ -215,7 +227,6 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
       if (tile + 1 < blk.num_tiles) next_row = tile_cache_row(a, blk, pages, tile + 1, warp, lane);
       mbar_wait(raw_empty(smem, slot), ((it / kRawSlots) & 1) ^ 1);
       load_raw_tile(a, blk, smem + TLayout::raw + slot * kRawBytes, raw_full(smem, slot, 0), my_row, tile, tid);
-      if (kBalanced && tile + 1 == blk.num_tiles && i + 1 < segs.size() && tid == 0) prefetch_q(a, segs.at(a, i + 1));
     }
   }
   cp_async_wait_all();
@@ -494,6 +505,7 @@ __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const _
     mbar_init(merge_bar(smem), 256);
     mbar_init(q_full(smem), kProducerThreads);
     mbar_init(q_empty(smem), 256);
+    mbar_init(q_rows_full(smem), 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
