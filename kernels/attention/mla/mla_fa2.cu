@@ -38,6 +38,7 @@
 #include "kernels/common/kernel_image.hpp"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
+#include "kernels/common/pdl.cuh"
 
 namespace kbench::kernels {
 namespace mla_fa2_detail {
@@ -80,6 +81,7 @@ constexpr int kCtasPerSm = kM == 1 ? 2 : 1;
 // v_scale, kpe is multiplied by kpe_scale / ckv_scale when widened.
 template <int kM, bool kFp8Kv>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm<kM>) mla_fa2_kernel(const Args a) {
+  pdl_launch_dependents();  // the split merge (if any) waits on SMs as this grid's CTAs leave them
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using L = Layout<kM>;
   constexpr int kRows = L::kRows;

@@ -44,8 +44,23 @@ cudaError_t mla_fa3_available() {
 #endif
 }
 
+namespace {
+
+// A request's rows in one 16-column block: the transposed kernels (keys on wgmma's M; fp8 KV or bf16).
+bool transposed_kernel(const MlaParams& p) { return p.s_qo * p.num_heads <= kTransposedMaxRows; }
+
+// The fp8 transposed kernel's segment in tiles' time: its tiles take half the bf16 ones' and a
+// segment about the same (session 42, H200: Nsight Compute's SM active cycles over random lengths,
+// min / avg / max 136 / 152 / 167 K with parts of 1-4 segments and 58-68 tiles, fit 5.2 tiles a
+// segment).
+constexpr double kFp8TransposedSegmentTiles = 5.0;
+
+}  // namespace
+
 MlaPlan plan_mla_fa3(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
-  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count);
+  const bool fp8_transposed = transposed_kernel(p) && p.kv_dtype == DType::fp8_e4m3;
+  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count,
+                           fp8_transposed ? kFp8TransposedSegmentTiles : kMlaSegmentTiles);
 }
 
 cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
@@ -57,9 +72,7 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   if (p.batch == 0) return cudaSuccess;
   Args a{};
   if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
-  // A request's rows in one 16-column block: the transposed kernels (keys on wgmma's M; fp8 KV or
-  // bf16).
-  const bool transposed = a.rows <= kTransposedMaxRows;
+  const bool transposed = transposed_kernel(p);
   // Pages of whole tiles go by TMA (a tile is 64 consecutive rows of one page).
   const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
   if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {

@@ -96,6 +96,7 @@
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/launch.hpp"
 #include "kernels/common/mma_sm80.cuh"
+#include "kernels/common/pdl.cuh"
 #include "kernels/common/smem_vector.cuh"
 
 namespace kbench::kernels {
@@ -1030,6 +1031,7 @@ __device__ __forceinline__ void run_consumer(const Args& a, const Segments<kBala
 
 template <bool kBalanced, Schedule kSchedule>
 __global__ void __launch_bounds__(kThreads, 1) mla_fa3_kernel(const __grid_constant__ Args a) {
+  pdl_launch_dependents();  // the split merge (if any) waits on SMs as this grid's CTAs leave them
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = smem_addr(smem_raw);

@@ -488,6 +488,7 @@ __device__ __forceinline__ void consume(const Args& a, const Segments<kBalanced>
 
 template <bool kBalanced>
 __global__ void __launch_bounds__(kThreads, 1) mla_fa3_transposed_kernel(const __grid_constant__ Args a) {
+  pdl_launch_dependents();  // the split merge (if any) waits on SMs as this grid's CTAs leave them
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t smem = smem_addr(smem_raw);

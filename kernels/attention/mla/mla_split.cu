@@ -11,43 +11,81 @@
 #include <queue>
 #include <vector>
 
+#include "kernels/common/launch.hpp"
+#include "kernels/common/pdl.cuh"
+
 namespace kbench::kernels {
 namespace {
 
 constexpr int kDc = 512;  // the output row: the latent (ckv) dim
 constexpr int kDp = 64;   // the rope (kpe) dim
 
+struct MergeArgs {
+  const float* part_o;
+  const float* part_lse;
+  __nv_bfloat16* out;
+  const int32_t* unit_splits;  // a balanced plan's (null: every row has num_splits partials)
+  int rows;
+  int num_splits;
+  int row_blocks;
+  int rows_per_cta;
+};
+
 // One 128-thread block per (request, row): out = sum_s w_s o_s / sum_s w_s, w_s = 2^(lse_s - max).
 // A balanced plan (unit_splits): the row's unit has unit_splits[unit] partials, or wrote out itself.
-__global__ void __launch_bounds__(128) mla_merge_kernel(const float* part_o, const float* part_lse,
-                                                        __nv_bfloat16* out, int rows, int num_splits,
-                                                        const int32_t* unit_splits, int row_blocks,
-                                                        int rows_per_cta) {
+// Launched with programmatic dependent launch behind the split kernel (which lets it launch at once):
+// the blocks wait on SMs as the split kernel's CTAs leave them, with the row's count read from the
+// plan already. The partials come kMergeBatch at a time, their loads issued together (predicated,
+// never waiting on a weight: an empty split's row, lse -inf, may hold anything and its terms are
+// selected away), the running max rescaling the sums where a later batch raises it.
+constexpr int kMergeBatch = 4;
+
+__global__ void __launch_bounds__(128) mla_merge_kernel(const __grid_constant__ MergeArgs a) {
   const int64_t flat = blockIdx.x;  // b * rows + j
-  const int b = static_cast<int>(flat / rows);
-  const int j = static_cast<int>(flat % rows);
-  int count = num_splits;
-  if (unit_splits != nullptr) {
-    count = unit_splits[b * row_blocks + j / rows_per_cta];
+  const int b = static_cast<int>(flat / a.rows);
+  const int j = static_cast<int>(flat % a.rows);
+  int count = a.num_splits;
+  if (a.unit_splits != nullptr) {
+    count = a.unit_splits[b * a.row_blocks + j / a.rows_per_cta];
     if (count <= 1) return;
   }
-  const int64_t base = static_cast<int64_t>(b) * num_splits * rows + j;
-  float mx = -INFINITY;
-  for (int s = 0; s < count; ++s) mx = fmaxf(mx, part_lse[base + static_cast<int64_t>(s) * rows]);
-  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  float wsum = 0.0f;
+  pdl_wait();  // the split kernel's partials
+  const int64_t base = static_cast<int64_t>(b) * a.num_splits * a.rows + j;
   const int col = static_cast<int>(threadIdx.x) * 4;
-  for (int s = 0; s < count; ++s) {
-    const int64_t idx = base + static_cast<int64_t>(s) * rows;
-    const float lse = part_lse[idx];
-    if (lse == -INFINITY) continue;
-    const float w = exp2f(lse - mx);
-    wsum += w;
-    const float4 v = *reinterpret_cast<const float4*>(part_o + idx * kDc + col);
-    acc[0] += w * v.x;
-    acc[1] += w * v.y;
-    acc[2] += w * v.z;
-    acc[3] += w * v.w;
+  float mx = -INFINITY, wsum = 0.0f;
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int s0 = 0; s0 < count; s0 += kMergeBatch) {
+    float lse[kMergeBatch];
+    float4 v[kMergeBatch];
+#pragma unroll
+    for (int k = 0; k < kMergeBatch; ++k) {
+      lse[k] = -INFINITY;
+      v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (s0 + k < count) {
+        const int64_t idx = base + static_cast<int64_t>(s0 + k) * a.rows;
+        lse[k] = a.part_lse[idx];
+        v[k] = *reinterpret_cast<const float4*>(a.part_o + idx * kDc + col);
+      }
+    }
+    float big = mx;
+#pragma unroll
+    for (int k = 0; k < kMergeBatch; ++k) big = fmaxf(big, lse[k]);
+    if (big == -INFINITY) continue;  // no key in any partial so far
+    const float rescale = mx == -INFINITY ? 0.0f : exp2f(mx - big);
+    wsum *= rescale;
+#pragma unroll
+    for (int c = 0; c < 4; ++c) acc[c] *= rescale;
+#pragma unroll
+    for (int k = 0; k < kMergeBatch; ++k) {
+      const bool empty = lse[k] == -INFINITY;
+      const float w = empty ? 0.0f : exp2f(lse[k] - big);
+      wsum += w;
+      acc[0] += empty ? 0.0f : w * v[k].x;
+      acc[1] += empty ? 0.0f : w * v[k].y;
+      acc[2] += empty ? 0.0f : w * v[k].z;
+      acc[3] += empty ? 0.0f : w * v[k].w;
+    }
+    mx = big;
   }
   const float inv = wsum > 0.0f ? 1.0f / wsum : 0.0f;
   __nv_bfloat162 lo = __floats2bfloat162_rn(acc[0] * inv, acc[1] * inv);
@@ -55,7 +93,7 @@ __global__ void __launch_bounds__(128) mla_merge_kernel(const float* part_o, con
   uint2 packed;
   packed.x = *reinterpret_cast<uint32_t*>(&lo);
   packed.y = *reinterpret_cast<uint32_t*>(&hi);
-  *reinterpret_cast<uint2*>(out + flat * kDc + col) = packed;
+  *reinterpret_cast<uint2*>(a.out + flat * kDc + col) = packed;
 }
 
 // Bytes of the partial outputs and log2-sum-exps (none without splits), rounded up to 16: where a
@@ -80,7 +118,6 @@ ScheduleOffsets schedule_offsets(const MlaParams& p, const MlaPlan& plan) {
 }
 
 // The cost model of plan_mla_balanced, in the time one CTA takes for one KV tile.
-constexpr double kMlaSegmentOverheadTiles = 2.0;  // a CTA's or segment's Q load, start and output
 constexpr double kEmptyCtaTiles = 0.05;           // a CTA with no key of its split
 constexpr int kMinSegmentTiles = 4;               // a shorter split or segment costs more in merge than it gains
 constexpr int kLatentRowBytes = (kDc + 64) * 2;   // a bf16 key: ckv and kpe
@@ -125,62 +162,79 @@ MlaPlan plan_mla_split(const MlaParams& p, int rows_per_cta, int ctas_per_sm, in
 
 namespace {
 
+// The requests' tiles in order into parts of at most `limit` (tiles plus segment_tiles a segment),
+// a request split where a part fills, no piece under kMinSegmentTiles but a request's whole: into
+// segments (a segment's unit its request, slot its piece) and part_begin. False where that takes more
+// than `parts` parts.
+bool fill_parts(std::span<const int32_t> kv_lens, int tile_keys, double segment_tiles, double limit, int parts,
+                std::vector<MlaSegment>& segments, std::vector<int32_t>& part_begin) {
+  segments.clear();
+  part_begin.assign(1, 0);
+  double load = 0.0;
+  for (int b = 0; b < static_cast<int>(kv_lens.size()); ++b) {
+    const int32_t len = kv_lens[b];
+    int left = kv_tiles(len, tile_keys), tile = 0, slot = 0;
+    while (left > 0) {
+      int take = std::min(left, static_cast<int>(limit - load - segment_tiles));
+      if (take < left && left - take < kMinSegmentTiles) take = left - kMinSegmentTiles;  // leave a whole piece
+      if (take < std::min(left, kMinSegmentTiles)) {                                     // nothing fits: a new part
+        if (load == 0.0 || static_cast<int>(part_begin.size()) == parts) return false;
+        part_begin.push_back(static_cast<int32_t>(segments.size()));
+        load = 0.0;
+        continue;
+      }
+      segments.push_back({b, tile * tile_keys, std::min((tile + take) * tile_keys, len), slot++});
+      load += segment_tiles + take;
+      left -= take;
+      tile += take;
+    }
+  }
+  part_begin.push_back(static_cast<int32_t>(segments.size()));
+  return true;
+}
+
 // The balanced schedule of make_mla_balanced_schedule and its cost by the model. The schedule is made
-// for the requests over `groups` = sm_count / row_blocks parts: requests in order, each part filled
-// to the mean load, a request split where a part fills (no segment under kMinSegmentTiles but a
-// request's whole; the last part takes the rest). Each group's part then becomes row_blocks
+// for the requests over `groups` = sm_count / row_blocks parts: requests in order, a request split
+// where a part fills (fill_parts), at the smallest part limit that needs no more parts (bisection;
+// the most loaded part bounds the kernel's time). Each group's part then becomes row_blocks
 // consecutive parts, one a row block, with the same keys: the row blocks of a request read each KV
 // tile side by side, once from HBM and then from L2 (a request's blocks scheduled apart read it from
 // HBM each, which made a 4-token, 128-head batch bound by HBM at 8 reads of every tile).
 MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, const MlaPlan& uniform, int tile_keys,
-                          int sm_count, double* cost) {
+                          int sm_count, double segment_tiles, double* cost) {
   const int rows = p.s_qo * p.num_heads;
   const int row_blocks = uniform.row_blocks;
   const int groups = std::max(1, sm_count / row_blocks);
-  const auto request_tiles = [&](int b) { return kv_tiles(kv_lens[b], tile_keys); };
-  // The groups' parts, a segment's unit being its request.
-  std::vector<MlaSegment> group_segments;
-  std::vector<int32_t> group_begin{0};
-  std::vector<int32_t> pieces(p.batch, 0);
-  // The work not placed yet (a request's tiles and one overhead), shared out anew as each part opens
-  // (plus the overhead of the request a part typically continues), so that what a part leaves
-  // unfilled or overfills moves to the later ones instead of piling into the last.
-  double unplaced = 0.0;
-  for (int b = 0; b < p.batch; ++b) unplaced += kMlaSegmentOverheadTiles + request_tiles(b);
-  int parts = 1;
-  double target = unplaced / groups + kMlaSegmentOverheadTiles;
-  double load = 0.0, most = 0.0;
-  for (int b = 0; b < p.batch; ++b) {
-    const int len = kv_lens[b];
-    const int first = static_cast<int>(group_segments.size());
-    int left = request_tiles(b), tile = 0;
-    while (left > 0) {
-      const bool more_parts = parts < groups;
-      const double room = target - load - kMlaSegmentOverheadTiles;
-      if (load > 0.0 && more_parts && room < std::min(left, kMinSegmentTiles)) {
-        group_begin.push_back(static_cast<int32_t>(group_segments.size()));
-        load = 0.0;
-        target = unplaced / (groups - parts) + kMlaSegmentOverheadTiles;
-        ++parts;
-        continue;
-      }
-      int take = left;
-      if (more_parts && room < left) {
-        take = std::max(static_cast<int>(room), kMinSegmentTiles);
-        if (left - take < kMinSegmentTiles) take = left;
-      }
-      const int slot = static_cast<int>(group_segments.size()) - first;
-      group_segments.push_back({b, tile * tile_keys, std::min((tile + take) * tile_keys, len), slot});
-      load += kMlaSegmentOverheadTiles + take;
-      unplaced -= take + (tile == 0 ? kMlaSegmentOverheadTiles : 0.0);
-      most = std::max(most, load);
-      left -= take;
-      tile += take;
+  double total = 0.0;
+  for (const int32_t len : kv_lens) total += segment_tiles + kv_tiles(len, tile_keys);
+  // Every request whole in one part fits `total`; no limit under the mean load or a minimum piece does.
+  double low = std::max(total / groups, segment_tiles + kMinSegmentTiles), high = total;
+  std::vector<MlaSegment> group_segments, trial_segments;
+  std::vector<int32_t> group_begin, trial_begin;
+  fill_parts(kv_lens, tile_keys, segment_tiles, high, groups, group_segments, group_begin);  // one part: fits
+  for (int step = 0; step < 40 && high - low > 0.01; ++step) {
+    const double mid = 0.5 * (low + high);
+    if (fill_parts(kv_lens, tile_keys, segment_tiles, mid, groups, trial_segments, trial_begin)) {
+      high = mid;
+      group_segments.swap(trial_segments);
+      group_begin.swap(trial_begin);
+    } else {
+      low = mid;
     }
-    pieces[b] = static_cast<int>(group_segments.size()) - first;
-    if (pieces[b] == 1) group_segments.back().slot = -1;
   }
-  group_begin.push_back(static_cast<int32_t>(group_segments.size()));
+  std::vector<int32_t> pieces(p.batch, 0);
+  for (const MlaSegment& s : group_segments) ++pieces[s.unit];
+  for (MlaSegment& s : group_segments) {
+    if (pieces[s.unit] == 1) s.slot = -1;
+  }
+  double most = 0.0;
+  for (std::size_t g = 0; g + 1 < group_begin.size(); ++g) {
+    double load = 0.0;
+    for (int i = group_begin[g]; i < group_begin[g + 1]; ++i) {
+      load += segment_tiles + (group_segments[i].k_end - group_segments[i].k_begin + tile_keys - 1) / tile_keys;
+    }
+    most = std::max(most, load);
+  }
 
   MlaPlan plan = uniform;
   plan.split_keys = tile_keys;
@@ -211,7 +265,7 @@ MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, 
 // The uniform plan's cost by the model: CTAs in launch order (split fastest, then row block, then
 // request), each taken by the SM that frees first, then the merge.
 double uniform_cost(const MlaParams& p, std::span<const int32_t> kv_lens, const MlaPlan& uniform, int tile_keys,
-                    int sm_count) {
+                    int sm_count, double segment_tiles) {
   std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
   for (int i = 0; i < sm_count; ++i) free_at.push(0.0);
   double cost = 0.0;
@@ -222,7 +276,7 @@ double uniform_cost(const MlaParams& p, std::span<const int32_t> kv_lens, const 
       for (int split = 0; split < uniform.num_splits; ++split) {
         const int split_tiles_here = std::min(split_tiles, tiles - split * split_tiles);
         const double done =
-            free_at.top() + (split_tiles_here > 0 ? kMlaSegmentOverheadTiles + split_tiles_here : kEmptyCtaTiles);
+            free_at.top() + (split_tiles_here > 0 ? segment_tiles + split_tiles_here : kEmptyCtaTiles);
         free_at.pop();
         free_at.push(done);
         cost = std::max(cost, done);
@@ -253,16 +307,16 @@ MlaPlan make_mla_balanced_schedule(const MlaParams& p, std::span<const int32_t> 
   const MlaPlan uniform = uniform_plan(p, kv_lens, rows_per_cta, tile_keys, sm_count);
   if (!schedulable(p, kv_lens, sm_count)) return uniform;
   double cost = 0.0;
-  return balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
+  return balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, kMlaSegmentTiles, &cost);
 }
 
 MlaPlan plan_mla_balanced(const MlaParams& p, std::span<const int32_t> kv_lens, int rows_per_cta, int tile_keys,
-                          int sm_count) {
+                          int sm_count, double segment_tiles) {
   MlaPlan uniform = uniform_plan(p, kv_lens, rows_per_cta, tile_keys, sm_count);
   if (!schedulable(p, kv_lens, sm_count)) return uniform;
   double cost = 0.0;
-  MlaPlan balanced = balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, &cost);
-  return cost < 0.97 * uniform_cost(p, kv_lens, uniform, tile_keys, sm_count) ? balanced : uniform;
+  MlaPlan balanced = balanced_schedule(p, kv_lens, uniform, tile_keys, sm_count, segment_tiles, &cost);
+  return cost < 0.97 * uniform_cost(p, kv_lens, uniform, tile_keys, sm_count, segment_tiles) ? balanced : uniform;
 }
 
 cudaError_t upload_mla_schedule(const MlaParams& p, const MlaPlan& plan, void* workspace) {
@@ -354,10 +408,10 @@ cudaError_t launch_mla_merge(const MlaParams& p, const MlaPlan& plan, const void
       plan.balanced() ? reinterpret_cast<const int32_t*>(static_cast<const uint8_t*>(workspace) +
                                                          schedule_offsets(p, plan).unit_splits)
                       : nullptr;
-  mla_merge_kernel<<<static_cast<unsigned>(merge_blocks), 128, 0, stream>>>(
-      part_o, part_o + slots * kDc, static_cast<__nv_bfloat16*>(out), rows, plan.num_splits, unit_splits,
-      plan.row_blocks, plan.rows_per_cta);
-  return cudaGetLastError();
+  const MergeArgs args{part_o,     part_o + slots * kDc, static_cast<__nv_bfloat16*>(out), unit_splits, rows,
+                       plan.num_splits, plan.row_blocks,  plan.rows_per_cta};
+  return launch_kernel(mla_merge_kernel, dim3(static_cast<unsigned>(merge_blocks)), dim3(128), 0, stream,
+                       /*pdl=*/true, args);
 }
 
 }  // namespace kbench::kernels

@@ -53,13 +53,18 @@ struct MlaPlan {
 [[nodiscard]] MlaPlan plan_mla_split(const MlaParams& params, int rows_per_cta, int ctas_per_sm, int tile_keys,
                                      int max_kv_len, int sm_count);
 
+// A segment's own cost in the time of one KV tile (its start, the merge of its consumers' halves, its
+// output), the cost model's default: the bf16 kernels' (session 42, H200: the bf16 transposed
+// kernel's mean SM active cycles over random lengths beyond its fixed-length cycles a tile, about 1.9).
+inline constexpr double kMlaSegmentTiles = 2.0;
+
 // The uniform plan above, or a balanced schedule over sm_count CTAs (one a SM; sm_count / row_blocks
 // runs of a CTA per row block, or one run where there are fewer SMs than row blocks) where the cost model
-// (a CTA's time: its KV tiles plus kMlaSegmentOverheadTiles a segment, CTAs taken in launch order
-// by the free SMs; the merge's partials read at the same bandwidth) predicts it 3% faster or more:
-// random lengths, where the uniform grid's CTAs wait on the longest request.
+// (a CTA's time: its KV tiles plus segment_tiles a segment, CTAs taken in launch order by the free
+// SMs; the merge's partials read at the same bandwidth) predicts it 3% faster or more: random
+// lengths, where the uniform grid's CTAs wait on the longest request.
 [[nodiscard]] MlaPlan plan_mla_balanced(const MlaParams& params, std::span<const int32_t> kv_lens, int rows_per_cta,
-                                        int tile_keys, int sm_count);
+                                        int tile_keys, int sm_count, double segment_tiles);
 
 // The balanced schedule whatever the model predicts (tests: many segments a CTA over few SMs); the
 // uniform plan where there is nothing to schedule.
