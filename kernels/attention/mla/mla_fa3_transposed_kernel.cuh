@@ -236,7 +236,10 @@ __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>
   for (int i = 0; i < segs.size(); ++i) {
     const Block blk = segs.at(a, i);
     if (blk.num_tiles == 0) continue;
-    const int q_after = kBalanced && round > 0 ? min(2, blk.num_tiles) : 0;  // tiles loaded before Q^T
+    // Tiles loaded before Q^T: a later segment's first two (balanced schedules); a CTA's first
+    // segment's too where TMA loads them (a few instructions of thread 0's), not where gathers would
+    // delay the staging.
+    const int q_after = (kBalanced && round > 0) || a.page_tma != 0 ? min(2, blk.num_tiles) : 0;
     if (tid == 0) copy_q_rows(a, blk, smem);
     const int32_t* pages = a.kv_indices + a.kv_indptr[blk.b];
     int64_t next_row = tile_cache_row(a, blk, pages, 0, warp, lane);
