@@ -222,10 +222,11 @@ __device__ __forceinline__ void stage_q(const Args& a, const Block& blk, uint32_
 }
 
 // The producers: each segment's tiles, tile it of the CTA (over its segments) into slot it % kRawSlots, and
-// its Q^T from its q rows, copied in as the segment opens. The first segment's Q^T before its tiles
-// (its loads would delay it: 1-2%, 7% with gathers); on a balanced schedule a later segment's after
-// its first two tiles, whose slots free while the consumers finish the segment before: a segment's
-// start then waits neither on its loads nor on q.
+// its Q^T from its q rows, copied in as the segment opens, after the segment's first two tiles: a
+// later segment's (balanced schedules) load while the consumers finish the segment before, so that
+// its start waits neither on its loads nor on q; a CTA's first segment's where TMA loads them (0.7%
+// on the memory-bound case, session 42). Gathered first tiles would delay the first staging (7%
+// when it read q from global memory, session 34): Q^T first there.
 template <bool kBalanced>
 __device__ __forceinline__ void produce(const Args& a, const Segments<kBalanced>& segs, uint32_t smem,
                                         uint8_t* smem_ptr, int tid) {
