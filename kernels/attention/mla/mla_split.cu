@@ -207,7 +207,8 @@ MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, 
   const int groups = std::max(1, sm_count / row_blocks);
   double total = 0.0;
   for (const int32_t len : kv_lens) total += segment_tiles + kv_tiles(len, tile_keys);
-  // Every request whole in one part fits `total`; no limit under the mean load or a minimum piece does.
+  // One part holding every request whole fits `total`; no limit under the mean load fits; the search
+  // starts there, or at one minimum piece where that is more (tiny requests on many SMs).
   double low = std::max(total / groups, segment_tiles + kMinSegmentTiles), high = total;
   std::vector<MlaSegment> group_segments, trial_segments;
   std::vector<int32_t> group_begin, trial_begin;
