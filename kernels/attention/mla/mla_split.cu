@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <vector>
 
@@ -164,13 +165,13 @@ namespace {
 
 // The requests' tiles in order into parts of at most `limit` (tiles plus segment_tiles a segment),
 // a request split where a part fills, no piece under kMinSegmentTiles but a request's whole: into
-// segments (a segment's unit its request, slot its piece) and part_begin. False where that takes more
-// than `parts` parts.
-bool fill_parts(std::span<const int32_t> kv_lens, int tile_keys, double segment_tiles, double limit, int parts,
-                std::vector<MlaSegment>& segments, std::vector<int32_t>& part_begin) {
+// segments (a segment's unit its request, slot its piece) and part_begin. The most loaded part's load,
+// or none where that takes more than `parts` parts.
+std::optional<double> fill_parts(std::span<const int32_t> kv_lens, int tile_keys, double segment_tiles, double limit,
+                                 int parts, std::vector<MlaSegment>& segments, std::vector<int32_t>& part_begin) {
   segments.clear();
   part_begin.assign(1, 0);
-  double load = 0.0;
+  double load = 0.0, most = 0.0;
   for (int b = 0; b < static_cast<int>(kv_lens.size()); ++b) {
     const int32_t len = kv_lens[b];
     int left = kv_tiles(len, tile_keys), tile = 0, slot = 0;
@@ -178,19 +179,20 @@ bool fill_parts(std::span<const int32_t> kv_lens, int tile_keys, double segment_
       int take = std::min(left, static_cast<int>(limit - load - segment_tiles));
       if (take < left && left - take < kMinSegmentTiles) take = left - kMinSegmentTiles;  // leave a whole piece
       if (take < std::min(left, kMinSegmentTiles)) {                                     // nothing fits: a new part
-        if (load == 0.0 || static_cast<int>(part_begin.size()) == parts) return false;
+        if (load == 0.0 || static_cast<int>(part_begin.size()) == parts) return std::nullopt;
         part_begin.push_back(static_cast<int32_t>(segments.size()));
         load = 0.0;
         continue;
       }
       segments.push_back({b, tile * tile_keys, std::min((tile + take) * tile_keys, len), slot++});
       load += segment_tiles + take;
+      most = std::max(most, load);
       left -= take;
       tile += take;
     }
   }
   part_begin.push_back(static_cast<int32_t>(segments.size()));
-  return true;
+  return most;
 }
 
 // The balanced schedule of make_mla_balanced_schedule and its cost by the model. The schedule is made
@@ -212,11 +214,14 @@ MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, 
   double low = std::max(total / groups, segment_tiles + kMinSegmentTiles), high = total;
   std::vector<MlaSegment> group_segments, trial_segments;
   std::vector<int32_t> group_begin, trial_begin;
-  fill_parts(kv_lens, tile_keys, segment_tiles, high, groups, group_segments, group_begin);  // one part: fits
+  // One part: fits.
+  double most = *fill_parts(kv_lens, tile_keys, segment_tiles, high, groups, group_segments, group_begin);
   for (int step = 0; step < 40 && high - low > 0.01; ++step) {
     const double mid = 0.5 * (low + high);
-    if (fill_parts(kv_lens, tile_keys, segment_tiles, mid, groups, trial_segments, trial_begin)) {
+    if (const std::optional<double> trial_most =
+            fill_parts(kv_lens, tile_keys, segment_tiles, mid, groups, trial_segments, trial_begin)) {
       high = mid;
+      most = *trial_most;
       group_segments.swap(trial_segments);
       group_begin.swap(trial_begin);
     } else {
@@ -227,14 +232,6 @@ MlaPlan balanced_schedule(const MlaParams& p, std::span<const int32_t> kv_lens, 
   for (const MlaSegment& s : group_segments) ++pieces[s.unit];
   for (MlaSegment& s : group_segments) {
     if (pieces[s.unit] == 1) s.slot = -1;
-  }
-  double most = 0.0;
-  for (std::size_t g = 0; g + 1 < group_begin.size(); ++g) {
-    double load = 0.0;
-    for (int i = group_begin[g]; i < group_begin[g + 1]; ++i) {
-      load += segment_tiles + (group_segments[i].k_end - group_segments[i].k_begin + tile_keys - 1) / tile_keys;
-    }
-    most = std::max(most, load);
   }
 
   MlaPlan plan = uniform;
