@@ -264,8 +264,8 @@ __device__ __forceinline__ void gmma_ss(uint64_t a, uint64_t b, float (&d)[kN], 
 
 template <class Op, int kN, size_t... I>
 __device__ __forceinline__ void gmma_rs(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint64_t b,
-                                        float (&d)[kN], std::index_sequence<I...>) {
-  Op::fma(a0, a1, a2, a3, b, d[I]..., cute::SM90::GMMA::ScaleOut::One);
+                                        float (&d)[kN], std::index_sequence<I...>, bool accumulate = true) {
+  Op::fma(a0, a1, a2, a3, b, d[I]..., accumulate ? cute::SM90::GMMA::ScaleOut::One : cute::SM90::GMMA::ScaleOut::Zero);
 }
 
 // Two floats as a packed pair of 16-bit values (lo in the low half): bf16 or fp16.

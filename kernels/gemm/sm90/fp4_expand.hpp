@@ -1,7 +1,7 @@
 // The FP4 operand modes of kbench's wgmma GEMM (GemmScaling::block_fp4: A and B; weight_fp4: B):
 // how packed e2m1 codes and their block scales become 16-bit operand values, bf16 or (weight_fp4
-// with fp16 A) fp16. Host and device (the CPU tests check it exhaustively; the kernel's converter
-// warpgroup runs it, wgmma_gemm_kernel.cuh).
+// with fp16 A) fp16. Host and device (the CPU tests check it exhaustively; in the kernel the
+// converter warpgroup expands B with it and, block_fp4, the consumers A: wgmma_gemm_kernel.cuh).
 //
 // Exactness, bf16: an operand value is e2m1 x scale x 2^-32, which bf16 holds exactly wherever it
 // is a bf16 normal: e2m1 has 2 significant bits, e4m3 (NVFP4) at most 4 and ue8m0 (MXFP4) 1, so a
@@ -23,12 +23,17 @@
 // are); the epilogue multiplies by 2^14. MXFP4's ue8m0 scales (2^-127 .. 2^127) leave fp16's range:
 // not taken.
 //
-// Order of k: expand_fp4_word turns 8 consecutive codes (one 32-bit word, element 2j in byte j's
-// low nibble) into 4 16-bit pairs, pair s = (element s, element s + 4), the cheapest to extract.
-// block_fp4 writes the pairs to the word's 16-byte chunk in that order, so each chunk holds its 8
-// elements permuted (0 4 1 5 2 6 3 7); A and B are expanded alike, so every product of the dot
-// product meets its partner: D is unchanged. weight_fp4's A is loaded as it lies (TMA), so B's
-// pairs are regrouped into k order first (fp4_pairs_in_order: one byte permute a pair).
+// Order of k: a slice row's 64 codes are 8 words (word w: elements 8w..8w+7, element 2i in byte i's
+// low nibble; the 16-element block c is words 2c and 2c + 1). fp4_pair_bits turns pair s of a word
+// (elements s and s + 4) into a 16-bit pair, the cheapest to extract.
+// block_fp4: the operand row in wgmma's k order is 8 chunks of 4 pairs (a 16-byte chunk of B's
+// swizzled bf16 row, or one register of a k-step's A fragment): slot c of chunk j holds pair j % 4
+// of word fp4_chunk_word(j, c) = 2c + j / 4, so slot c is always of block c. A whole block then lies
+// in the A fragment of the wgmma lanes with lane % 4 == c (slots c of every chunk): a consumer thread
+// expands its 2 rows' block c alone, into registers. A and B are permuted alike, so every product of
+// the dot product meets its partner: D is unchanged.
+// weight_fp4: A is loaded as it lies (TMA), so B's pairs are regrouped into k order (0 1) (2 3) ..
+// (fp4_pairs_in_order: one byte permute a pair).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +76,9 @@ KBENCH_QUANT_HOST_DEVICE uint32_t fp4_pair_bits(uint32_t q, int s) {
     return ((nibbles << 9) & 0x0E000E00u) | ((nibbles << 12) & 0x80008000u);
   }
 }
+
+// block_fp4: the word (0..7) whose pair chunk % 4 fills slot `slot` (0..3) of chunk `chunk` (0..7).
+KBENCH_QUANT_HOST_DEVICE constexpr int fp4_chunk_word(int chunk, int slot) { return 2 * slot + chunk / 4; }
 
 // A word's 4 pairs (s, s + 4) regrouped into k order: (0 1) (2 3) (4 5) (6 7).
 KBENCH_QUANT_HOST_DEVICE void fp4_pairs_in_order(const uint32_t (&pairs)[4], uint32_t (&out)[4]) {

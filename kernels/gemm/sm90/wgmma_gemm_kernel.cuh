@@ -36,27 +36,25 @@
 //
 // block_fp4 (FP4 operands on bf16 wgmma): the producer's TMA loads each k-slice's packed codes
 // (64 elements: 32 bytes a row, 32-byte swizzle) into a ring of raw stages and all its warpgroup's
-// threads copy the slice's scale words beside them (cp.async); a converter warpgroup (warpgroup 1)
-// expands every row of a raw stage into the 128-byte swizzled bf16 row the consumers' wgmma
-// descriptors read (fp4_expand.hpp: e2m1 x scale, exact), so the consumers run the bf16 path
-// unchanged.
-// Why it keeps up (128 x 256 tiles, 1737 slices a CTA at 4096 x 7168 x 16384): the tensor cores
-// take 2 x 128 x 256 x 64 / 1024 dense bf16 FMAs a clock per SM = 1024 cycles a slice at peak,
-// ~1560 at bf16 mode's measured 702 TFLOP/s. Per slice and SM sub-partition (SASS, nvfp4):
-//   converter warp: 3 rows a thread, ~596 instructions without a branch (8 words a row x 4 pairs x
-//     (2 lop3 + 1 imad + 1 mul.bf16x2) = 214 lop3, 103 imad, 96 mul.bf16x2; 24 st.shared.v4, 9 loads
-//     issued before any conversion; 12 scale conversions; addresses, barriers): ~300 ALU-pipe
-//     instructions (2 cycles a warp each: ~600 cycles), ~215 FMA-pipe, so ~600-700 cycles issued
-//     nonstop, well under the slice. The scale format is a compile-time constant of the loop.
-//   producer warp: ~64 instructions (3 cp.async a thread, each from a per-unit row address plus
-//     the slice's column offset; warp 0's thread 0 also the TMA loads).
-// Before (ncu, 2.825 ms = 3220 cycles a slice): one producer warp copied all 384 scale words with
-// the layout's full offset arithmetic, ~573 dependent instructions a slice, issuing nonstop (the
-// converter waited on raw stages 37% of its time), and the converter's loop branched on the format
-// around each scale conversion (~650 instructions, IPC ~0.35).
-// Shared memory is then the tightest resource: per slice TMA writes 13.5 KB, the converter reads
-// 13.5 KB and writes 48 KB, wgmma reads 2 x 40 KB: ~156 KB, ~1220 cycles at 128 bytes a clock
-// (bf16 mode: 128 KB); 3 bf16 stages decouple the converter from the consumers.
+// threads copy the slice's scale words beside them (cp.async). A converter warpgroup (warpgroup 1)
+// expands B's rows of a raw stage into the 128-byte swizzled bf16 rows of a 16-bit stage (B only)
+// that the consumers' wgmma descriptors read; each consumer thread expands its own A rows' block (2
+// rows x 16 codes) straight into wgmma's A fragments (registers), two sets, so that a slice's are
+// expanded while the previous slice's wgmmas run (fp4_expand.hpp: e2m1 x scale, exact; its k order
+// makes a thread's fragment one scale block). A raw stage is free once the converter and the
+// consumers have read it.
+// Why (128 x 256 tiles, 1737 slices a CTA at 4096 x 7168 x 16384): the tensor cores take 128 x 256 x
+// 64 bf16 FMAs at 2048 a clock per SM = 1024 cycles a slice at peak. Shared memory per slice: TMA
+// writes 13.5 KB, the converter reads 9 KB and writes 32 KB, the consumers read 4.5 KB of A's codes
+// and scales, wgmma reads 2 x 32 KB of B: ~123 KB, ~960 cycles at 128 bytes a clock (bf16 mode:
+// 128 KB). With A expanded into shared memory too (sessions 16-42): the converter wrote 48 KB and
+// wgmma read 2 x 40 KB, ~156 KB, ~1220 cycles: shared memory, not the tensor cores, set the pace
+// (0.73x kbench's bf16 GEMM). Per slice and SM sub-partition the converter warp now expands 2 rows of
+// B a thread (was 3) and each of the 2 consumer warps 2 x 16 codes, between its wgmmas.
+// History (ncu): 3220 cycles a slice (2.825 ms on the H100) with one producer warp copying all 384
+// scale words (~573 dependent instructions a slice); the producer's whole warpgroup copies them since.
+// 3 16-bit stages (32 KB each) decouple the converter from the consumers; the raw stages (14 KB each)
+// fill the rest: a few held for the consumers' A, the others loaded ahead of the converter.
 //
 // weight_fp4 (bf16 or fp16 A, FP4 B, per group: an MoE's FP4 expert weights) shares that path: the
 // raw stages hold B's rows alone (of the tile's group: its scale bytes b_sf_group_stride apart), the
@@ -174,7 +172,10 @@ struct WgmmaGemmConfig {
   static constexpr int kWgmmaN = kFp4 ? kSubN : kBlockN;
   static constexpr int kABytes = kBlockM * kBlockK;
   static constexpr int kBBytes = kBlockN * kBlockK;
-  static constexpr int kStageBytes = kABytes + kBBytes;
+  // A's part of a 16-bit / fp8 stage: none in block_fp4's (its consumers expand A into registers).
+  static constexpr int kStageABytes = kFp4A ? 0 : kABytes;
+  static constexpr int kStageARows = kStageABytes / kBlockK;
+  static constexpr int kStageBytes = kStageABytes + kBBytes;
   // Groupwise: each stage's block scales (A's of the tile's rows, then B's of its sub-tiles), copied
   // by the producer warp beside the TMA loads, so the consumers read them from shared memory.
   static constexpr int kScaleBytes = kGroupwise ? (kBlockM + kSubTiles) * 4 : 0;
@@ -204,7 +205,8 @@ struct WgmmaGemmConfig {
   static constexpr int kSmemLimit = 227 * 1024;
   // FP4: the raw stages (the FP4 operands' rows of packed codes, 32 bytes each: block_fp4 A's then
   // B's, weight_fp4 B's; then one scale word a row) after the 16-bit stages; 3 16-bit stages, as
-  // many raw ones as fit (to cover memory latency).
+  // many raw ones as fit (block_fp4: a raw stage is held until the consumers have read its A rows,
+  // and the rest must still cover memory latency).
   static constexpr int kLoadARows = kWeightFp4 ? 0 : kBlockM;  // A's rows in the ring the producer fills
   static constexpr int kLoadRows = kLoadARows + kBlockN;
   static constexpr int kRawStageBytes = kFp4 ? (kLoadRows * (32 + 4) + 1023) / 1024 * 1024 : 0;
@@ -246,11 +248,16 @@ struct WgmmaGemmConfig {
   // FP4's 16-bit stages: lane 0 of each converter warp, and weight_fp4's converter thread that
   // loads A's slice into the stage (with the transaction bytes).
   static constexpr int kStageFullArrivals = kFp4A ? 4 : kWeightFp4 ? 4 + 1 : kFullArrivals;
+  // FP4's raw stages are free once every thread that read them arrived: the converter's (B's rows,
+  // weight_fp4 all) and block_fp4's consumers' (A's rows). Per thread: the producer's cp.async
+  // overwrite scale words a thread read, and racecheck orders a thread's reads only by its own arrival.
+  static constexpr int kRawEmptyArrivals = 128 * (1 + (kFp4A ? kConsumers : 0));
   // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
   // both): the producer and the converter give up what the consumers take (their accumulators, the
-  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200). FP4 with
-  // two consumers: 40 + 72 + 2 x 200 = 512 (block_fp4's converter holds a thread's 3 rows of codes
-  // and scale words at once: at 56 it spilled).
+  // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200; block_fp4's
+  // consumers also hold two sets of A fragments, 32 registers). FP4 with two consumers: 40 + 72 +
+  // 2 x 200 = 512 (the converter holds a thread's rows of codes and scale words at once: at 56 it
+  // spilled).
   static constexpr bool kSetMaxNReg = kConsumers > 1 || kConverters > 0;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConverterRegs = 72;
@@ -282,6 +289,7 @@ struct WgmmaGemmConfig {
   static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
   static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "FP4 expands to 16-bit slices of 64 elements");
   static_assert(!kFp4A || kExpandedType == DType::bfloat16, "block_fp4 expands to bf16");
+  static_assert(!kFp4 || kBlockN % 128 == 0, "the converter expands whole rows of B a thread");
   static_assert(!kSetMaxNReg || 128 * (kProducerRegs + kConverters * kConverterRegs + kConsumers * kConsumerRegs) <=
                                    kThreads * std::min(255, 65536 / kThreads / 8 * 8),
                 "register pool");
@@ -536,6 +544,25 @@ struct WgmmaSlice {
   }
 };
 
+// block_fp4's consumers: acc (+)= A's 64 rows from registers (wgmma's A fragments of the slice's 4
+// k-steps, 4 registers each) times the kSubN rows of B at b_rows.
+template <class Cfg>
+struct WgmmaSliceRegA {
+  using Op = decltype(cute::SM90::GMMA::rs_op_selector<typename Cfg::A, typename Cfg::B, float,
+                                                        cute::Shape<cute::_64, cute::Int<Cfg::kSubN>, cute::Int<Cfg::kStepK>>,
+                                                        cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>());
+
+  __device__ static __forceinline__ void slice(const uint32_t (&a)[16], uint32_t b_rows, float (&acc)[Cfg::kSubRegs],
+                                               bool accumulate) {
+    const uint64_t b_desc = hopper::smem_desc(b_rows, 16, 1024);
+#pragma unroll
+    for (int step = 0; step < 4; ++step) {
+      hopper::gmma_rs<Op>(a[4 * step], a[4 * step + 1], a[4 * step + 2], a[4 * step + 3], b_desc + 2 * step, acc,
+                          std::make_index_sequence<Cfg::kSubRegs>{}, accumulate || step > 0);
+    }
+  }
+};
+
 // The TMA loads of one k-slice into a load stage (lane 0 of the producer's warp 0), completing on
 // its full barrier with the transaction bytes (a_bytes: 0 where A is not in the load ring). B's rows
 // in two boxes of half the tile (the GLU epilogue's up and gate rows lie n / 2 apart); in clusters of
@@ -671,35 +698,34 @@ __device__ void run_fp4_producer(const WgmmaGemmArgs& args, const GemmTileMap<Cf
   }
 }
 
-// FP4: 8 codes (one word) times their block's scale factor (16-bit pair bits, both halves alike)
-// as 4 pairs of Cfg's expanded type, exactly: in fp4_expand.hpp's pair order (block_fp4), or in k
-// order (weight_fp4).
+// FP4: pair s of a word of codes (fp4_expand.hpp) times its block's scale factor (16-bit pair bits,
+// both halves alike) in Cfg's expanded type, exactly.
 template <class Cfg>
-__device__ __forceinline__ uint4 expand_fp4_word(uint32_t q, uint32_t scale2) {
-  uint32_t pairs[4];
-#pragma unroll
-  for (int s = 0; s < 4; ++s) {
-    const uint32_t codes = fp4_pair_bits<Cfg::kExpandedType>(q, s);
-    if constexpr (Cfg::kExpandedType == DType::bfloat16) {
-      asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(pairs[s]) : "r"(codes), "r"(scale2));
-    } else {
-      asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(pairs[s]) : "r"(codes), "r"(scale2));
-    }
-  }
-  if constexpr (Cfg::kWeightFp4) {
-    uint32_t in_order[4];
-    fp4_pairs_in_order(pairs, in_order);
-    return make_uint4(in_order[0], in_order[1], in_order[2], in_order[3]);
+__device__ __forceinline__ uint32_t expand_fp4_pair(uint32_t q, int s, uint32_t scale2) {
+  const uint32_t codes = fp4_pair_bits<Cfg::kExpandedType>(q, s);
+  uint32_t pair;
+  if constexpr (Cfg::kExpandedType == DType::bfloat16) {
+    asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(pair) : "r"(codes), "r"(scale2));
   } else {
-    return make_uint4(pairs[0], pairs[1], pairs[2], pairs[3]);
+    asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(pair) : "r"(codes), "r"(scale2));
   }
+  return pair;
+}
+
+// FP4: a block's scale byte (of a slice's scale word) as the 16-bit factor's bits in both halves.
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ __forceinline__ uint32_t fp4_scale2(uint32_t scale_word, int kb, int block) {
+  const uint32_t scale = fp4_scale_bits<Cfg::kExpandedType, kFormat>(
+      (scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, block))) & 0xFF);
+  return scale | (scale << 16);
 }
 
 // FP4: row r of a raw stage (its 32 bytes of codes, 32-byte swizzled: 16-byte chunk j at
 // j ^ ((r / 4) % 2); its scale word at scales + 4 r) expanded into row `row` of a 16-bit stage
-// (A's rows then B's, 128 bytes each, 128-byte swizzled: chunk j at j ^ (row % 8); block_fp4: row r,
-// weight_fp4: B's row r, kBlockM + r); word j of the codes fills chunk j. Consecutive threads take
-// consecutive rows: both the loads and the stores are free of bank conflicts.
+// (128 bytes, 128-byte swizzled: chunk j at j ^ (row % 8)): block_fp4's chunk order (fp4_expand.hpp:
+// slot c of chunk j is pair j % 4 of word 2c + j / 4), weight_fp4's k order (chunk j: word j's pairs
+// regrouped). Consecutive threads take consecutive rows: both the loads and the stores are free of
+// bank conflicts.
 struct Fp4RawRow {
   uint4 lo, hi;  // the codes' two 16-byte chunks, in k order
   uint32_t scale_word;
@@ -719,21 +745,27 @@ template <class Cfg, quant::BlockFormat kFormat>
 __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int stage_row, int kb) {
   uint32_t scale2[4];
 #pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const uint32_t scale = fp4_scale_bits<Cfg::kExpandedType, kFormat>(
-        (row.scale_word >> (8 * fp4_slice_scale_byte(kFormat, kb, c))) & 0xFF);
-    scale2[c] = scale | (scale << 16);
-  }
+  for (int c = 0; c < 4; ++c) scale2[c] = fp4_scale2<Cfg, kFormat>(row.scale_word, kb, c);
   const uint32_t words[8] = {row.lo.x, row.lo.y, row.lo.z, row.lo.w, row.hi.x, row.hi.y, row.hi.z, row.hi.w};
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
+    uint32_t chunk[4];
+    if constexpr (Cfg::kWeightFp4) {
+      uint32_t pairs[4];
+#pragma unroll
+      for (int p = 0; p < 4; ++p) pairs[p] = expand_fp4_pair<Cfg>(words[j], p, scale2[j / 2]);
+      fp4_pairs_in_order(pairs, chunk);
+    } else {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) chunk[c] = expand_fp4_pair<Cfg>(words[fp4_chunk_word(j, c)], j % 4, scale2[c]);
+    }
     *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * (j ^ (stage_row % 8))) =
-        expand_fp4_word<Cfg>(words[j], scale2[j / 2]);
+        make_uint4(chunk[0], chunk[1], chunk[2], chunk[3]);
   }
 }
 
-// FP4's converter warpgroup: every slice's raw stage into its 16-bit stage, row r by thread
-// r % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
+// FP4's converter warpgroup: B's rows of every slice's raw stage into its 16-bit stage, row b by
+// thread b % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
 // rows are loaded before any is expanded, so their shared-memory latencies overlap. Each thread
 // releases the raw stage once it holds its rows; each warp fills the 16-bit stage (its lane 0
 // arrives once the warp's shared-memory writes are fenced for the async proxy, which wgmma reads
@@ -743,8 +775,7 @@ __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* ou
 template <class Cfg, quant::BlockFormat kFormat>
 __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                                    uint8_t* smem_raw, uint32_t smem, int thread) {
-  constexpr int kRowsPerThread = (Cfg::kLoadRows + 127) / 128;
-  constexpr int kFirstStageRow = Cfg::kWeightFp4 ? Cfg::kBlockM : 0;  // raw row 0's row in the 16-bit stage
+  constexpr int kRowsPerThread = Cfg::kBlockN / 128;
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
@@ -768,9 +799,7 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
       uint8_t* out = smem_raw + stage * Cfg::kStageBytes;
       Fp4RawRow rows[kRowsPerThread];
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
-        if (thread + 128 * i < Cfg::kLoadRows) rows[i] = load_fp4_row<Cfg>(raw, thread + 128 * i);
-      }
+      for (int i = 0; i < kRowsPerThread; ++i) rows[i] = load_fp4_row<Cfg>(raw, Cfg::kLoadARows + thread + 128 * i);
       // Each thread releases the raw stage itself once its reads are done, before expanding, so the
       // refill overlaps the expansion. The refill's TMA writes through the async proxy: the proxy
       // fence orders these generic reads before them (without it, mxfp4 at m 1000 x n 2304 read
@@ -780,9 +809,7 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
       hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
 #pragma unroll
       for (int i = 0; i < kRowsPerThread; ++i) {
-        if (thread + 128 * i < Cfg::kLoadRows) {
-          expand_fp4_row<Cfg, kFormat>(rows[i], out, kFirstStageRow + thread + 128 * i, kb);
-        }
+        expand_fp4_row<Cfg, kFormat>(rows[i], out, Cfg::kStageARows + thread + 128 * i, kb);
       }
       hopper::fence_proxy_async();
       __syncwarp();
@@ -1064,6 +1091,101 @@ __device__ __forceinline__ void release_stage(const StageRelease& release, uint3
   if (Cfg::kClusters && release.peer_empty != 0 && elected) hopper::mbar_arrive_remote(release.peer_empty + 8 * stage);
 }
 
+// block_fp4: where a consumer thread's A codes lie in a raw stage. Its A fragments hold rows g and
+// g + 8 of its warp's 16 (tile_row = g's), slot c = lane % 4 of every chunk: block c of each row
+// (fp4_expand.hpp), 8 bytes of codes (words 2c, 2c + 1) and one scale byte. A warp's 8-byte loads
+// cover 8 whole rows each: free of bank conflicts.
+struct Fp4ARows {
+  uint32_t codes[2];   // rows g, g + 8: their block's codes (offsets in a raw stage)
+  uint32_t scales[2];  // their scale words
+  int block;
+};
+
+template <class Cfg>
+__device__ __forceinline__ Fp4ARows fp4_a_rows(int tile_row, int lane) {
+  Fp4ARows a;
+  a.block = lane % 4;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = tile_row + 8 * h;
+    a.codes[h] = 32 * r + 16 * ((a.block / 2) ^ ((r / 4) % 2)) + 8 * (a.block % 2);
+    a.scales[h] = Cfg::kLoadScaleOffset + 4 * r;
+  }
+  return a;
+}
+
+// block_fp4: a consumer thread's A rows of slice kb from a raw stage into its A fragments: k-step
+// t's registers are chunks 2t and 2t + 1 of rows g, g + 8, g, g + 8; chunk j's slot c is pair j % 4
+// of word 2c + j / 4 (fp4_chunk_word): the thread's first word for j < 4, its second after.
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ __forceinline__ void expand_fp4_a(const uint8_t* raw, const Fp4ARows& a, int kb, uint32_t (&frag)[16]) {
+  uint2 words[2];
+  uint32_t scale_words[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    words[h] = *reinterpret_cast<const uint2*>(raw + a.codes[h]);
+    scale_words[h] = *reinterpret_cast<const uint32_t*>(raw + a.scales[h]);
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint32_t scale2 = fp4_scale2<Cfg, kFormat>(scale_words[h], kb, a.block);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      frag[4 * (j / 2) + 2 * (j % 2) + h] = expand_fp4_pair<Cfg>(j < 4 ? words[h].x : words[h].y, j % 4, scale2);
+    }
+  }
+}
+
+// block_fp4's consumer, one slice: its A rows from the raw stage into `frag` (the wgmmas that read
+// that set last are done) while the converter may still expand B, the raw stage released (after a
+// proxy fence: the refill writes through TMA), then the wgmmas on B's 16-bit stage; once the previous
+// slice's wgmmas are done, that slice's stage is released.
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ __forceinline__ void consume_fp4_slice(const uint8_t* smem_raw, uint32_t smem, const Fp4ARows& a,
+                                                  const StageRelease& release, int kb, bool first, uint32_t it,
+                                                  uint32_t& previous, uint32_t (&frag)[16],
+                                                  float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs]) {
+  const uint32_t raw_stage = it % Cfg::kRawStages, stage = it % Cfg::kStages;
+  hopper::mbar_wait(smem + Cfg::kRawFullOffset + 8 * raw_stage, (it / Cfg::kRawStages) & 1);
+  expand_fp4_a<Cfg, kFormat>(smem_raw + Cfg::kRawOffset + raw_stage * Cfg::kRawStageBytes, a, kb, frag);
+  hopper::fence_proxy_async();
+  hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
+  hopper::mbar_wait(smem + Cfg::kFullOffset + 8 * stage, (it / Cfg::kStages) & 1);
+  hopper::fence_regs(frag);  // every fragment written before the wgmma fence (PTX's rule for A in registers)
+  hopper::wgmma_fence();
+#pragma unroll
+  for (int h = 0; h < Cfg::kSubTiles; ++h) {
+    WgmmaSliceRegA<Cfg>::slice(frag, smem + stage * Cfg::kStageBytes + h * Cfg::kSubN * Cfg::kBlockK, acc[h], !first);
+  }
+  hopper::wgmma_commit();
+  hopper::wgmma_wait<1>();  // the previous slice's wgmmas are done: its stage and fragments are free
+  if (!first) release_stage<Cfg>(release, previous);
+  previous = stage;
+}
+
+// block_fp4's consumer, one unit's slices: two sets of A fragments, so that a slice's are expanded
+// while the previous slice's wgmmas still read theirs. One loop with two exits (every unit has a
+// k-block): a remainder after a loop of pairs took a third set of fragments, and a test at the top
+// spilled (session 16, 64 x 128).
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ void consume_fp4_unit(const uint8_t* smem_raw, uint32_t smem, const GemmUnit& unit,
+                                 const StageRelease& release, int tile_row, int lane, uint32_t& it,
+                                 float (&acc)[Cfg::kSubTiles][Cfg::kSubRegs]) {
+  const Fp4ARows a = fp4_a_rows<Cfg>(tile_row, lane);
+  uint32_t even[16], odd[16];
+  uint32_t previous = 0;
+  for (int kb = unit.k_begin;;) {
+    consume_fp4_slice<Cfg, kFormat>(smem_raw, smem, a, release, kb, kb == unit.k_begin, it++, previous, even, acc);
+    if (++kb == unit.k_end) break;
+    consume_fp4_slice<Cfg, kFormat>(smem_raw, smem, a, release, kb, false, it++, previous, odd, acc);
+    if (++kb == unit.k_end) break;
+  }
+  hopper::wgmma_wait<0>();
+#pragma unroll
+  for (int h = 0; h < Cfg::kSubTiles; ++h) hopper::fence_regs(acc[h]);
+  release_stage<Cfg>(release, previous);
+}
+
 // Groupwise, one sub-tile (Cfg::kDoubleBuffered): the unit's k-blocks accumulated into acc, each
 // slice's wgmmas into temporary (slice parity) and promoted with its scales once the next slice's
 // are issued, so that the tensor cores run those while this warpgroup promotes. The scales are read
@@ -1125,7 +1247,9 @@ __device__ __forceinline__ void accumulate_groupwise_double_buffered(const GemmU
   }
 }
 
-template <class Cfg>
+// kFp4Format: block_fp4's scale format (a compile-time constant: the accumulators must not pass
+// through a branch between wgmmas, or ptxas serializes them); unused otherwise.
+template <class Cfg, quant::BlockFormat kFp4Format = quant::BlockFormat::nvfp4>
 __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                              const uint8_t* smem_raw, uint32_t smem, int consumer, int thread) {
   const int warp = thread / 32, lane = thread % 32;
@@ -1145,6 +1269,8 @@ __device__ void run_consumer(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& 
     const int row0 = tile.row_begin + tile_row;
     if constexpr (Cfg::kDoubleBuffered) {
       accumulate_groupwise_double_buffered<Cfg>(unit, release, smem_raw, smem, consumer, tile_row, it, acc[0]);
+    } else if constexpr (Cfg::kFp4A) {
+      consume_fp4_unit<Cfg, kFp4Format>(smem_raw, smem, unit, release, tile_row, lane, it, acc);
     } else if constexpr (Cfg::kGroupwise) {
 #pragma unroll
       for (int h = 0; h < Cfg::kSubTiles; ++h)
@@ -1242,7 +1368,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     }
     for (int s = 0; s < Cfg::kRawStages; ++s) {
       hopper::mbar_init(smem + Cfg::kRawFullOffset + 8 * s, Cfg::kFullArrivals);
-      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, 128);  // every converter thread
+      hopper::mbar_init(smem + Cfg::kRawEmptyOffset + 8 * s, Cfg::kRawEmptyArrivals);
     }
     for (int s = 0; s < Cfg::kUnitSlots; ++s) {
       hopper::mbar_init(smem + Cfg::kUnitOffset + 8 * s, 1);
@@ -1282,7 +1408,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     // The consumer index as lane 0's (a shuffle: warp-uniform to the compiler). ptxas still moves
     // each wgmma descriptor through R2UR, but without it the groupwise kernel ran 0.5-2.3% slower
     // (experiments/session37, call 11).
-    run_consumer<Cfg>(args, map, queue, smem_raw, smem, __shfl_sync(0xffffffffu, warpgroup - 1 - Cfg::kConverters, 0), tid % 128);
+    const int consumer = __shfl_sync(0xffffffffu, warpgroup - 1 - Cfg::kConverters, 0);
+    if (Cfg::kFp4A && args.fp4_format == quant::BlockFormat::mxfp4) {
+      run_consumer<Cfg, quant::BlockFormat::mxfp4>(args, map, queue, smem_raw, smem, consumer, tid % 128);
+    } else {
+      run_consumer<Cfg>(args, map, queue, smem_raw, smem, consumer, tid % 128);
+    }
   }
   // No CTA leaves while its peer may still multicast into it or arrive on its barriers.
   if (cluster_size<Cfg>(args) > 1) hopper::cluster_sync();

@@ -317,6 +317,7 @@ std::optional<std::string> fp4_unsupported(const WgmmaGemmParams& p) {
     }
     if (p.alpha != 1.0f) return "weight_fp4 scales D by group_alpha (one per group): alpha must stay 1";
   }
+  if (p.k <= 0) return "k must be positive for kbench's FP4 GEMM (its consumers take at least one k-slice a tile)";
   if (p.k % 128 != 0) {
     return "k must be a multiple of 128 for kbench's FP4 GEMM (it expands 64-element slices, whole scale blocks), got " +
            std::to_string(p.k);

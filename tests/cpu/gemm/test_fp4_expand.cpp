@@ -1,10 +1,10 @@
 // The FP4 operand modes of kbench's wgmma GEMM without a GPU (kernels/gemm/sm90/fp4_expand.hpp):
 // every code in every nibble position expands to its bf16 bits (e2m1 x 2^-126) and its fp16 bits
-// (e2m1 x 2^-14) in the documented pair order, whatever its neighbours, and the pairs regroup into
-// k order; the scale factors times every code give e2m1 x scale x 2^-32 exactly as a bf16 normal
-// over the documented ranges (every e4m3 scale, ue8m0 codes 34..160), and e2m1 x scale x 2^-14
-// exactly in fp16 for every e4m3 scale; and the slice's scale word and byte are the block's scale in
-// every layout.
+// (e2m1 x 2^-14) in the documented pair order, whatever its neighbours; block_fp4's chunk order is a
+// permutation with slot c in block c, and weight_fp4's pairs regroup into k order; the scale factors
+// times every code give e2m1 x scale x 2^-32 exactly as a bf16 normal over the documented ranges
+// (every e4m3 scale, ue8m0 codes 34..160), and e2m1 x scale x 2^-14 exactly in fp16 for every e4m3
+// scale; and the slice's scale word and byte are the block's scale in every layout.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,6 +60,30 @@ TEST(Fp4Expand, EveryCodeInEveryPositionWhateverItsNeighbours) {
           EXPECT_EQ((half_pair & 0x8000u) != 0, (lo & 8) != 0);
           EXPECT_EQ((half_pair >> 31) != 0, (hi & 8) != 0);
         }
+      }
+    }
+  }
+}
+
+// block_fp4's k order over a slice row (chunk j, slot c, half e) is a permutation of its 64
+// elements, slot c always of block c (a consumer thread's A fragment needs one scale), and each
+// pair's bits are its elements' codes.
+TEST(Fp4Expand, ChunkOrderIsAPermutationWithSlotCInBlockC) {
+  std::mt19937 random(13);
+  uint32_t words[8];
+  for (uint32_t& w : words) w = static_cast<uint32_t>(random());
+  bool seen[wg::kFp4SliceElements] = {};
+  for (int j = 0; j < 8; ++j) {
+    for (int c = 0; c < 4; ++c) {
+      const int word = wg::fp4_chunk_word(j, c);
+      const uint32_t pair = wg::fp4_pair_bits<DType::bfloat16>(words[word], j % 4);
+      for (int e = 0; e < 2; ++e) {
+        const int element = 8 * word + j % 4 + 4 * e;
+        ASSERT_FALSE(seen[element]) << j << " " << c << " " << e;
+        seen[element] = true;
+        EXPECT_EQ(element / 16, c);
+        const auto code = static_cast<uint8_t>((words[element / 8] >> (4 * (element % 8))) & 0xFu);
+        EXPECT_EQ(bf16_value(e == 0 ? pair & 0xFFFF : pair >> 16), quant::e2m1_to_float(code) * 0x1p-126f) << element;
       }
     }
   }

@@ -104,6 +104,9 @@ TEST(WgmmaGemmUnsupported, BlockFp4StaysOneMatrix) {
   p.rows_per_group = p.rows;
   EXPECT_EQ(wg::wgmma_gemm_unsupported(p), std::nullopt);
   expect_refused(grouped(wg::GemmScaling::block_fp4, DType::uint8), "one matrix");
+  wg::WgmmaGemmParams no_k = p;  // its consumers' loop takes at least one k-slice a tile
+  no_k.k = 0;
+  expect_refused(no_k, "k must be positive");
 }
 
 }  // namespace
