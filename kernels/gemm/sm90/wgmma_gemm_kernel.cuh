@@ -153,7 +153,10 @@ struct WgmmaGemmConfig {
   static constexpr bool kFp4 = kFp4A || kWeightFp4;
   static constexpr DType kExpandedType = std::is_same_v<ElemA, cute::half_t> ? DType::float16 : DType::bfloat16;
   static constexpr int kConsumers = kConsumers_;
-  static constexpr int kConverters = kFp4 ? 1 : 0;  // warpgroups expanding FP4 (warpgroup 1)
+  // Warpgroups expanding FP4 (warpgroups 1 .. kConverters). weight_fp4's 64 x 128 tiles (an MoE's
+  // groups of a few rows: its tensor cores nearly idle, the expansion of B its bound) take two, each
+  // thread a half row (kFp4HalfRows).
+  static constexpr int kConverters = kFp4 ? (kWeightFp4 && kConsumers_ == 1 ? 2 : 1) : 0;
   static constexpr int kThreads = 128 * (1 + kConverters + kConsumers);
   static constexpr int kBlockM = 64 * kConsumers;
   static constexpr int kBlockN = kBlockN_;
@@ -217,7 +220,14 @@ struct WgmmaGemmConfig {
   static constexpr int kEpilogueWarpBytes = 16 * 128;
   static constexpr int kEpilogueBytes = kStagedEpilogue ? 4 * kConsumers * kEpilogueWarpBytes : 0;
   static constexpr int kEpilogueReserve = kStagedEpilogue ? kEpilogueBytes + 128 : 0;  // with its alignment
-  static constexpr int kStages = kFp4 ? 3 : std::min((kSmemLimit - kAuxBytes - kEpilogueReserve) / kStageBytes, 8);
+  // weight_fp4: 8 raw stages, then as many 16-bit stages as fit: the converter loads A's slice into a
+  // 16-bit stage as it expands B's, so A's load latency is covered by the 16-bit stages ahead of the
+  // consumers (64 x 128 tiles: 7; an MoE's groups of a few rows, where the tensor cores idle, waited
+  // on A with 3).
+  static constexpr int kStages =
+      kWeightFp4 ? std::clamp((kSmemLimit - kAuxBytes - kEpilogueReserve - 8 * kRawStageBytes) / kStageBytes, 3, 8)
+      : kFp4     ? 3
+                 : std::min((kSmemLimit - kAuxBytes - kEpilogueReserve) / kStageBytes, 8);
   static constexpr int kRawStages =
       kFp4 ? std::min((kSmemLimit - kAuxBytes - kEpilogueReserve - kStages * kStageBytes) / kRawStageBytes, 8) : 0;
   static constexpr int kRawOffset = kStages * kStageBytes;
@@ -247,11 +257,14 @@ struct WgmmaGemmConfig {
   static constexpr int kFullArrivals = kFp4 ? 1 + 128 : kGroupwise ? 1 + 32 : 1;
   // FP4's 16-bit stages: lane 0 of each converter warp, and weight_fp4's converter thread that
   // loads A's slice into the stage (with the transaction bytes).
-  static constexpr int kStageFullArrivals = kFp4A ? 4 : kWeightFp4 ? 4 + 1 : kFullArrivals;
+  static constexpr int kStageFullArrivals = kFp4A ? 4 : kWeightFp4 ? 4 * kConverters + 1 : kFullArrivals;
+  // The converters' threads each expand a half row of B (32 codes) where they are twice B's rows,
+  // else whole rows (kBlockN / (128 kConverters) a thread).
+  static constexpr bool kFp4HalfRows = kFp4 && 128 * kConverters == 2 * kBlockN;
   // FP4's raw stages are free once every thread that read them arrived: the converter's (B's rows,
   // weight_fp4 all) and block_fp4's consumers' (A's rows). Per thread: the producer's cp.async
   // overwrite scale words a thread read, and racecheck orders a thread's reads only by its own arrival.
-  static constexpr int kRawEmptyArrivals = 128 * (1 + (kFp4A ? kConsumers : 0));
+  static constexpr int kRawEmptyArrivals = 128 * (kConverters + (kFp4A ? kConsumers : 0));
   // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
   // both): the producer and the converter give up what the consumers take (their accumulators, the
   // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200; block_fp4's
@@ -289,7 +302,8 @@ struct WgmmaGemmConfig {
   static_assert(kStages >= 3 && (!kFp4 || kRawStages >= 3) && kSmemBytes <= kSmemLimit, "shared memory per block");
   static_assert(!kFp4 || (kBlockK == 128 && kElemBytes == 2), "FP4 expands to 16-bit slices of 64 elements");
   static_assert(!kFp4A || kExpandedType == DType::bfloat16, "block_fp4 expands to bf16");
-  static_assert(!kFp4 || kBlockN % 128 == 0, "the converter expands whole rows of B a thread");
+  static_assert(!kFp4 || kFp4HalfRows || kBlockN % (128 * kConverters) == 0, "the converters expand whole rows of B a thread");
+  static_assert(!kFp4HalfRows || kWeightFp4, "half rows in k order (weight_fp4)");
   static_assert(!kSetMaxNReg || 128 * (kProducerRegs + kConverters * kConverterRegs + kConsumers * kConsumerRegs) <=
                                    kThreads * std::min(255, 65536 / kThreads / 8 * 8),
                 "register pool");
@@ -764,8 +778,43 @@ __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* ou
   }
 }
 
-// FP4's converter warpgroup: B's rows of every slice's raw stage into its 16-bit stage, row b by
-// thread b % 128, the scale format a compile-time constant (no branches in the loop). All of a thread's
+// weight_fp4 in half rows (Cfg::kFp4HalfRows): half `half` of raw row r of B, its 16-byte chunk of
+// codes (words 4 half .. 4 half + 3, k in order) and its scale word, expanded into chunks 4 half ..
+// 4 half + 3 of row `stage_row` of a 16-bit stage. Consecutive threads take the two halves of
+// consecutive rows: both the loads and the stores are free of bank conflicts.
+struct Fp4RawHalfRow {
+  uint4 codes;
+  uint32_t scale_word;
+};
+
+template <class Cfg>
+__device__ __forceinline__ Fp4RawHalfRow load_fp4_half_row(const uint8_t* raw, int r, int half) {
+  Fp4RawHalfRow row;
+  row.codes = *reinterpret_cast<const uint4*>(raw + 32 * r + 16 * (half ^ ((r / 4) % 2)));
+  row.scale_word = *reinterpret_cast<const uint32_t*>(raw + Cfg::kLoadScaleOffset + 4 * r);
+  return row;
+}
+
+template <class Cfg, quant::BlockFormat kFormat>
+__device__ __forceinline__ void expand_fp4_half_row(const Fp4RawHalfRow& row, uint8_t* out, int stage_row, int half,
+                                                    int kb) {
+  static_assert(Cfg::kWeightFp4, "k in order");
+  const uint32_t words[4] = {row.codes.x, row.codes.y, row.codes.z, row.codes.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t scale2 = fp4_scale2<Cfg, kFormat>(row.scale_word, kb, 2 * half + i / 2);
+    uint32_t pairs[4], chunk[4];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) pairs[p] = expand_fp4_pair<Cfg>(words[i], p, scale2);
+    fp4_pairs_in_order(pairs, chunk);
+    *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * ((4 * half + i) ^ (stage_row % 8))) =
+        make_uint4(chunk[0], chunk[1], chunk[2], chunk[3]);
+  }
+}
+
+// FP4's converter warpgroups: B's rows of every slice's raw stage into its 16-bit stage, row b by
+// converter thread b % (128 kConverters) (half rows: row b / 2's half b % 2 by thread b), the scale
+// format a compile-time constant (no branches in the loop). All of a thread's
 // rows are loaded before any is expanded, so their shared-memory latencies overlap. Each thread
 // releases the raw stage once it holds its rows; each warp fills the 16-bit stage (its lane 0
 // arrives once the warp's shared-memory writes are fenced for the async proxy, which wgmma reads
@@ -775,7 +824,8 @@ __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* ou
 template <class Cfg, quant::BlockFormat kFormat>
 __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                                    uint8_t* smem_raw, uint32_t smem, int thread) {
-  constexpr int kRowsPerThread = Cfg::kBlockN / 128;
+  constexpr int kConverterThreads = 128 * Cfg::kConverters;
+  constexpr int kRowsPerThread = Cfg::kFp4HalfRows ? 0 : Cfg::kBlockN / kConverterThreads;
   const uint32_t a_bytes = static_cast<uint32_t>(args.a_box_rows) * Cfg::kBlockK;
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
@@ -797,9 +847,13 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
       }
       const uint8_t* raw = smem_raw + Cfg::kRawOffset + raw_stage * Cfg::kRawStageBytes;
       uint8_t* out = smem_raw + stage * Cfg::kStageBytes;
-      Fp4RawRow rows[kRowsPerThread];
+      Fp4RawRow rows[kRowsPerThread > 0 ? kRowsPerThread : 1];
+      Fp4RawHalfRow half_row;
+      if constexpr (Cfg::kFp4HalfRows) half_row = load_fp4_half_row<Cfg>(raw, thread / 2, thread % 2);
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) rows[i] = load_fp4_row<Cfg>(raw, Cfg::kLoadARows + thread + 128 * i);
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        rows[i] = load_fp4_row<Cfg>(raw, Cfg::kLoadARows + thread + kConverterThreads * i);
+      }
       // Each thread releases the raw stage itself once its reads are done, before expanding, so the
       // refill overlaps the expansion. The refill's TMA writes through the async proxy: the proxy
       // fence orders these generic reads before them (without it, mxfp4 at m 1000 x n 2304 read
@@ -807,9 +861,12 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
       // overwrite words this thread read, and racecheck sees only a thread's own arrival.
       hopper::fence_proxy_async();
       hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
+      if constexpr (Cfg::kFp4HalfRows) {
+        expand_fp4_half_row<Cfg, kFormat>(half_row, out, Cfg::kStageARows + thread / 2, thread % 2, kb);
+      }
 #pragma unroll
       for (int i = 0; i < kRowsPerThread; ++i) {
-        expand_fp4_row<Cfg, kFormat>(rows[i], out, Cfg::kStageARows + thread + 128 * i, kb);
+        expand_fp4_row<Cfg, kFormat>(rows[i], out, Cfg::kStageARows + thread + kConverterThreads * i, kb);
       }
       hopper::fence_proxy_async();
       __syncwarp();
@@ -1402,7 +1459,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1) wgmma_gemm_kernel(const __gr
     else if (Cfg::kGroupwise && tid < 64) run_scale_copier<Cfg>(args, map, queue, smem, tid % 32);
   } else if (warpgroup <= Cfg::kConverters) {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kConverterRegs));
-    if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid % 128);
+    if constexpr (Cfg::kFp4) run_converter<Cfg>(args, map, queue, smem_raw, smem, tid - 128);
   } else {
     if constexpr (Cfg::kSetMaxNReg) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegs));
     // The consumer index as lane 0's (a shuffle: warp-uniform to the compiler). ptxas still moves
