@@ -1,14 +1,4 @@
 #!/usr/bin/env bash
-# Session 43, call 1 (H200): mm_fp4 with A expanded in the consumers' registers (fra) against main
-# (m43): the GEMM, FP4 and MoE GPU tests on fra; fp4_ab.txt 3 rounds in turn; compute-sanitizer
-# memcheck and racecheck on sanitize_fp4.txt. Carry .ab/bin (m43.xz, fra.xz) and build/carry/gpu_tests.xz.
-source "$(dirname "$0")/../session25/common.sh"
-source "$(dirname "$0")/../session35/steps.sh"
-source "$(dirname "$0")/../session36/steps.sh"
-R=/tmp/res1; rm -rf $R; mkdir -p $R/fp4/ab
-unpack_all fra
-gtests gtest_gemm.log 200 'KbenchGemm*:*Fp4*:*Moe*:GemmOperands*'
-list=experiments/session43/fp4_ab.txt AB=$R/fp4/ab RUN_LIMIT=120
-for r in 1 2 3; do for b in m43 fra; do run_as $b $r $b; done; done
-for tool in memcheck racecheck; do sanitize $tool fra experiments/session43/sanitize_fp4.txt ${tool}_fp4.log 150; done
-finish 1
+# Session 43, call 1 (H200): mm_fp4 with A expanded in the consumers' registers (fra) against main (m43).
+source "$(dirname "$0")/steps.sh"
+ab_call 1 fra m43 fp4_ab.txt 3

@@ -1,15 +1,5 @@
 #!/usr/bin/env bash
-# Session 43, call 4 (H200): fsc2, call 3's fsc with each consumer's half row of B expanded a slice
-# ahead, after its wgmmas are issued (fsc expanded it between two slices' wgmmas), against fra
-# (a30246f): the GEMM, FP4 and MoE GPU tests on fsc2; fp4_ab.txt 3 rounds in turn; compute-sanitizer
-# memcheck and racecheck on sanitize_fp4.txt. Carry .ab/bin (fra.xz, fsc2.xz) and build/carry/gpu_tests.xz.
-source "$(dirname "$0")/../session25/common.sh"
-source "$(dirname "$0")/../session35/steps.sh"
-source "$(dirname "$0")/../session36/steps.sh"
-R=/tmp/res4; rm -rf $R; mkdir -p $R/fp4/ab
-unpack_all fsc2
-gtests gtest_gemm.log 200 'KbenchGemm*:*Fp4*:*Moe*:GemmOperands*'
-list=experiments/session43/fp4_ab.txt AB=$R/fp4/ab RUN_LIMIT=120
-for r in 1 2 3; do for b in fra fsc2; do run_as $b $r $b; done; done
-for tool in memcheck racecheck; do sanitize $tool fsc2 experiments/session43/sanitize_fp4.txt ${tool}_fp4.log 150; done
-finish 4
+# Session 43, call 4 (H200): fsc2 (call 3's fsc with the consumers' half row of B expanded a slice
+# ahead, after their wgmmas are issued: consumers_expand_half_of_b.patch) against fra (a30246f).
+source "$(dirname "$0")/steps.sh"
+ab_call 4 fsc2 fra fp4_ab.txt 3

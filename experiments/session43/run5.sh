@@ -1,15 +1,5 @@
 #!/usr/bin/env bash
 # Session 43, call 5 (H200): the FP4 MoE's 64 x 128 weight_fp4 tiles with two converter warpgroups
-# (w2c, each thread a half row of B) against one (fra, a30246f): the GEMM, FP4 and MoE GPU tests on w2c;
-# moe_fp4_ab.txt 3 rounds in turn; compute-sanitizer memcheck and racecheck on sanitize_fp4.txt.
-# Carry .ab/bin (fra.xz, w2c.xz) and build/carry/gpu_tests.xz.
-source "$(dirname "$0")/../session25/common.sh"
-source "$(dirname "$0")/../session35/steps.sh"
-source "$(dirname "$0")/../session36/steps.sh"
-R=/tmp/res5; rm -rf $R; mkdir -p $R/moe/ab
-unpack_all w2c
-gtests gtest_gemm.log 200 'KbenchGemm*:*Fp4*:*Moe*:GemmOperands*'
-list=experiments/session43/moe_fp4_ab.txt AB=$R/moe/ab RUN_LIMIT=120
-for r in 1 2 3; do for b in fra w2c; do run_as $b $r $b; done; done
-for tool in memcheck racecheck; do sanitize $tool w2c experiments/session43/sanitize_fp4.txt ${tool}_fp4.log 150; done
-finish 5
+# (w2c, each thread a half row of B) against one (fra, a30246f).
+source "$(dirname "$0")/steps.sh"
+ab_call 5 w2c fra moe_fp4_ab.txt 3

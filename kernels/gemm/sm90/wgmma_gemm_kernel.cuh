@@ -61,8 +61,11 @@
 // converter expands them into A's type in k order (A is not permuted: fp4_expand.hpp), and its
 // thread 0 loads A's slice by TMA straight into the 16-bit stage once that is free (128-byte rows
 // as in none), a fifth arrival on the stage's full barrier. Per slice the converter does 2 rows a
-// thread instead of 3 (128 x 256 tiles), each pair one byte permute more; the epilogue multiplies by
-// the group's alpha.
+// thread (128 x 256 tiles), each pair one byte permute more; the epilogue multiplies by the group's
+// alpha. 64 x 128 tiles (an MoE's groups of a few rows: the expansion, not the tensor cores, bounds
+// them) take two converter warpgroups, a half row a thread, 7 16-bit stages (A's loads issued that
+// far ahead) and one proxy fence a slice (session 43: 1.10x on the NVFP4 DeepSeek-V3 layer at 128
+// tokens, H200).
 #pragma once
 
 #include <cuda.h>
@@ -265,6 +268,12 @@ struct WgmmaGemmConfig {
   // weight_fp4 all) and block_fp4's consumers' (A's rows). Per thread: the producer's cp.async
   // overwrite scale words a thread read, and racecheck orders a thread's reads only by its own arrival.
   static constexpr int kRawEmptyArrivals = 128 * (kConverters + (kFp4A ? kConsumers : 0));
+  // block_fp4's converter releases a raw stage as soon as it holds its rows (a proxy fence before
+  // expanding, a second after): its consumers hold the stage too. weight_fp4's releases it after the
+  // expansion's one fence: the fences had taken ~25% of the NVFP4 MoE's converter stall samples
+  // (ncu, experiments/session43 call 7); with one, 1.031x at 128 tokens, while mm_fp4 read 0.98-1.02x
+  // (call 8).
+  static constexpr bool kFp4EarlyRawRelease = kFp4A;
   // setmaxnreg with two consumer warpgroups or a converter (168 x 384 at launch, 128 x 512 with
   // both): the producer and the converter give up what the consumers take (their accumulators, the
   // groupwise temporary or the one-warpgroup split-K sum's two slots in flight need ~200; block_fp4's
@@ -814,11 +823,10 @@ __device__ __forceinline__ void expand_fp4_half_row(const Fp4RawHalfRow& row, ui
 
 // FP4's converter warpgroups: B's rows of every slice's raw stage into its 16-bit stage, row b by
 // converter thread b % (128 kConverters) (half rows: row b / 2's half b % 2 by thread b), the scale
-// format a compile-time constant (no branches in the loop). All of a thread's
-// rows are loaded before any is expanded, so their shared-memory latencies overlap. Each thread
-// releases the raw stage once it holds its rows; each warp fills the 16-bit stage (its lane 0
-// arrives once the warp's shared-memory writes are fenced for the async proxy, which wgmma reads
-// through). weight_fp4: once the stage is free, thread 0 also loads A's slice into it (TMA, its own
+// format a compile-time constant (no branches in the loop). All of a thread's rows are loaded before
+// any is expanded, so their shared-memory latencies overlap. Once its expansion is fenced for the
+// async proxy, each thread releases the raw stage and each warp fills the 16-bit stage (its lane 0
+// arrives; wgmma reads through the async proxy). weight_fp4: once the stage is free, thread 0 also loads A's slice into it (TMA, its own
 // arrival and transaction bytes on the stage's full barrier), a stage ahead of the consumers like
 // the expansion; the producer's ring holds B alone, so B's loads run as far ahead as before.
 template <class Cfg, quant::BlockFormat kFormat>
@@ -854,13 +862,10 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
       for (int i = 0; i < kRowsPerThread; ++i) {
         rows[i] = load_fp4_row<Cfg>(raw, Cfg::kLoadARows + thread + kConverterThreads * i);
       }
-      // Each thread releases the raw stage itself once its reads are done, before expanding, so the
-      // refill overlaps the expansion. The refill's TMA writes through the async proxy: the proxy
-      // fence orders these generic reads before them (without it, mxfp4 at m 1000 x n 2304 read
-      // codes already overwritten). Per thread, not through lane 0: the scale words' cp.async
-      // overwrite words this thread read, and racecheck sees only a thread's own arrival.
-      hopper::fence_proxy_async();
-      hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
+      if constexpr (Cfg::kFp4EarlyRawRelease) {
+        hopper::fence_proxy_async();
+        hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
+      }
       if constexpr (Cfg::kFp4HalfRows) {
         expand_fp4_half_row<Cfg, kFormat>(half_row, out, Cfg::kStageARows + thread / 2, thread % 2, kb);
       }
@@ -868,7 +873,14 @@ __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<
       for (int i = 0; i < kRowsPerThread; ++i) {
         expand_fp4_row<Cfg, kFormat>(rows[i], out, Cfg::kStageARows + thread + kConverterThreads * i, kb);
       }
+      // The proxy fence orders this thread's generic accesses before async-proxy ones: its stores
+      // before wgmma's reads, and its raw stage's reads before the refill's TMA writes (without it,
+      // mxfp4 at m 1000 x n 2304 read codes already overwritten). Each thread releases the raw stage
+      // itself, not through lane 0: the scale words' cp.async overwrite words this thread read, and
+      // racecheck sees only a thread's own arrival. Where Cfg::kFp4EarlyRawRelease, it released it
+      // before expanding, after a fence of its own.
       hopper::fence_proxy_async();
+      if constexpr (!Cfg::kFp4EarlyRawRelease) hopper::mbar_arrive(smem + Cfg::kRawEmptyOffset + 8 * raw_stage);
       __syncwarp();
       if (thread % 32 == 0) hopper::mbar_arrive(smem + Cfg::kFullOffset + 8 * stage);
     }
