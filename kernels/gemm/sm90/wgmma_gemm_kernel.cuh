@@ -213,9 +213,9 @@ struct WgmmaGemmConfig {
   static constexpr int kAuxBytes = 1024 + 8 * kScaleStageBytes + kGroupBytes + kUnitQueueBytes;
   static constexpr int kSmemLimit = 227 * 1024;
   // FP4: the raw stages (the FP4 operands' rows of packed codes, 32 bytes each: block_fp4 A's then
-  // B's, weight_fp4 B's; then one scale word a row) after the 16-bit stages; 3 16-bit stages, as
-  // many raw ones as fit (block_fp4: a raw stage is held until the consumers have read its A rows,
-  // and the rest must still cover memory latency).
+  // B's, weight_fp4 B's; then one scale word a row) after the 16-bit stages (kStages says how many),
+  // as many raw ones as fit up to 8 (block_fp4: a raw stage is held until the consumers have read its
+  // A rows, and the rest must still cover memory latency).
   static constexpr int kLoadARows = kWeightFp4 ? 0 : kBlockM;  // A's rows in the ring the producer fills
   static constexpr int kLoadRows = kLoadARows + kBlockN;
   static constexpr int kRawStageBytes = kFp4 ? (kLoadRows * (32 + 4) + 1023) / 1024 * 1024 : 0;
@@ -767,6 +767,19 @@ __device__ __forceinline__ Fp4RawRow load_fp4_row(const uint8_t* raw, int r) {
   return row;
 }
 
+// weight_fp4: word `word` of a row's codes times its block's scale factor, its pairs regrouped into
+// k order, stored as 16-byte chunk `chunk` of row `stage_row` of a 16-bit stage.
+template <class Cfg>
+__device__ __forceinline__ void store_fp4_chunk_in_k_order(uint32_t word, uint32_t scale2, uint8_t* out, int stage_row,
+                                                           int chunk) {
+  uint32_t pairs[4], in_order[4];
+#pragma unroll
+  for (int p = 0; p < 4; ++p) pairs[p] = expand_fp4_pair<Cfg>(word, p, scale2);
+  fp4_pairs_in_order(pairs, in_order);
+  *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * (chunk ^ (stage_row % 8))) =
+      make_uint4(in_order[0], in_order[1], in_order[2], in_order[3]);
+}
+
 template <class Cfg, quant::BlockFormat kFormat>
 __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* out, int stage_row, int kb) {
   uint32_t scale2[4];
@@ -775,18 +788,15 @@ __device__ __forceinline__ void expand_fp4_row(const Fp4RawRow& row, uint8_t* ou
   const uint32_t words[8] = {row.lo.x, row.lo.y, row.lo.z, row.lo.w, row.hi.x, row.hi.y, row.hi.z, row.hi.w};
 #pragma unroll
   for (int j = 0; j < 8; ++j) {
-    uint32_t chunk[4];
     if constexpr (Cfg::kWeightFp4) {
-      uint32_t pairs[4];
-#pragma unroll
-      for (int p = 0; p < 4; ++p) pairs[p] = expand_fp4_pair<Cfg>(words[j], p, scale2[j / 2]);
-      fp4_pairs_in_order(pairs, chunk);
+      store_fp4_chunk_in_k_order<Cfg>(words[j], scale2[j / 2], out, stage_row, j);
     } else {
+      uint32_t chunk[4];
 #pragma unroll
       for (int c = 0; c < 4; ++c) chunk[c] = expand_fp4_pair<Cfg>(words[fp4_chunk_word(j, c)], j % 4, scale2[c]);
+      *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * (j ^ (stage_row % 8))) =
+          make_uint4(chunk[0], chunk[1], chunk[2], chunk[3]);
     }
-    *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * (j ^ (stage_row % 8))) =
-        make_uint4(chunk[0], chunk[1], chunk[2], chunk[3]);
   }
 }
 
@@ -815,12 +825,7 @@ __device__ __forceinline__ void expand_fp4_half_row(const Fp4RawHalfRow& row, ui
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const uint32_t scale2 = fp4_scale2<Cfg, kFormat>(row.scale_word, kb, 2 * half + i / 2);
-    uint32_t pairs[4], chunk[4];
-#pragma unroll
-    for (int p = 0; p < 4; ++p) pairs[p] = expand_fp4_pair<Cfg>(words[i], p, scale2);
-    fp4_pairs_in_order(pairs, chunk);
-    *reinterpret_cast<uint4*>(out + 128 * stage_row + 16 * ((4 * half + i) ^ (stage_row % 8))) =
-        make_uint4(chunk[0], chunk[1], chunk[2], chunk[3]);
+    store_fp4_chunk_in_k_order<Cfg>(words[i], scale2, out, stage_row, 4 * half + i);
   }
 }
 
@@ -829,9 +834,10 @@ __device__ __forceinline__ void expand_fp4_half_row(const Fp4RawHalfRow& row, ui
 // format a compile-time constant (no branches in the loop). All of a thread's rows are loaded before
 // any is expanded, so their shared-memory latencies overlap. Once its expansion is fenced for the
 // async proxy, each thread releases the raw stage and each warp fills the 16-bit stage (its lane 0
-// arrives; wgmma reads through the async proxy). weight_fp4: once the stage is free, thread 0 also loads A's slice into it (TMA, its own
-// arrival and transaction bytes on the stage's full barrier), a stage ahead of the consumers like
-// the expansion; the producer's ring holds B alone, so B's loads run as far ahead as before.
+// arrives; wgmma reads through the async proxy). weight_fp4: once the stage is free, thread 0 also
+// loads A's slice into it (TMA, its own arrival and transaction bytes on the stage's full barrier),
+// a stage ahead of the consumers like the expansion; the producer's ring holds B alone, so B's
+// loads run as far ahead as before.
 template <class Cfg, quant::BlockFormat kFormat>
 __device__ void convert_fp4_slices(const WgmmaGemmArgs& args, const GemmTileMap<Cfg>& map, const UnitQueue<Cfg>& queue,
                                    uint8_t* smem_raw, uint32_t smem, int thread) {
