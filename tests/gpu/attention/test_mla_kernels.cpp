@@ -152,15 +152,19 @@ void expect_matches_reference(kernels::MlaKernel kernel, const KernelCase& c) {
   DeviceBuffer out(out_count * 2);
   const std::size_t ws_bytes = plan.workspace_bytes(p);
   DeviceBuffer workspace(std::max<std::size_t>(ws_bytes, 16));
-  KBENCH_CUDA_CHECK(kernels::poison(out.get(), static_cast<int64_t>(out.bytes()), stream.get()));
   KBENCH_CUDA_CHECK(kernels::poison(workspace.get(), static_cast<int64_t>(workspace.bytes()), stream.get()));
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   KBENCH_CUDA_CHECK(kernels::upload_mla_schedule(p, plan, workspace.get()));
   ASSERT_EQ(kernels::launch_mla_reference(p, ref.as<float>(), stream.get()), cudaSuccess);
   void* ws = ws_bytes > 0 ? workspace.get() : nullptr;
-  ASSERT_EQ(fa3 ? kernels::launch_mla_fa3(p, plan, out.get(), ws, stream.get())
-                : kernels::launch_mla_fa2(p, plan, out.get(), ws, stream.get()),
-            cudaSuccess);
+  // Two launches, the output poisoned before each: the one checked must not depend on what the one
+  // before left in the workspace or the output.
+  for (int launch = 0; launch < 2; ++launch) {
+    KBENCH_CUDA_CHECK(kernels::poison(out.get(), static_cast<int64_t>(out.bytes()), stream.get()));
+    ASSERT_EQ(fa3 ? kernels::launch_mla_fa3(p, plan, out.get(), ws, stream.get())
+                  : kernels::launch_mla_fa2(p, plan, out.get(), ws, stream.get()),
+              cudaSuccess);
+  }
   KBENCH_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   DeviceBuffer out_f(out_count * sizeof(float));
   KBENCH_CUDA_CHECK(kernels::convert_to_float(out.get(), DType::bfloat16, static_cast<int64_t>(out_count),
