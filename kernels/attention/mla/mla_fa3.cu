@@ -54,13 +54,23 @@ bool transposed_kernel(const MlaParams& p) { return p.s_qo * p.num_heads <= kTra
 // min / avg / max 136 / 152 / 167 K with parts of 1-4 segments and 58-68 tiles, fit 5.2 tiles a
 // segment).
 constexpr double kFp8TransposedSegmentTiles = 5.0;
+// The bf16 transposed kernel's where pages hold whole tiles (TMA): 3.2 tiles (session 44, H200: a
+// trace of every CTA over 50 launches of the random-length case, busy time beyond its tiles at the
+// fixed lengths' 2.09 us a tile: 6.7 us a segment; at the default's 2 the parts with more segments
+// ran longest, 148.6 us with one segment against 154.2 with three; the fp8 kernel's trace gave 4.8).
+// Gathered tiles take about twice as long, a segment fewer of them: the default's 2 (3.2 ran 1.3%
+// slower on pages of 16).
+constexpr double kBf16TransposedTmaSegmentTiles = 3.2;
 
 }  // namespace
 
 MlaPlan plan_mla_fa3(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
-  const bool fp8_transposed = transposed_kernel(p) && p.kv_dtype == DType::fp8_e4m3;
-  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count,
-                           fp8_transposed ? kFp8TransposedSegmentTiles : kMlaSegmentTiles);
+  double segment_tiles = kMlaSegmentTiles;
+  if (transposed_kernel(p) && p.kv_dtype == DType::fp8_e4m3) segment_tiles = kFp8TransposedSegmentTiles;
+  if (transposed_kernel(p) && p.kv_dtype != DType::fp8_e4m3 && p.page_size % kTile == 0) {
+    segment_tiles = kBf16TransposedTmaSegmentTiles;
+  }
+  return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count, segment_tiles);
 }
 
 cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, void* workspace,
