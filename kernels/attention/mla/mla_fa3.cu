@@ -49,6 +49,10 @@ namespace {
 // A request's rows in one 16-column block: the transposed kernels (keys on wgmma's M; fp8 KV or bf16).
 bool transposed_kernel(const MlaParams& p) { return p.s_qo * p.num_heads <= kTransposedMaxRows; }
 
+// A tile is 64 consecutive rows of one page: the tiles go by TMA (given 16-byte aligned caches), not
+// gathered.
+bool pages_hold_whole_tiles(const MlaParams& p) { return p.page_size % kTile == 0; }
+
 // The fp8 transposed kernel's segment in tiles' time: its tiles take half the bf16 ones' and a
 // segment about the same (session 42, H200: Nsight Compute's SM active cycles over random lengths,
 // min / avg / max 136 / 152 / 167 K with parts of 1-4 segments and 58-68 tiles, fit 5.2 tiles a
@@ -66,9 +70,12 @@ constexpr double kBf16TransposedTmaSegmentTiles = 3.2;
 
 MlaPlan plan_mla_fa3(const MlaParams& p, std::span<const int32_t> kv_lens, int sm_count) {
   double segment_tiles = kMlaSegmentTiles;
-  if (transposed_kernel(p) && p.kv_dtype == DType::fp8_e4m3) segment_tiles = kFp8TransposedSegmentTiles;
-  if (transposed_kernel(p) && p.kv_dtype != DType::fp8_e4m3 && p.page_size % kTile == 0) {
-    segment_tiles = kBf16TransposedTmaSegmentTiles;
+  if (transposed_kernel(p)) {
+    if (p.kv_dtype == DType::fp8_e4m3) {
+      segment_tiles = kFp8TransposedSegmentTiles;
+    } else if (pages_hold_whole_tiles(p)) {
+      segment_tiles = kBf16TransposedTmaSegmentTiles;
+    }
   }
   return plan_mla_balanced(p, kv_lens, kRows, kTile, sm_count, segment_tiles);
 }
@@ -83,9 +90,9 @@ cudaError_t launch_mla_fa3(const MlaParams& p, const MlaPlan& plan, void* out, v
   Args a{};
   if (const cudaError_t status = make_mla_kernel_args(p, plan, out, workspace, &a); status != cudaSuccess) return status;
   const bool transposed = transposed_kernel(p);
-  // Pages of whole tiles go by TMA (a tile is 64 consecutive rows of one page).
+  // Pages of whole tiles go by TMA.
   const auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  if (p.page_size % kTile == 0 && aligned16(p.ckv) && aligned16(p.kpe)) {
+  if (pages_hold_whole_tiles(p) && aligned16(p.ckv) && aligned16(p.kpe)) {
     // bf16: ckv as [rows][8 chunks][64], a box one 64-column chunk of the tile, landing on its own
     // barrier. fp8: ckv as [rows][4 boxes][128] and kpe as 64-byte rows, landing raw (widened in place).
     // The bf16 transposed kernel's boxes at 128 B L2 promotion, not 256: its memory-bound case on an
