@@ -106,10 +106,14 @@ KBENCH_QUANT_HOST_DEVICE uint32_t e4m3_to_fp16_bits(uint8_t code) {
 // bf16), or fp16 of the e4m3 scale itself (NVFP4 only).
 template <DType kOperand, quant::BlockFormat kFormat>
 KBENCH_QUANT_HOST_DEVICE uint32_t fp4_scale_bits(uint8_t code) {
-  if constexpr (kOperand == DType::bfloat16) {
-    static_assert(126 - kFp4OperandExponent<DType::bfloat16> == 94, "the bf16 factor");
-    const float scale = kFormat == quant::BlockFormat::nvfp4 ? quant::e4m3_to_float(code) : quant::ue8m0_to_float(code);
-    return quant::float_bits(scale * 0x1p94f) >> 16;
+  static_assert(126 - kFp4OperandExponent<DType::bfloat16> == 94, "the bf16 factor");
+  if constexpr (kOperand == DType::bfloat16 && kFormat == quant::BlockFormat::mxfp4) {
+    // 2^(code - 127) x 2^94 by its exponent alone (a few integer instructions where the consumers of
+    // the swapped kernel make one a chunk): code + 94 (code 0, 2^-127: 2^-33), inf from code 161, NaN
+    // for 255, as the float rule gives (the CPU tests compare every code).
+    return code == 0xFF ? 0x7FC0u : (code >= 161 ? 255u : code + 94u) << 7;
+  } else if constexpr (kOperand == DType::bfloat16) {
+    return quant::float_bits(quant::e4m3_to_float(code) * 0x1p94f) >> 16;
   } else {
     static_assert(kOperand == DType::float16 && kFormat == quant::BlockFormat::nvfp4,
                   "fp16 operands take NVFP4's e4m3 scales only (ue8m0 scales leave fp16's range)");

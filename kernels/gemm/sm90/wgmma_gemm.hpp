@@ -149,6 +149,14 @@ struct WgmmaTileShape {
 // KBENCH_WGMMA_GEMM_TILES, testable on the host.
 [[nodiscard]] WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& params, int sm_count);
 
+// Whether the plan runs weight_fp4 on the swapped FP4 kernel (fp4_swapped_kernel.cuh: the weights'
+// rows on wgmma's M, the groups' rows on N, each consumer thread expanding its weight rows' codes
+// into registers): where it can (B's scales swizzled_128x4, k a multiple of 256) and the groups hold
+// 16 rows or fewer (equal groups; device groups on average): an MoE's FP4 experts at decode.
+// Pure: the plan's heuristic without KBENCH_WGMMA_GEMM_TILES (which forces it with "swapped" where
+// it can run, the tiled kernel with a tile's name), testable on the host.
+[[nodiscard]] bool wgmma_gemm_swaps_fp4_operands(const WgmmaGemmParams& params);
+
 // The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split
 // k_splits ways. Clusters of 2 CTAs on adjacent m-blocks share B's slices by TMA multicast (a third
 // less L2 traffic a 128 x 256 tile): taken where the tiles are 128 x 256 (block_n 256), unsplit (a
@@ -174,6 +182,8 @@ class WgmmaGemm {
   // are possible).
   [[nodiscard]] int cluster() const;
   [[nodiscard]] std::size_t workspace_bytes() const;
+  // Whether the plan runs the swapped FP4 kernel (wgmma_gemm_swaps_fp4_operands).
+  [[nodiscard]] bool swapped_fp4() const;
 
   struct Plan;  // wgmma_gemm_launch.cu
 

@@ -86,63 +86,12 @@
 #include "kernels/common/hopper.cuh"
 #include "kernels/common/smem_vector.cuh"
 #include "kernels/gemm/groupwise_fp8.hpp"
+#include "kernels/gemm/sm90/device_groups.cuh"
 #include "kernels/gemm/sm90/fp4_expand.hpp"
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
+#include "kernels/gemm/sm90/wgmma_gemm_args.hpp"
 
 namespace kbench::kernels::gemm::sm90 {
-
-// The kernel's parameters (tensor maps first: 64-byte aligned).
-struct WgmmaGemmArgs {
-  CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle (block_fp4: 32, 32-byte)
-  CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1 (FP4 codes: 32, 32-byte swizzle)
-  int groups;
-  int rows_per_group;  // > 0: equal groups; 0: row_offsets on the device
-  const int32_t* row_offsets;
-  int rows;
-  int n;
-  int k_blocks;
-  int n_blocks;
-  int a_box_rows;  // rows A's TMA box loads (fewer than kBlockM where every group is shorter)
-  int k_splits;    // splits of each tile's k-blocks (1: no split-K), each at least one k-block
-  // CTAs a cluster (1 or 2; 2 with k_splits 1 only, not FP4): a cluster's CTAs take adjacent m-blocks
-  // of one group and the same columns, each loads half of B's slice and multicasts it to both.
-  int cluster;
-  // k_splits > 1: the units' fp32 tiles (tile t's split s in slot t * k_splits + s, kBlockM x kBlockN
-  // floats each) and each tile's count of splits done (zero at launch; the last split resets it).
-  float* partials;
-  int* tile_arrivals;
-  // The dynamic scheduler's counters: units handed out past the first wave, and CTAs done taking
-  // (zero at launch; the last CTA to finish resets both).
-  int* unit_counter;
-  void* d;
-  bool d_bf16;
-  const float* a_scale;
-  const float* b_scale;
-  int64_t a_scale_row_stride;
-  int64_t a_scale_k_stride;
-  int64_t b_scale_group_stride;
-  int64_t b_scale_n_stride;
-  int64_t b_scale_k_stride;
-  // block_fp4 and weight_fp4 (WgmmaGemmParams): scale bytes (B's of group g b_sf_group_stride
-  // bytes after group 0's), their layouts and scale columns (k / block), alpha (block_fp4) and
-  // group_alpha (weight_fp4).
-  const uint8_t* a_block_scales;
-  const uint8_t* b_block_scales;
-  int64_t b_sf_group_stride;
-  quant::SfLayout a_sf_layout;
-  quant::SfLayout b_sf_layout;
-  quant::BlockFormat fp4_format;
-  uint32_t sf_columns;
-  float alpha;
-  const float* group_alpha;
-  // The GLU epilogue (WgmmaGemmParams::glu): its unit, act's codes [rows][glu_columns] and 1x128
-  // scales [rows][glu_columns / 128], glu_columns = n / 2.
-  bool glu_epilogue;
-  GatedLinearUnit glu;
-  uint8_t* glu_codes;
-  float* glu_scales;
-  int glu_columns;
-};
 
 template <class ElemA, class ElemB, GemmScaling kScaling, int kBlockN_, int kConsumers_, bool kDoubleBuffered_ = false>
 struct WgmmaGemmConfig {
@@ -523,29 +472,8 @@ struct UnitScheduler {
 template <class Cfg>
 __device__ int stage_device_groups(const WgmmaGemmArgs& args, int* group_rows, int* group_blocks, int block_rows,
                                    int tid) {
-  for (int g = tid; g <= args.groups; g += Cfg::kThreads) group_rows[g] = args.row_offsets[g];
-  __syncthreads();
-  if (tid < 32) {
-    const int per_lane = (args.groups + 31) / 32;
-    const int begin = min(tid * per_lane, args.groups);
-    const int end = min(begin + per_lane, args.groups);
-    int sum = 0;
-    for (int g = begin; g < end; ++g) sum += (group_rows[g + 1] - group_rows[g] + block_rows - 1) / block_rows;
-    int inclusive = sum;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const int v = __shfl_up_sync(0xffffffffu, inclusive, offset);
-      if (tid >= offset) inclusive += v;
-    }
-    int before = inclusive - sum;
-    for (int g = begin; g < end; ++g) {
-      group_blocks[g] = before;
-      before += (group_rows[g + 1] - group_rows[g] + block_rows - 1) / block_rows;
-    }
-    if (tid == 31) group_blocks[args.groups] = inclusive;
-  }
-  __syncthreads();
-  return group_blocks[args.groups];
+  return stage_group_prefix(args, group_rows, group_blocks, Cfg::kThreads, tid,
+                            [block_rows](int rows) { return (rows + block_rows - 1) / block_rows; });
 }
 
 // kN: the wgmma's N (kSubN, or the whole tile's where nothing happens between sub-tiles: one

@@ -17,6 +17,7 @@
 
 #include "kernels/common/launch.hpp"
 #include "kernels/common/tensor_map.hpp"
+#include "kernels/gemm/sm90/fp4_swapped_kernel.cuh"
 #include "kernels/gemm/sm90/wgmma_gemm_kernel.cuh"
 
 namespace kbench::kernels::gemm::sm90 {
@@ -78,7 +79,8 @@ class SplitKWorkspace {
 
 struct WgmmaGemm::Plan {
   WgmmaGemmArgs args{};
-  int units = 0;  // of clusters (args.cluster CTAs each)
+  int units = 0;  // of clusters (args.cluster CTAs each); the swapped FP4 kernel: its CTAs
+  bool swapped_fp4 = false;
   bool pdl = false;
   Launch launch = nullptr;
   std::unique_ptr<SplitKWorkspace> workspace;  // split-K only
@@ -177,6 +179,22 @@ const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
   return heuristic_tiles(p, current_sm_count());
 }
 
+// The swapped FP4 kernel's limits: B's scales in whole 128 x 4 tiles it copies in bulk, k in whole
+// 256-deep stages.
+bool swapped_fp4_possible(const WgmmaGemmParams& p) {
+  return p.scaling == GemmScaling::weight_fp4 && p.b_sf_layout == quant::SfLayout::swizzled_128x4 && p.k % 256 == 0 &&
+         p.b_sf_group_stride % 16 == 0;
+}
+
+// KBENCH_WGMMA_GEMM_TILES=swapped forces the swapped FP4 kernel where it can run; a tile's name, the
+// tiled kernel.
+bool choose_swapped_fp4(const WgmmaGemmParams& p) {
+  if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
+    return std::string_view(forced) == "swapped" && swapped_fp4_possible(p);
+  }
+  return wgmma_gemm_swaps_fp4_operands(p);
+}
+
 // KBENCH_WGMMA_GEMM_SPLITS=<n> (n >= 1; 1: no split-K) overrides the split heuristic, for tuning;
 // at most one split per k-block. Device groups: the host knows only a bound on their tiles, so the
 // heuristic leaves them unsplit.
@@ -238,6 +256,14 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 }
 
 }  // namespace
+
+bool wgmma_gemm_swaps_fp4_operands(const WgmmaGemmParams& p) {
+  if (!swapped_fp4_possible(p)) return false;
+  // DeepSeek-V3's NVFP4 layer (256 experts): 128 and 512 tokens (4 and 16 rows an expert) 1.96x and
+  // 1.44x the tiled kernel, 1024 (32) 0.87x (H200, session 45, call 2).
+  return p.rows_per_group > 0 ? p.rows_per_group <= fp4_swapped::kRows
+                              : p.rows <= static_cast<int64_t>(fp4_swapped::kRows) * p.groups;
+}
 
 WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& p, int sm_count) {
   const TileChoice& t = heuristic_tiles(p, sm_count);
@@ -363,6 +389,34 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
   return std::nullopt;
 }
 
+namespace {
+
+// The swapped FP4 kernel's maps (A's rows 128 bytes x 16 at a time, B's codes 128 bytes x 256 rows,
+// both 128-byte swizzled), stages and CTAs: one per SM, at most one per unit.
+void plan_swapped_fp4(const WgmmaGemmParams& p, WgmmaGemm::Plan& plan) {
+  WgmmaGemmArgs& a = plan.args;
+  a.k_blocks = static_cast<int>(p.k / fp4_swapped::kStageK);
+  a.a_box_rows = fp4_swapped::kRows;
+  const auto a_k = static_cast<cuuint64_t>(p.k) * dtype_size(p.a_dtype), b_k = static_cast<cuuint64_t>(p.k / 2);
+  const cuuint64_t a_dims[2] = {a_k, static_cast<cuuint64_t>(p.rows)};
+  const cuuint64_t a_strides[1] = {a_k};
+  const cuuint32_t a_box[2] = {128, fp4_swapped::kRows};
+  encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box, CU_TENSOR_MAP_SWIZZLE_128B);
+  const cuuint64_t b_dims[3] = {b_k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
+  const cuuint64_t b_strides[2] = {b_k, b_k * static_cast<cuuint64_t>(p.n)};
+  const cuuint32_t b_box[3] = {128, fp4_swapped::kWeightRows, 1};
+  encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B);
+  const int64_t row_blocks = p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, fp4_swapped::kRows)
+                                                  : ceil_div(p.rows, fp4_swapped::kRows) + p.groups;
+  const int64_t units = row_blocks * ceil_div(p.n, fp4_swapped::kWeightRows);
+  if (units > 0x7fffffff) throw std::runtime_error("kbench wgmma GEMM: the swapped FP4 kernel's units must fit 32 bits");
+  plan.units = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(units, current_sm_count())));
+  plan.swapped_fp4 = true;
+  plan.launch = p.a_dtype == DType::float16 ? launch_fp4_swapped<DType::float16> : launch_fp4_swapped<DType::bfloat16>;
+}
+
+}  // namespace
+
 WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   if (const auto reason = wgmma_gemm_unsupported(p)) throw std::runtime_error("kbench wgmma GEMM: " + *reason);
   if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.glu ? p.glu_codes : p.d)) {
@@ -377,7 +431,6 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
       (p.rows_per_group <= 0 && p.row_offsets == nullptr)) {
     throw std::runtime_error("kbench wgmma GEMM: scales or the device groups' row offsets missing");
   }
-  const TileChoice& tiles = choose_tiles(p);
   auto plan = std::make_shared<Plan>();
   WgmmaGemmArgs& a = plan->args;
   a.groups = p.groups;
@@ -385,14 +438,6 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.row_offsets = p.row_offsets;
   a.rows = static_cast<int>(p.rows);
   a.n = static_cast<int>(p.n);
-  const OperandRows a_rows = operand_rows(fp4_a, p.a_dtype, p.k), b_rows = operand_rows(fp4_b, p.b_dtype, p.k);
-  a.k_blocks = static_cast<int>(ceil_div(a_rows.bytes, a_rows.slice_bytes));  // B's alike
-  a.n_blocks = static_cast<int>(p.glu ? p.n / tiles.block_n : ceil_div(p.n, tiles.block_n));
-  // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
-  // tile's rows are never stored.
-  a.a_box_rows = a.rows_per_group > 0 && a.rows_per_group < tiles.block_m
-                     ? static_cast<int>(std::min<int64_t>(tiles.block_m, ceil_div(a.rows_per_group, 8) * 8))
-                     : tiles.block_m;
   a.d = p.d;
   a.d_bf16 = p.d_dtype == DType::bfloat16;
   a.a_scale = p.a_scale;
@@ -416,6 +461,24 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.glu_codes = static_cast<uint8_t*>(p.glu_codes);
   a.glu_scales = p.glu_scales;
   a.glu_columns = static_cast<int>(p.n / 2);
+  a.k_splits = 1;
+  a.cluster = 1;
+  a.unit_counter = reinterpret_cast<int*>(plan->unit_counter.get());
+  plan->pdl = p.enable_pdl;
+  if (choose_swapped_fp4(p) && aligned16(p.b_block_scales)) {
+    plan_swapped_fp4(p, *plan);
+    plan_ = std::move(plan);
+    return;
+  }
+  const TileChoice& tiles = choose_tiles(p);
+  const OperandRows a_rows = operand_rows(fp4_a, p.a_dtype, p.k), b_rows = operand_rows(fp4_b, p.b_dtype, p.k);
+  a.k_blocks = static_cast<int>(ceil_div(a_rows.bytes, a_rows.slice_bytes));  // B's alike
+  a.n_blocks = static_cast<int>(p.glu ? p.n / tiles.block_n : ceil_div(p.n, tiles.block_n));
+  // Equal groups shorter than a tile: A's box holds only their rows (rounded to 8), the rest of the
+  // tile's rows are never stored.
+  a.a_box_rows = a.rows_per_group > 0 && a.rows_per_group < tiles.block_m
+                     ? static_cast<int>(std::min<int64_t>(tiles.block_m, ceil_div(a.rows_per_group, 8) * 8))
+                     : tiles.block_m;
   // The maps address bytes.
   const auto a_k = static_cast<cuuint64_t>(a_rows.bytes), b_k = static_cast<cuuint64_t>(b_rows.bytes);
   const cuuint64_t a_dims[2] = {a_k, static_cast<cuuint64_t>(p.rows)};
@@ -436,10 +499,8 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
     a.partials = plan->workspace->partials();
     a.tile_arrivals = plan->workspace->tile_arrivals();
   }
-  a.unit_counter = reinterpret_cast<int*>(plan->unit_counter.get());
   a.cluster = choose_cluster(p, tiles, a.k_splits);
   plan->units = static_cast<int>(a.cluster > 1 ? m_blocks(p, tiles.block_m * a.cluster) * a.n_blocks : units);
-  plan->pdl = p.enable_pdl;
   plan->launch = tiles.launch;
   plan_ = std::move(plan);
 }
@@ -452,6 +513,7 @@ int WgmmaGemm::k_splits() const { return plan_->args.k_splits; }
 int WgmmaGemm::cluster() const { return plan_->args.cluster; }
 
 std::size_t WgmmaGemm::workspace_bytes() const { return plan_->workspace ? plan_->workspace->bytes() : 0; }
+bool WgmmaGemm::swapped_fp4() const { return plan_->swapped_fp4; }
 
 bool wgmma_gemm_built_for_sm90a() {
 #if defined(KBENCH_GEMM_BUILT_FOR_SM90A)

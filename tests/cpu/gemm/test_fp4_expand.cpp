@@ -156,6 +156,15 @@ TEST(Fp4Expand, Nvfp4ScalesAreExactInFp16ForEveryFiniteE4m3) {
   EXPECT_EQ(wg::fp4_operand_unscale<DType::bfloat16>(), 0x1p32f);
 }
 
+// The integer rule of MXFP4's bf16 factor is the float rule's bf16 (2^(code - 127) x 2^94) for every code.
+TEST(Fp4Expand, Mxfp4FactorIsTheFloatRulesBf16) {
+  for (int sf = 0; sf < 256; ++sf) {
+    const auto code = static_cast<uint8_t>(sf);
+    const uint32_t by_float_rule = quant::float_bits(quant::ue8m0_to_float(code) * 0x1p94f) >> 16;
+    EXPECT_EQ((wg::fp4_scale_bits<DType::bfloat16, quant::BlockFormat::mxfp4>(code)), by_float_rule) << sf;
+  }
+}
+
 TEST(Fp4Expand, Mxfp4ScalesAreExactFrom2ToTheMinus93To2ToThe33) {
   for (int sf = 34; sf <= 160; ++sf) {
     expect_exact_products<quant::BlockFormat::mxfp4>(static_cast<uint8_t>(sf), std::ldexp(1.0f, sf - 127));

@@ -141,8 +141,13 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
     const char* splits;
     const char* cluster;
   };
-  for (const PlanChoice choice : {PlanChoice{"128x256", "1", "1"}, PlanChoice{"64x128", "1", "1"},
-                                  PlanChoice{nullptr, "3", "1"}, PlanChoice{"128x256", "1", "2"}}) {
+  std::vector<PlanChoice> choices = {PlanChoice{"128x256", "1", "1"}, PlanChoice{"64x128", "1", "1"},
+                                     PlanChoice{nullptr, "3", "1"}, PlanChoice{"128x256", "1", "2"}};
+  const bool swappable = wg::wgmma_gemm_swaps_fp4_operands(p) ||
+                         (p.scaling == wg::GemmScaling::weight_fp4 && p.b_sf_layout == quant::SfLayout::swizzled_128x4 &&
+                          p.k % 256 == 0);
+  if (swappable) choices.push_back(PlanChoice{"swapped", "1", "1"});
+  for (const PlanChoice choice : choices) {
     SCOPED_TRACE(std::string("tiles ") + (choice.tiles != nullptr ? choice.tiles : "(heuristic)") + ", splits " +
                  choice.splits + ", cluster " + choice.cluster);
     const ScopedEnv tiles("KBENCH_WGMMA_GEMM_TILES", choice.tiles);
@@ -151,6 +156,9 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
     const wg::WgmmaGemm gemm(p);
     const bool fp4 = p.scaling == wg::GemmScaling::block_fp4 || p.scaling == wg::GemmScaling::weight_fp4;
     EXPECT_EQ(gemm.cluster(), std::string_view(choice.cluster) == "2" && !fp4 ? 2 : 1);
+    if (choice.tiles != nullptr) {
+      EXPECT_EQ(gemm.swapped_fp4(), std::string_view(choice.tiles) == "swapped");
+    }
     for (const std::vector<int32_t>& bounds : groups.partitions) {
       if (groups.rows_per_group == 0) {
         KBENCH_CUDA_CHECK(cudaMemcpyAsync(offsets.get(), bounds.data(), offsets.bytes(), cudaMemcpyHostToDevice, stream));
@@ -385,6 +393,26 @@ TEST(KbenchGemmGroups, WeightFp4OnEqualGroups) {
            WeightFp4Case{equal_groups(4, 7), 640, 384, DType::bfloat16, BlockFormat::mxfp4, SfLayout::swizzled_128x4, DType::float16},
            WeightFp4Case{equal_groups(3, 100), 512, 1024, DType::bfloat16, BlockFormat::nvfp4, SfLayout::swizzled_8x4, DType::bfloat16},
            WeightFp4Case{equal_groups(2, 100), 384, 256, DType::float16, BlockFormat::nvfp4, SfLayout::swizzled_8x4, DType::float16},
+       }) {
+    expect_weight_fp4_groups_match(c);
+  }
+}
+
+// The swapped FP4 kernel's own edges (every case also runs the tiled plans): groups of more than 16
+// rows (several row blocks, the last partial), n ending in half a 256-row weight block, k of one and
+// of three 256-deep stages, empty groups first, in the middle and last, and an MoE's many small
+// device groups.
+TEST(KbenchGemmGroups, WeightFp4Swapped) {
+  KBENCH_REQUIRE_HOPPER_KERNEL();
+  using quant::BlockFormat;
+  using quant::SfLayout;
+  const Groups small_groups{12, 80, 0, {{0, 0, 3, 4, 12, 12, 13, 29, 30, 47, 60, 75, 75}, {0, 5, 5, 5, 6, 20, 36, 53, 54, 54, 70, 78, 78}}};
+  for (const WeightFp4Case& c : {
+           WeightFp4Case{device_groups(), 640, 768, DType::bfloat16, BlockFormat::mxfp4, SfLayout::swizzled_128x4, DType::bfloat16},
+           WeightFp4Case{small_groups, 384, 256, DType::bfloat16, BlockFormat::nvfp4, SfLayout::swizzled_128x4, DType::float16},
+           WeightFp4Case{small_groups, 256, 768, DType::float16, BlockFormat::nvfp4, SfLayout::swizzled_128x4, DType::bfloat16},
+           WeightFp4Case{equal_groups(5, 20), 384, 512, DType::float16, BlockFormat::nvfp4, SfLayout::swizzled_128x4, DType::float16},
+           WeightFp4Case{equal_groups(3, 16), 128, 512, DType::bfloat16, BlockFormat::mxfp4, SfLayout::swizzled_128x4, DType::bfloat16},
        }) {
     expect_weight_fp4_groups_match(c);
   }
