@@ -149,13 +149,14 @@ struct WgmmaTileShape {
 // KBENCH_WGMMA_GEMM_TILES, testable on the host.
 [[nodiscard]] WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& params, int sm_count);
 
-// Whether the plan runs weight_fp4 on the swapped FP4 kernel (fp4_swapped_kernel.cuh: the weights'
-// rows on wgmma's M, the groups' rows on N, each consumer thread expanding its weight rows' codes
-// into registers): where it can (B's scales swizzled_128x4, k a multiple of 256) and the groups hold
-// 16 rows or fewer (equal groups; device groups on average): an MoE's FP4 experts at decode.
-// Pure: the plan's heuristic without KBENCH_WGMMA_GEMM_TILES (which forces it with "swapped" where
-// it can run, the tiled kernel with a tile's name), testable on the host.
-[[nodiscard]] bool wgmma_gemm_swaps_fp4_operands(const WgmmaGemmParams& params);
+// The rows of A a unit with which the plan runs weight_fp4 on the swapped FP4 kernel
+// (fp4_swapped_kernel.cuh: the weights' rows on wgmma's M, the groups' rows on N, each consumer
+// thread expanding its weight rows' codes into registers), or 0 (the tiled kernel): where it can (B's
+// scales swizzled_128x4, k a multiple of 256), 16 where the groups hold 16 rows or fewer (equal
+// groups; device groups on average: an MoE's FP4 experts at decode), 64 where they hold up to 128.
+// Pure: the plan's heuristic without KBENCH_WGMMA_GEMM_TILES (which forces 16 with "swapped", 64 with
+// "swapped64" where it can run, the tiled kernel with a tile's name), testable on the host.
+[[nodiscard]] int wgmma_gemm_swapped_fp4_rows(const WgmmaGemmParams& params);
 
 // The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split
 // k_splits ways. Clusters of 2 CTAs on adjacent m-blocks share B's slices by TMA multicast (a third
@@ -182,7 +183,7 @@ class WgmmaGemm {
   // are possible).
   [[nodiscard]] int cluster() const;
   [[nodiscard]] std::size_t workspace_bytes() const;
-  // Whether the plan runs the swapped FP4 kernel (wgmma_gemm_swaps_fp4_operands).
+  // Whether the plan runs the swapped FP4 kernel (wgmma_gemm_swapped_fp4_rows).
   [[nodiscard]] bool swapped_fp4() const;
 
   struct Plan;  // wgmma_gemm_launch.cu

@@ -186,13 +186,16 @@ bool swapped_fp4_possible(const WgmmaGemmParams& p) {
          p.b_sf_group_stride % 16 == 0;
 }
 
-// KBENCH_WGMMA_GEMM_TILES=swapped forces the swapped FP4 kernel where it can run; a tile's name, the
-// tiled kernel.
-bool choose_swapped_fp4(const WgmmaGemmParams& p) {
+// The swapped FP4 kernel's rows of A a unit (16 or 64), or 0: the tiled kernel.
+// KBENCH_WGMMA_GEMM_TILES=swapped (16 rows) or swapped64 forces it where it can run; a tile's name,
+// the tiled kernel.
+int choose_swapped_fp4(const WgmmaGemmParams& p) {
   if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
-    return std::string_view(forced) == "swapped" && swapped_fp4_possible(p);
+    if (!swapped_fp4_possible(p)) return 0;
+    const std::string_view name(forced);
+    return name == "swapped" ? fp4_swapped::SwappedConfig<16>::kRows : name == "swapped64" ? 64 : 0;
   }
-  return wgmma_gemm_swaps_fp4_operands(p);
+  return wgmma_gemm_swapped_fp4_rows(p);
 }
 
 // KBENCH_WGMMA_GEMM_SPLITS=<n> (n >= 1; 1: no split-K) overrides the split heuristic, for tuning;
@@ -257,12 +260,17 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 
 }  // namespace
 
-bool wgmma_gemm_swaps_fp4_operands(const WgmmaGemmParams& p) {
-  if (!swapped_fp4_possible(p)) return false;
-  // DeepSeek-V3's NVFP4 layer (256 experts): 128 and 512 tokens (4 and 16 rows an expert) 1.96x and
-  // 1.44x the tiled kernel, 1024 (32) 0.87x (H200, session 45, call 2).
-  return p.rows_per_group > 0 ? p.rows_per_group <= fp4_swapped::kRows
-                              : p.rows <= static_cast<int64_t>(fp4_swapped::kRows) * p.groups;
+int wgmma_gemm_swapped_fp4_rows(const WgmmaGemmParams& p) {
+  if (!swapped_fp4_possible(p)) return 0;
+  // DeepSeek-V3's NVFP4 layer (256 experts, H200, session 45): 128, 256 and 512 tokens (4, 8 and 16
+  // rows an expert) 1.96x, 1.94x and 1.45x the tiled kernel with 16 rows a unit (call 3); 512 to
+  // 4096 tokens (16 to 128 rows) 1.43-1.45x with 64 rows a unit, 16 rows a unit even at 512 and
+  // 0.87x at 1024 (a group's weights expanded once per 16 rows; call 5). Above 128 rows the tiled
+  // kernel is unmeasured against it and stays.
+  const auto at_most = [&](int64_t rows_per_group) {
+    return p.rows_per_group > 0 ? p.rows_per_group <= rows_per_group : p.rows <= rows_per_group * p.groups;
+  };
+  return at_most(16) ? 16 : at_most(128) ? 64 : 0;
 }
 
 WgmmaTileShape wgmma_gemm_tile_shape(const WgmmaGemmParams& p, int sm_count) {
@@ -393,26 +401,28 @@ namespace {
 
 // The swapped FP4 kernel's maps (A's rows 128 bytes x 16 at a time, B's codes 128 bytes x 256 rows,
 // both 128-byte swizzled), stages and CTAs: one per SM, at most one per unit.
-void plan_swapped_fp4(const WgmmaGemmParams& p, WgmmaGemm::Plan& plan) {
+void plan_swapped_fp4(const WgmmaGemmParams& p, int rows, WgmmaGemm::Plan& plan) {
   WgmmaGemmArgs& a = plan.args;
   a.k_blocks = static_cast<int>(p.k / fp4_swapped::kStageK);
-  a.a_box_rows = fp4_swapped::kRows;
+  a.a_box_rows = rows;
   const auto a_k = static_cast<cuuint64_t>(p.k) * dtype_size(p.a_dtype), b_k = static_cast<cuuint64_t>(p.k / 2);
   const cuuint64_t a_dims[2] = {a_k, static_cast<cuuint64_t>(p.rows)};
   const cuuint64_t a_strides[1] = {a_k};
-  const cuuint32_t a_box[2] = {128, fp4_swapped::kRows};
+  const cuuint32_t a_box[2] = {128, static_cast<cuuint32_t>(rows)};
   encode(&a.tma_a, p.a, 2, a_dims, a_strides, a_box, CU_TENSOR_MAP_SWIZZLE_128B);
   const cuuint64_t b_dims[3] = {b_k, static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.groups)};
   const cuuint64_t b_strides[2] = {b_k, b_k * static_cast<cuuint64_t>(p.n)};
   const cuuint32_t b_box[3] = {128, fp4_swapped::kWeightRows, 1};
   encode(&a.tma_b, p.b, 3, b_dims, b_strides, b_box, CU_TENSOR_MAP_SWIZZLE_128B);
-  const int64_t row_blocks = p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, fp4_swapped::kRows)
-                                                  : ceil_div(p.rows, fp4_swapped::kRows) + p.groups;
+  const int64_t row_blocks = p.rows_per_group > 0 ? p.groups * ceil_div(p.rows_per_group, rows)
+                                                  : ceil_div(p.rows, rows) + p.groups;
   const int64_t units = row_blocks * ceil_div(p.n, fp4_swapped::kWeightRows);
   if (units > 0x7fffffff) throw std::runtime_error("kbench wgmma GEMM: the swapped FP4 kernel's units must fit 32 bits");
   plan.units = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(units, current_sm_count())));
   plan.swapped_fp4 = true;
-  plan.launch = p.a_dtype == DType::float16 ? launch_fp4_swapped<DType::float16> : launch_fp4_swapped<DType::bfloat16>;
+  const bool fp16 = p.a_dtype == DType::float16;
+  plan.launch = rows == 16 ? (fp16 ? launch_fp4_swapped<DType::float16, 16> : launch_fp4_swapped<DType::bfloat16, 16>)
+                           : (fp16 ? launch_fp4_swapped<DType::float16, 64> : launch_fp4_swapped<DType::bfloat16, 64>);
 }
 
 }  // namespace
@@ -465,8 +475,8 @@ WgmmaGemm::WgmmaGemm(const WgmmaGemmParams& p) {
   a.cluster = 1;
   a.unit_counter = reinterpret_cast<int*>(plan->unit_counter.get());
   plan->pdl = p.enable_pdl;
-  if (choose_swapped_fp4(p) && aligned16(p.b_block_scales)) {
-    plan_swapped_fp4(p, *plan);
+  if (const int rows = choose_swapped_fp4(p); rows > 0 && aligned16(p.b_block_scales)) {
+    plan_swapped_fp4(p, rows, *plan);
     plan_ = std::move(plan);
     return;
   }

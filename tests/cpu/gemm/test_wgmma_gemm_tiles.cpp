@@ -1,10 +1,11 @@
 // The tile heuristic of kbench's wgmma GEMM (wgmma_gemm_tile_shape, kernels/gemm/sm90) on an H100's
 // 132 SMs: the largest tiles that fill the SMs; at decode-sized m, groupwise 128 x 128 tiles where
 // 128 rows are not padding and give a quarter of the SMs a tile, else the smallest; groups of 64 rows
-// or fewer, the smallest; FP4 weights on groups of a few rows, the swapped FP4 kernel.
+// or fewer, the smallest; FP4 weights on groups of up to 128 rows, the swapped FP4 kernel.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "kernels/gemm/sm90/wgmma_gemm.hpp"
 
@@ -72,42 +73,38 @@ TEST(WgmmaGemmTiles, DeviceGroupsAtDecodeTakeTheSmallest) {
   EXPECT_TRUE(tiles_are(p, 64, 128));
 }
 
-// weight_fp4 swaps its operands (the weights on wgmma's M) where the groups hold 16 rows or fewer
-// (equal groups; device groups on average), B's scales are swizzled_128x4 and k a multiple of 256.
-TEST(WgmmaGemmTiles, FewRowsOfFp4WeightsSwapTheOperands) {
+// weight_fp4 swaps its operands (the weights on wgmma's M) where B's scales are swizzled_128x4 and k
+// a multiple of 256: 16 rows of A a unit where the groups hold 16 rows or fewer (equal groups;
+// device groups on average), 64 up to 128 rows, else the tiled kernel.
+TEST(WgmmaGemmTiles, Fp4WeightsOnFewRowsSwapTheOperands) {
   wg::WgmmaGemmParams p = shape(0, 4096, wg::GemmScaling::weight_fp4);
   p.groups = 256;
   p.rows_per_group = 0;
-  p.rows = 128 * 8;  // DeepSeek-V3's FC1 at 128 tokens: 4 rows an expert on average
   p.b_sf_layout = kbench::kernels::quant::SfLayout::swizzled_128x4;
   p.b_sf_group_stride = 4096 * 7168 / 16;
-  EXPECT_TRUE(wg::wgmma_gemm_swaps_fp4_operands(p));
-  p.rows = 512 * 8;  // 16 rows an expert on average
-  EXPECT_TRUE(wg::wgmma_gemm_swaps_fp4_operands(p));
-  p.rows = 512 * 8 + 1;
-  EXPECT_FALSE(wg::wgmma_gemm_swaps_fp4_operands(p));
-  p.rows = 4096 * 8;  // 4096 tokens: 128 rows an expert, the tiled kernel
-  EXPECT_FALSE(wg::wgmma_gemm_swaps_fp4_operands(p));
+  for (const auto& [tokens, rows] : {std::pair{128, 16}, {512, 16}, {513, 64}, {4096, 64}, {4097, 0}, {16384, 0}}) {
+    p.rows = tokens * 8;  // DeepSeek-V3's FC1: top-8 of 256 experts, tokens / 32 rows an expert on average
+    EXPECT_EQ(wg::wgmma_gemm_swapped_fp4_rows(p), rows) << tokens << " tokens";
+  }
 
   wg::WgmmaGemmParams equal = p;
   equal.groups = 4;
-  equal.rows_per_group = 16;
-  equal.rows = 64;
-  EXPECT_TRUE(wg::wgmma_gemm_swaps_fp4_operands(equal));
-  equal.rows_per_group = 17;
-  equal.rows = 68;
-  EXPECT_FALSE(wg::wgmma_gemm_swaps_fp4_operands(equal));
+  for (const auto& [rows_per_group, rows] : {std::pair{16, 16}, {17, 64}, {128, 64}, {129, 0}}) {
+    equal.rows_per_group = rows_per_group;
+    equal.rows = 4 * rows_per_group;
+    EXPECT_EQ(wg::wgmma_gemm_swapped_fp4_rows(equal), rows) << rows_per_group << " rows a group";
+  }
 
   wg::WgmmaGemmParams limits = p;
   limits.rows = 128 * 8;
   limits.k = 7168 + 128;  // not whole 256-deep stages
-  EXPECT_FALSE(wg::wgmma_gemm_swaps_fp4_operands(limits));
+  EXPECT_EQ(wg::wgmma_gemm_swapped_fp4_rows(limits), 0);
   limits.k = 7168;
   limits.b_sf_layout = kbench::kernels::quant::SfLayout::linear;
-  EXPECT_FALSE(wg::wgmma_gemm_swaps_fp4_operands(limits));
+  EXPECT_EQ(wg::wgmma_gemm_swapped_fp4_rows(limits), 0);
   limits.b_sf_layout = kbench::kernels::quant::SfLayout::swizzled_128x4;
   limits.scaling = wg::GemmScaling::block_fp4;
-  EXPECT_FALSE(wg::wgmma_gemm_swaps_fp4_operands(limits));
+  EXPECT_EQ(wg::wgmma_gemm_swapped_fp4_rows(limits), 0);
 }
 
 }  // namespace

@@ -143,10 +143,13 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
   };
   std::vector<PlanChoice> choices = {PlanChoice{"128x256", "1", "1"}, PlanChoice{"64x128", "1", "1"},
                                      PlanChoice{nullptr, "3", "1"}, PlanChoice{"128x256", "1", "2"}};
-  const bool swappable = wg::wgmma_gemm_swaps_fp4_operands(p) ||
+  const bool swappable = wg::wgmma_gemm_swapped_fp4_rows(p) > 0 ||
                          (p.scaling == wg::GemmScaling::weight_fp4 && p.b_sf_layout == quant::SfLayout::swizzled_128x4 &&
                           p.k % 256 == 0);
-  if (swappable) choices.push_back(PlanChoice{"swapped", "1", "1"});
+  if (swappable) {
+    choices.push_back(PlanChoice{"swapped", "1", "1"});
+    choices.push_back(PlanChoice{"swapped64", "1", "1"});
+  }
   for (const PlanChoice choice : choices) {
     SCOPED_TRACE(std::string("tiles ") + (choice.tiles != nullptr ? choice.tiles : "(heuristic)") + ", splits " +
                  choice.splits + ", cluster " + choice.cluster);
@@ -157,7 +160,7 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
     const bool fp4 = p.scaling == wg::GemmScaling::block_fp4 || p.scaling == wg::GemmScaling::weight_fp4;
     EXPECT_EQ(gemm.cluster(), std::string_view(choice.cluster) == "2" && !fp4 ? 2 : 1);
     if (choice.tiles != nullptr) {
-      EXPECT_EQ(gemm.swapped_fp4(), std::string_view(choice.tiles) == "swapped");
+      EXPECT_EQ(gemm.swapped_fp4(), std::string_view(choice.tiles).starts_with("swapped"));
     }
     for (const std::vector<int32_t>& bounds : groups.partitions) {
       if (groups.rows_per_group == 0) {

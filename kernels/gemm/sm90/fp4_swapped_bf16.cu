@@ -1,8 +1,0 @@
-// One instantiation of kbench's swapped FP4 GEMM kernel (fp4_swapped_kernel.cuh): bfloat16 operands.
-#include "kernels/gemm/sm90/fp4_swapped_kernel.cuh"
-
-namespace kbench::kernels::gemm::sm90 {
-
-template cudaError_t launch_fp4_swapped<DType::bfloat16>(const WgmmaGemmArgs&, int, cudaStream_t, bool);
-
-}  // namespace kbench::kernels::gemm::sm90
