@@ -21,7 +21,9 @@
 // wgmma, persistent CTAs taking the units of an L2-banded tile order from a global counter
 // (wgmma_gemm_kernel.cuh); where the tiles alone
 // leave SMs idle (decode-sized m), split-K: each tile's k-blocks split over several CTAs, their fp32
-// partial tiles summed in a fixed order (deterministic) within the same launch.
+// partial tiles summed in a fixed order (deterministic) within the same launch. weight_fp4 on groups
+// of up to 128 rows runs a second kernel with the operands swapped (fp4_swapped_kernel.cuh: the
+// weights on wgmma's M, expanded into its register fragments; wgmma_gemm_swapped_fp4_rows).
 #pragma once
 
 #include <cuda_runtime_api.h>
