@@ -160,6 +160,10 @@ struct WgmmaTileShape {
 // "swapped64" where it can run, the tiled kernel with a tile's name), testable on the host.
 [[nodiscard]] int wgmma_gemm_swapped_fp4_rows(const WgmmaGemmParams& params);
 
+// Whether the swapped FP4 kernel can run `params` at all (weight_fp4, B's scales swizzled_128x4 in
+// 16-byte multiples a group, k a multiple of 256), whatever the groups' rows. Pure.
+[[nodiscard]] bool wgmma_gemm_can_swap_fp4(const WgmmaGemmParams& params);
+
 // The cluster heuristic's CTAs a cluster (1 or 2) for `params` in block_m x block_n tiles split
 // k_splits ways. Clusters of 2 CTAs on adjacent m-blocks share B's slices by TMA multicast (a third
 // less L2 traffic a 128 x 256 tile): taken where the tiles are 128 x 256 (block_n 256), unsplit (a

@@ -12,9 +12,9 @@
 namespace kbench::kernels::gemm::sm90 {
 
 // The kernels' parameters (tensor maps first: 64-byte aligned). The swapped FP4 kernel reads the
-// boxes it needs from its maps (A 128 bytes x 16 rows, B's codes 128 bytes x 256 rows, both 128-byte
-// swizzled) and k_blocks as its 256-deep stages; the fields of tiles, splits, clusters and the GLU
-// stay unused there.
+// boxes it needs from its maps (A 128 bytes x 16 or 64 rows, B's codes 128 bytes x 256 rows, both
+// 128-byte swizzled) and k_blocks as its 256-deep stages; the fields of tiles, splits, clusters and
+// the GLU stay unused there.
 struct WgmmaGemmArgs {
   CUtensorMap tma_a;  // A [rows][k] bytes, box 128 x a_box_rows, 128-byte swizzle (block_fp4: 32, 32-byte)
   CUtensorMap tma_b;  // B [groups][n][k] bytes, box 128 x kBlockN x 1 (FP4 codes: 32, 32-byte swizzle)

@@ -179,21 +179,14 @@ const TileChoice& choose_tiles(const WgmmaGemmParams& p) {
   return heuristic_tiles(p, current_sm_count());
 }
 
-// The swapped FP4 kernel's limits: B's scales in whole 128 x 4 tiles it copies in bulk, k in whole
-// 256-deep stages.
-bool swapped_fp4_possible(const WgmmaGemmParams& p) {
-  return p.scaling == GemmScaling::weight_fp4 && p.b_sf_layout == quant::SfLayout::swizzled_128x4 && p.k % 256 == 0 &&
-         p.b_sf_group_stride % 16 == 0;
-}
-
 // The swapped FP4 kernel's rows of A a unit (16 or 64), or 0: the tiled kernel.
 // KBENCH_WGMMA_GEMM_TILES=swapped (16 rows) or swapped64 forces it where it can run; a tile's name,
 // the tiled kernel.
 int choose_swapped_fp4(const WgmmaGemmParams& p) {
   if (const char* forced = std::getenv("KBENCH_WGMMA_GEMM_TILES")) {
-    if (!swapped_fp4_possible(p)) return 0;
+    if (!wgmma_gemm_can_swap_fp4(p)) return 0;
     const std::string_view name(forced);
-    return name == "swapped" ? fp4_swapped::SwappedConfig<16>::kRows : name == "swapped64" ? 64 : 0;
+    return name == "swapped" ? 16 : name == "swapped64" ? 64 : 0;
   }
   return wgmma_gemm_swapped_fp4_rows(p);
 }
@@ -260,8 +253,14 @@ void encode(CUtensorMap* map, const void* base, int rank, const cuuint64_t* dims
 
 }  // namespace
 
+// The kernel's limits: B's scales in whole 128 x 4 tiles it copies in bulk, k in whole 256-deep stages.
+bool wgmma_gemm_can_swap_fp4(const WgmmaGemmParams& p) {
+  return p.scaling == GemmScaling::weight_fp4 && p.b_sf_layout == quant::SfLayout::swizzled_128x4 && p.k % 256 == 0 &&
+         p.b_sf_group_stride % 16 == 0;
+}
+
 int wgmma_gemm_swapped_fp4_rows(const WgmmaGemmParams& p) {
-  if (!swapped_fp4_possible(p)) return 0;
+  if (!wgmma_gemm_can_swap_fp4(p)) return 0;
   // DeepSeek-V3's NVFP4 layer (256 experts, H200, session 45): 128, 256 and 512 tokens (4, 8 and 16
   // rows an expert) 1.96x, 1.94x and 1.45x the tiled kernel with 16 rows a unit (call 3); 512 to
   // 4096 tokens (16 to 128 rows) 1.43-1.45x with 64 rows a unit, 16 rows a unit even at 512 and
@@ -399,8 +398,8 @@ std::optional<std::string> wgmma_gemm_unsupported(const WgmmaGemmParams& p) {
 
 namespace {
 
-// The swapped FP4 kernel's maps (A's rows 128 bytes x 16 at a time, B's codes 128 bytes x 256 rows,
-// both 128-byte swizzled), stages and CTAs: one per SM, at most one per unit.
+// The swapped FP4 kernel's maps (A's rows 128 bytes x `rows` at a time, B's codes 128 bytes x 256
+// rows, both 128-byte swizzled), stages and CTAs: one per SM, at most one per unit.
 void plan_swapped_fp4(const WgmmaGemmParams& p, int rows, WgmmaGemm::Plan& plan) {
   WgmmaGemmArgs& a = plan.args;
   a.k_blocks = static_cast<int>(p.k / fp4_swapped::kStageK);

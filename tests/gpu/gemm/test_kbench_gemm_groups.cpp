@@ -143,10 +143,7 @@ void expect_groups_match_reference(wg::WgmmaGemmParams p, const Groups& groups, 
   };
   std::vector<PlanChoice> choices = {PlanChoice{"128x256", "1", "1"}, PlanChoice{"64x128", "1", "1"},
                                      PlanChoice{nullptr, "3", "1"}, PlanChoice{"128x256", "1", "2"}};
-  const bool swappable = wg::wgmma_gemm_swapped_fp4_rows(p) > 0 ||
-                         (p.scaling == wg::GemmScaling::weight_fp4 && p.b_sf_layout == quant::SfLayout::swizzled_128x4 &&
-                          p.k % 256 == 0);
-  if (swappable) {
+  if (wg::wgmma_gemm_can_swap_fp4(p)) {
     choices.push_back(PlanChoice{"swapped", "1", "1"});
     choices.push_back(PlanChoice{"swapped64", "1", "1"});
   }
